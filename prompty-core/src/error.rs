@@ -1,0 +1,202 @@
+//! The one error type of prompty.
+
+use std::fmt;
+use std::path::PathBuf;
+
+/// Where a problem was found: the file (or `<string>` for an in-memory prompt), and, when known, the
+/// 1-based line and column in that file.
+///
+/// ```
+/// use prompty_core::Location;
+/// let at = Location::file("chat.prompty").at(3, 5);
+/// assert_eq!(at.to_string(), "chat.prompty:3:5");
+/// ```
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct Location {
+    /// The file that holds the problem, as given by the caller.
+    pub file: String,
+    /// 1-based line in `file`, when known.
+    pub line: Option<usize>,
+    /// 1-based column in `file`, when known.
+    pub column: Option<usize>,
+}
+
+impl Location {
+    /// A location naming only a file.
+    pub fn file(file: impl Into<String>) -> Self {
+        Location { file: file.into(), line: None, column: None }
+    }
+
+    /// The same file, at a line and column.
+    pub fn at(mut self, line: usize, column: usize) -> Self {
+        self.line = Some(line);
+        self.column = Some(column);
+        self
+    }
+
+    /// The same file, at a line.
+    pub fn at_line(mut self, line: usize) -> Self {
+        self.line = Some(line);
+        self
+    }
+}
+
+impl fmt::Display for Location {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.file)?;
+        if let Some(line) = self.line {
+            write!(f, ":{line}")?;
+            if let Some(column) = self.column {
+                write!(f, ":{column}")?;
+            }
+        }
+        Ok(())
+    }
+}
+
+/// Everything that can go wrong while loading, validating, rendering or parsing a prompt.
+///
+/// Every variant says what was wrong and where; none of them carries a secret value (an API key read
+/// from the environment is never part of a message).
+///
+/// ```
+/// let err = prompty_core::load_str("---\nname: [broken\n---\nHi", ".", "chat.prompty").unwrap_err();
+/// assert!(err.to_string().starts_with("chat.prompty:"));
+/// assert!(err.to_string().contains("invalid frontmatter"));
+/// ```
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum Error {
+    /// The prompt file (or a file it references) does not exist.
+    #[error("{path}: file not found")]
+    FileNotFound {
+        /// The path that was looked up.
+        path: PathBuf,
+    },
+
+    /// A file exists but could not be read.
+    #[error("{path}: cannot read file: {source}")]
+    Io {
+        /// The file.
+        path: PathBuf,
+        /// The operating system's error.
+        #[source]
+        source: std::io::Error,
+    },
+
+    /// The frontmatter is not valid YAML, is not closed, or is not a mapping.
+    #[error("{at}: invalid frontmatter: {message}")]
+    Frontmatter {
+        /// File, line and column of the problem.
+        at: Location,
+        /// What was wrong.
+        message: String,
+    },
+
+    /// A field of the frontmatter has the wrong shape or value.
+    #[error("{at}: {field}: {message}")]
+    InvalidField {
+        /// File (and line, when known) of the field.
+        at: Location,
+        /// The key path of the field, such as `inputs[1].kind`.
+        field: String,
+        /// What was wrong.
+        message: String,
+    },
+
+    /// `${env:VAR}` names a variable that is not set and has no default.
+    #[error("{at}: {field}: Environment variable '{var}' not set (use ${{env:{var}:default}} to give a default)")]
+    EnvVarNotSet {
+        /// The file (and line, when known) of the reference.
+        at: Location,
+        /// The key path holding the reference.
+        field: String,
+        /// The variable's name.
+        var: String,
+    },
+
+    /// `${file:path}` points outside the prompt's folder and the extra roots the host allowed.
+    #[error("{at}: {field}: file reference '{reference}' is outside allowed roots (the prompt's folder and the roots the host allowed)")]
+    FileOutsideRoots {
+        /// The file (and line, when known) of the reference.
+        at: Location,
+        /// The key path holding the reference.
+        field: String,
+        /// The path as written in the reference.
+        reference: String,
+    },
+
+    /// A `${file:path}` target could not be parsed as JSON or YAML.
+    #[error("{at}: {field}: referenced file '{reference}' is not valid {format}: {message}")]
+    FileReferenceInvalid {
+        /// The file (and line, when known) of the reference.
+        at: Location,
+        /// The key path holding the reference.
+        field: String,
+        /// The path as written in the reference.
+        reference: String,
+        /// `JSON` or `YAML`.
+        format: &'static str,
+        /// What the parser said.
+        message: String,
+    },
+
+    /// A required input has no value and no default.
+    #[error("Missing required input: {name}")]
+    MissingInput {
+        /// The input's name.
+        name: String,
+    },
+
+    /// The inputs handed to the pipeline are of the wrong shape.
+    #[error("invalid inputs: {message}")]
+    InvalidInputs {
+        /// What was wrong.
+        message: String,
+    },
+
+    /// An input marked strict carries a role marker that would forge a message boundary.
+    #[error("input '{input}' is marked strict but its value contains the role marker '{marker}': a value may not start a new message")]
+    StrictViolation {
+        /// The strict input.
+        input: String,
+        /// The offending line, shortened.
+        marker: String,
+    },
+
+    /// The template could not be compiled or rendered.
+    #[error("{at}: template error: {message}")]
+    Template {
+        /// The prompt file, with the line inside it when known.
+        at: Location,
+        /// What the template engine said.
+        message: String,
+    },
+
+    /// The rendered prompt could not be parsed into messages.
+    #[error("{at}: parse error: {message}")]
+    Parse {
+        /// The prompt file.
+        at: Location,
+        /// What was wrong.
+        message: String,
+    },
+
+    /// No component is available for a key (renderer, parser, ...).
+    #[error("no {component} registered for '{key}' (known: {known})")]
+    UnknownComponent {
+        /// The kind of component: `renderer`, `parser`, ...
+        component: &'static str,
+        /// The key that was looked up.
+        key: String,
+        /// The keys that are available, comma separated.
+        known: String,
+    },
+
+    /// An asynchronous task running a blocking step failed.
+    #[error("background task failed: {0}")]
+    Task(String),
+}
+
+/// `Result` with prompty's [`Error`].
+pub type Result<T, E = Error> = std::result::Result<T, E>;

@@ -1,0 +1,141 @@
+//! Key paths (`inputs[1].kind`) and finding the line of a key path in YAML text.
+
+use std::fmt;
+
+/// One step of a key path.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum Seg {
+    Key(String),
+    Index(usize),
+}
+
+/// A key path into the frontmatter, such as `model.connection.endpoint` or `inputs[1].kind`.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub(crate) struct KeyPath(pub Vec<Seg>);
+
+impl fmt::Display for KeyPath {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        if self.0.is_empty() {
+            return f.write_str("(frontmatter)");
+        }
+        for (i, seg) in self.0.iter().enumerate() {
+            match seg {
+                Seg::Key(k) if i == 0 => f.write_str(k)?,
+                Seg::Key(k) => write!(f, ".{k}")?,
+                Seg::Index(n) => write!(f, "[{n}]")?,
+            }
+        }
+        Ok(())
+    }
+}
+
+impl From<&serde_path_to_error::Path> for KeyPath {
+    fn from(p: &serde_path_to_error::Path) -> Self {
+        use serde_path_to_error::Segment;
+        KeyPath(
+            p.iter()
+                .filter_map(|s| match s {
+                    Segment::Seq { index } => Some(Seg::Index(*index)),
+                    Segment::Map { key } => Some(Seg::Key(key.clone())),
+                    Segment::Enum { .. } | Segment::Unknown => None,
+                })
+                .collect(),
+        )
+    }
+}
+
+fn indent_of(line: &str) -> usize {
+    line.len() - line.trim_start_matches(' ').len()
+}
+
+fn is_content(line: &str) -> bool {
+    let t = line.trim();
+    !t.is_empty() && !t.starts_with('#')
+}
+
+/// The text of a child entry with any `- ` list marker removed, and its column.
+fn entry_key(line: &str, col: usize) -> Option<&str> {
+    let rest = &line[col..];
+    let key = rest.split(':').next()?.trim();
+    Some(key.trim_matches(|c| c == '"' || c == '\''))
+}
+
+/// Finds the 0-based line (within `yaml`) of the entry a key path names, following block-style
+/// mappings and lists by indentation. Falls back to the deepest entry it could find; `None` when
+/// not even the first key is found. Used only to point error messages at a line.
+pub(crate) fn locate(yaml: &str, path: &KeyPath) -> Option<usize> {
+    let lines: Vec<&str> = yaml.lines().collect();
+    // Region: [start, end) lines, children at the first content line's indentation (after `- `).
+    let (mut start, mut end) = (0usize, lines.len());
+    // Column where the children of the current region begin (`None` = first content line decides).
+    let mut child_col: Option<usize> = None;
+    let mut found = None;
+    for seg in &path.0 {
+        let first = (start..end).find(|&i| is_content(lines[i]))?;
+        let col = child_col.unwrap_or_else(|| indent_of(lines[first]));
+        // Children: content lines whose entry begins exactly at `col`.
+        let children: Vec<usize> = (start..end)
+            .filter(|&i| {
+                let l = lines[i];
+                is_content(l) && (indent_of(l) == col || (i == start && child_col.is_some()))
+            })
+            .collect();
+        let list_items = children.iter().any(|&i| lines[i][col.min(lines[i].len())..].starts_with("- "));
+        let pick = match seg {
+            Seg::Key(k) => children.iter().copied().find(|&i| {
+                let l = lines[i];
+                let c = if l[col.min(l.len())..].starts_with("- ") { col + 2 } else { col };
+                c <= l.len() && entry_key(l, c) == Some(k.as_str())
+            }),
+            Seg::Index(n) if list_items => children
+                .iter()
+                .copied()
+                .filter(|&i| lines[i][col.min(lines[i].len())..].starts_with("- "))
+                .nth(*n),
+            Seg::Index(n) => children.get(*n).copied(),
+        };
+        let Some(line) = pick else { return found };
+        found = Some(line);
+        let next = children.iter().copied().find(|&i| i > line).unwrap_or(end);
+        let l = lines[line];
+        if list_items && l[col.min(l.len())..].starts_with("- ") {
+            // The item's own fields start on its line, after `- `.
+            start = line;
+            child_col = Some(col + 2);
+        } else {
+            start = line + 1;
+            child_col = None;
+        }
+        end = next;
+    }
+    found
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn p(segs: &[Seg]) -> KeyPath {
+        KeyPath(segs.to_vec())
+    }
+
+    const YAML: &str = "name: x\nmodel:\n  id: gpt\n  connection:\n    kind: key\n    endpoint: e\ninputs:\n  - name: a\n    kind: string\n  - name: b\n    kind: bad\noutputs:\n  city:\n    kind: string\n";
+
+    #[test]
+    fn finds_nested_keys_and_list_items() {
+        assert_eq!(locate(YAML, &p(&[Seg::Key("name".into())])), Some(0));
+        let ep = p(&[Seg::Key("model".into()), Seg::Key("connection".into()), Seg::Key("endpoint".into())]);
+        assert_eq!(locate(YAML, &ep), Some(5));
+        let kind = p(&[Seg::Key("inputs".into()), Seg::Index(1), Seg::Key("kind".into())]);
+        assert_eq!(locate(YAML, &kind), Some(10));
+        let first = p(&[Seg::Key("inputs".into()), Seg::Index(0), Seg::Key("name".into())]);
+        assert_eq!(locate(YAML, &first), Some(7));
+        let map_form = p(&[Seg::Key("outputs".into()), Seg::Index(0), Seg::Key("kind".into())]);
+        assert_eq!(locate(YAML, &map_form), Some(13));
+    }
+
+    #[test]
+    fn displays_paths() {
+        assert_eq!(p(&[Seg::Key("inputs".into()), Seg::Index(1), Seg::Key("kind".into())]).to_string(), "inputs[1].kind");
+    }
+}

@@ -1,0 +1,39 @@
+//! # prompty-core
+//!
+//! The `.prompty` format, shared by prompty's compile-time side (`prompty-build`,
+//! `include_prompty!`) and its runtime (`prompty`), so that a compile-time check and a runtime
+//! behaviour can never disagree:
+//!
+//! - the typed model of a prompt: [`Agent`], [`Model`], [`Connection`], [`Property`], [`Tool`],
+//!   [`Template`], and the [`Message`]s a prompt becomes;
+//! - the loader: [`load`], [`load_str`] and their `_with` forms taking [`LoadOptions`]: frontmatter
+//!   splitting, every shorthand of the format, `${env:}`/`${file:}` references (confined to the
+//!   prompt's folder), errors that name the file, line and field;
+//! - [`validate_inputs`].
+//!
+//! No async, no HTTP: those live in `prompty`.
+//!
+//! ```
+//! let agent = prompty_core::load_str(
+//!     "---\nname: greet\nmodel: gpt-4o\ninputs:\n  name: World\n---\nuser:\nHello {{name}}",
+//!     ".", "greet.prompty")?;
+//! let inputs = prompty_core::validate_inputs(&agent, &serde_json::json!({}))?;
+//! assert_eq!(inputs["name"], "World");
+//! # Ok::<(), prompty_core::Error>(())
+//! ```
+#![deny(missing_docs)]
+
+mod cache;
+mod error;
+mod frontmatter;
+mod keypath;
+mod loader;
+mod model;
+mod references;
+mod validate;
+
+pub use cache::RuntimeCache;
+pub use error::{Error, Location, Result};
+pub use loader::{load, load_str, load_str_with, load_with, LoadOptions};
+pub use model::*;
+pub use validate::validate_inputs;

@@ -1,0 +1,396 @@
+//! Loading `.prompty` files: [`load`], [`load_str`], [`LoadOptions`].
+
+use crate::frontmatter;
+use crate::keypath::{self, KeyPath, Seg};
+use crate::model::{Agent, Model, Property, Template, Tool};
+use crate::references::{self, Roots};
+use crate::{Error, Location, Result};
+use serde::Deserialize;
+use serde_json::{Map, Value};
+use std::path::{Path, PathBuf};
+
+/// Options for loading a prompt.
+///
+/// `${file:...}` references may only read inside the prompt's own folder. A host (never the
+/// frontmatter) can allow more folders with [`LoadOptions::allow_root`].
+///
+/// ```
+/// let opts = prompty_core::LoadOptions::new().allow_root("/srv/shared-prompts");
+/// assert_eq!(opts.allowed_roots().len(), 1);
+/// ```
+#[derive(Debug, Clone, Default)]
+pub struct LoadOptions {
+    allowed_roots: Vec<PathBuf>,
+}
+
+impl LoadOptions {
+    /// Default options: references confined to the prompt's folder.
+    pub fn new() -> Self {
+        LoadOptions::default()
+    }
+
+    /// Also allow `${file:}` references inside `root`.
+    pub fn allow_root(mut self, root: impl Into<PathBuf>) -> Self {
+        self.allowed_roots.push(root.into());
+        self
+    }
+
+    /// The extra folders `${file:}` references may read.
+    pub fn allowed_roots(&self) -> &[PathBuf] {
+        &self.allowed_roots
+    }
+}
+
+/// Where the text being loaded came from, for error messages.
+pub(crate) struct Origin {
+    file: String,
+    /// The frontmatter text and the file line it starts at.
+    frontmatter: Option<(String, usize)>,
+}
+
+impl Origin {
+    pub(crate) fn memory() -> Origin {
+        Origin { file: "<agent>".to_owned(), frontmatter: None }
+    }
+
+    /// The location of a key path: the file, and the line when the frontmatter text shows it.
+    pub(crate) fn at(&self, path: &KeyPath) -> Location {
+        let loc = Location::file(self.file.clone());
+        match &self.frontmatter {
+            Some((text, first)) => match keypath::locate(text, path) {
+                Some(line) => loc.at_line(first + line),
+                None => loc,
+            },
+            None => loc,
+        }
+    }
+}
+
+/// Loads a `.prompty` file.
+///
+/// The frontmatter's `${env:}` and `${file:}` references are resolved; `.env` files are never read.
+///
+/// ```no_run
+/// let agent = prompty_core::load("prompts/chat.prompty")?;
+/// println!("{}", agent.name);
+/// # Ok::<(), prompty_core::Error>(())
+/// ```
+pub fn load(path: impl AsRef<Path>) -> Result<Agent> {
+    load_with(path, &LoadOptions::default())
+}
+
+/// Loads a `.prompty` file with options.
+///
+/// ```no_run
+/// use prompty_core::{load_with, LoadOptions};
+/// let agent = load_with("prompts/chat.prompty", &LoadOptions::new().allow_root("/srv/shared"))?;
+/// # Ok::<(), prompty_core::Error>(())
+/// ```
+pub fn load_with(path: impl AsRef<Path>, options: &LoadOptions) -> Result<Agent> {
+    let path = path.as_ref();
+    let text = match std::fs::read_to_string(path) {
+        Ok(t) => t,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+            return Err(Error::FileNotFound { path: path.to_path_buf() })
+        }
+        Err(source) => return Err(Error::Io { path: path.to_path_buf(), source }),
+    };
+    let dir = path.parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(Path::new("."));
+    load_str_with(&text, dir, &path.display().to_string(), options)
+}
+
+/// Loads a prompt from text. `base_dir` is the folder `${file:}` references are relative to (and
+/// confined to); `name` is how errors name the text (a file name, or something like `<string>`).
+///
+/// ```
+/// let agent = prompty_core::load_str("---\nname: hi\nmodel: gpt-4o\n---\nuser:\nHello", ".", "<string>")?;
+/// assert_eq!(agent.model.unwrap().id, "gpt-4o");
+/// assert_eq!(agent.instructions.as_deref(), Some("user:\nHello"));
+/// # Ok::<(), prompty_core::Error>(())
+/// ```
+pub fn load_str(text: &str, base_dir: impl AsRef<Path>, name: &str) -> Result<Agent> {
+    load_str_with(text, base_dir, name, &LoadOptions::default())
+}
+
+/// Loads a prompt from text, with options. See [`load_str`].
+///
+/// ```
+/// use prompty_core::{load_str_with, LoadOptions};
+/// let agent = load_str_with("Hello", ".", "<string>", &LoadOptions::new())?;
+/// assert_eq!(agent.instructions.as_deref(), Some("Hello"));
+/// # Ok::<(), prompty_core::Error>(())
+/// ```
+pub fn load_str_with(text: &str, base_dir: impl AsRef<Path>, name: &str, options: &LoadOptions) -> Result<Agent> {
+    let split = frontmatter::split(text).map_err(|u| Error::Frontmatter {
+        at: Location::file(name).at(u.line, 1),
+        message: "the frontmatter opened here is never closed (add a line `---` after it)".to_owned(),
+    })?;
+    let origin = Origin {
+        file: name.to_owned(),
+        frontmatter: split.frontmatter.map(|(t, l)| (t.to_owned(), l)),
+    };
+    let mut value = match split.frontmatter {
+        None => Value::Object(Map::new()),
+        Some((yaml, first_line)) => parse_yaml(yaml, first_line, name)?,
+    };
+    let base_dir = base_dir.as_ref();
+    let dir = std::fs::canonicalize(base_dir).unwrap_or_else(|_| base_dir.to_path_buf());
+    let roots = Roots::new(&dir, &options.allowed_roots);
+    references::resolve(&mut value, &dir, &roots, &origin, &mut KeyPath::default(), 0)?;
+    if let Value::Object(map) = &mut value {
+        map.remove("kind");
+        map.remove("instructions");
+        let body = split.body.trim_end_matches(['\n', '\r']);
+        map.insert("instructions".to_owned(), Value::String(body.to_owned()));
+    }
+    agent_from_value(value, &origin)
+}
+
+fn parse_yaml(yaml: &str, first_line: usize, name: &str) -> Result<Value> {
+    if yaml.trim().is_empty() {
+        return Ok(Value::Object(Map::new()));
+    }
+    let value: Value = serde_yaml::from_str(yaml).map_err(|e| {
+        let at = match e.location() {
+            Some(l) => Location::file(name).at(first_line + l.line() - 1, l.column()),
+            None => Location::file(name).at_line(first_line),
+        };
+        let message = e.to_string();
+        // Drop the YAML library's own " at line L column C", which counts from the frontmatter.
+        let message = match message.find(" at line ") {
+            Some(i) => message[..i].to_owned(),
+            None => message,
+        };
+        Error::Frontmatter { at, message }
+    })?;
+    match value {
+        Value::Object(_) => Ok(value),
+        Value::Null => Ok(Value::Object(Map::new())),
+        other => Err(Error::Frontmatter {
+            at: Location::file(name).at(first_line, 1),
+            message: format!("the frontmatter must be a mapping of keys to values, found {}", kind_name(&other)),
+        }),
+    }
+}
+
+fn kind_name(v: &Value) -> &'static str {
+    match v {
+        Value::Null => "nothing",
+        Value::Bool(_) => "a boolean",
+        Value::Number(_) => "a number",
+        Value::String(_) => "a string",
+        Value::Array(_) => "a list",
+        Value::Object(_) => "a mapping",
+    }
+}
+
+/// The typed fields of the frontmatter after shorthands are expanded.
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct Fields {
+    #[serde(default)]
+    name: String,
+    #[serde(default)]
+    display_name: Option<String>,
+    #[serde(default)]
+    description: Option<String>,
+    #[serde(default)]
+    metadata: Option<Map<String, Value>>,
+    #[serde(default)]
+    model: Option<Model>,
+    #[serde(default)]
+    inputs: Option<Vec<Property>>,
+    #[serde(default)]
+    outputs: Option<Vec<Property>>,
+    #[serde(default)]
+    tools: Option<Vec<Tool>>,
+    #[serde(default)]
+    template: Option<Template>,
+    #[serde(default)]
+    instructions: Option<String>,
+}
+
+/// Expands shorthands in a frontmatter value and builds the typed agent.
+pub(crate) fn agent_from_value(value: Value, origin: &Origin) -> Result<Agent> {
+    let Value::Object(mut map) = value else {
+        return Err(Error::Frontmatter {
+            at: origin.at(&KeyPath::default()),
+            message: format!("an agent must be a mapping, found {}", kind_name(&value)),
+        });
+    };
+    normalize(&mut map, origin)?;
+    let fields: Fields = serde_path_to_error::deserialize(Value::Object(map)).map_err(|e| {
+        let path = KeyPath::from(e.path());
+        Error::InvalidField { at: origin.at(&path), field: path.to_string(), message: e.into_inner().to_string() }
+    })?;
+    Ok(Agent {
+        name: fields.name,
+        display_name: fields.display_name,
+        description: fields.description,
+        metadata: fields.metadata,
+        model: fields.model,
+        inputs: fields.inputs,
+        outputs: fields.outputs,
+        tools: fields.tools,
+        template: fields.template.unwrap_or_default(),
+        instructions: fields.instructions,
+        cache: Default::default(),
+    })
+}
+
+fn field_error(origin: &Origin, path: &KeyPath, message: impl Into<String>) -> Error {
+    Error::InvalidField { at: origin.at(path), field: path.to_string(), message: message.into() }
+}
+
+/// Rewrites the shorthands of the format into the canonical shape, in place.
+fn normalize(map: &mut Map<String, Value>, origin: &Origin) -> Result<()> {
+    map.remove("kind");
+    if let Some(model) = map.get_mut("model") {
+        if let Value::String(id) = model {
+            *model = serde_json::json!({ "id": std::mem::take(id) });
+        }
+    }
+    match map.get_mut("template") {
+        None | Some(Value::Null) => {}
+        Some(Value::Object(t)) => {
+            for key in ["format", "parser"] {
+                if let Some(v) = t.get_mut(key) {
+                    if let Value::String(kind) = v {
+                        *v = serde_json::json!({ "kind": std::mem::take(kind) });
+                    }
+                }
+            }
+        }
+        Some(other) => {
+            let path = KeyPath(vec![Seg::Key("template".into())]);
+            return Err(field_error(
+                origin,
+                &path,
+                format!(
+                    "Invalid template format: expected a mapping such as `template: {{format: jinja2, parser: prompty}}`, found {}",
+                    kind_name(other)
+                ),
+            ));
+        }
+    }
+    for key in ["inputs", "outputs"] {
+        if let Some(v) = map.get_mut(key) {
+            let mut path = KeyPath(vec![Seg::Key(key.into())]);
+            normalize_properties(v, origin, &mut path)?;
+        }
+    }
+    if let Some(tools) = map.get_mut("tools") {
+        let mut path = KeyPath(vec![Seg::Key("tools".into())]);
+        named_list(tools, origin, &mut path, |item, origin, path| {
+            if let Value::Object(tool) = item {
+                if let Some(params) = tool.get_mut("parameters") {
+                    path.0.push(Seg::Key("parameters".into()));
+                    let r = normalize_properties(params, origin, path);
+                    path.0.pop();
+                    r?;
+                }
+            }
+            Ok(())
+        })?;
+    }
+    Ok(())
+}
+
+/// Turns a collection written as a map `{name: item}` into the list `[{name, ...item}]`, and runs
+/// `each` on every item.
+fn named_list(
+    value: &mut Value,
+    origin: &Origin,
+    path: &mut KeyPath,
+    each: impl Fn(&mut Value, &Origin, &mut KeyPath) -> Result<()>,
+) -> Result<()> {
+    match value {
+        Value::Null => return Ok(()),
+        Value::Object(map) => {
+            let items = std::mem::take(map)
+                .into_iter()
+                .map(|(name, item)| match item {
+                    Value::Object(mut fields) => {
+                        fields.entry("name").or_insert(Value::String(name));
+                        Value::Object(fields)
+                    }
+                    // The scalar shorthand `name: value` (a default), resolved by `each`.
+                    other => serde_json::json!({ "name": name, "__shorthand": other }),
+                })
+                .collect();
+            *value = Value::Array(items);
+        }
+        Value::Array(_) => {}
+        other => {
+            return Err(field_error(
+                origin,
+                path,
+                format!("expected a list of named items or a mapping of name to item, found {}", kind_name(other)),
+            ))
+        }
+    }
+    if let Value::Array(items) = value {
+        for (i, item) in items.iter_mut().enumerate() {
+            path.0.push(Seg::Index(i));
+            let r = each(item, origin, path);
+            path.0.pop();
+            r?;
+        }
+    }
+    Ok(())
+}
+
+fn normalize_properties(value: &mut Value, origin: &Origin, path: &mut KeyPath) -> Result<()> {
+    named_list(value, origin, path, |item, origin, path| {
+        if let Value::String(name) = item {
+            // `inputs: [question]`: a bare name is a string input.
+            *item = serde_json::json!({ "name": std::mem::take(name), "kind": "string" });
+        }
+        normalize_property(item, origin, path)
+    })
+}
+
+fn normalize_property(item: &mut Value, origin: &Origin, path: &mut KeyPath) -> Result<()> {
+    let Value::Object(p) = item else {
+        return Err(field_error(origin, path, format!("expected a property mapping, found {}", kind_name(item))));
+    };
+    if let Some(default) = p.remove("__shorthand") {
+        p.insert("kind".into(), Value::String(crate::PropertyKind::infer(&default).as_str().to_owned()));
+        p.insert("default".into(), default);
+        return Ok(());
+    }
+    if !p.contains_key("kind") {
+        let inferred = p.get("default").map(crate::PropertyKind::infer).unwrap_or_default();
+        p.insert("kind".into(), Value::String(inferred.as_str().to_owned()));
+    }
+    if let Some(props) = p.get_mut("properties") {
+        path.0.push(Seg::Key("properties".into()));
+        let r = normalize_properties(props, origin, path);
+        path.0.pop();
+        r?;
+    }
+    if let Some(items) = p.get_mut("items") {
+        if let Value::String(kind) = items {
+            *items = serde_json::json!({ "kind": std::mem::take(kind) });
+        }
+        path.0.push(Seg::Key("items".into()));
+        let r = normalize_property(items, origin, path);
+        path.0.pop();
+        r?;
+    }
+    for key in ["oneOf", "anyOf"] {
+        if let Some(Value::Array(alts)) = p.get_mut(key) {
+            for (i, alt) in alts.iter_mut().enumerate() {
+                if let Value::String(kind) = alt {
+                    *alt = serde_json::json!({ "kind": std::mem::take(kind) });
+                }
+                path.0.push(Seg::Key(key.into()));
+                path.0.push(Seg::Index(i));
+                let r = normalize_property(alt, origin, path);
+                path.0.truncate(path.0.len() - 2);
+                r?;
+            }
+        }
+    }
+    Ok(())
+}

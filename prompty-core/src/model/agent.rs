@@ -1,0 +1,141 @@
+//! The loaded prompt: [`Agent`].
+
+use super::{Model, Property, Template, Tool};
+use crate::cache::RuntimeCache;
+use serde::{Serialize, Serializer};
+use serde_json::{Map, Value};
+
+/// A loaded `.prompty` file: its frontmatter as typed fields and its body as `instructions`.
+///
+/// Build one with [`crate::load`] (from a file), [`crate::load_str`] (from text), or
+/// [`Agent::from_value`] (from the canonical JSON). `Agent` serializes to the canonical JSON of the
+/// Prompty specification: collections as lists, no shorthands, `kind: "prompt"`.
+///
+/// ```
+/// let agent = prompty_core::Agent::from_value(serde_json::json!({
+///     "name": "hello", "model": "gpt-4o", "instructions": "user:\nHi"})).unwrap();
+/// let json = serde_json::to_value(&agent).unwrap();
+/// assert_eq!(json["kind"], "prompt");
+/// assert_eq!(json["model"], serde_json::json!({"id": "gpt-4o"}));
+/// ```
+#[derive(Debug, Clone, Default)]
+pub struct Agent {
+    /// The prompt's name.
+    pub name: String,
+    /// A name for display.
+    pub display_name: Option<String>,
+    /// What the prompt does.
+    pub description: Option<String>,
+    /// Free-form metadata (authors, tags, ...).
+    pub metadata: Option<Map<String, Value>>,
+    /// The model it runs on.
+    pub model: Option<Model>,
+    /// Its inputs, in declaration order.
+    pub inputs: Option<Vec<Property>>,
+    /// Its structured outputs, in declaration order.
+    pub outputs: Option<Vec<Property>>,
+    /// The tools the model may call.
+    pub tools: Option<Vec<Tool>>,
+    /// The renderer and parser.
+    pub template: Template,
+    /// The body of the file: the template text.
+    pub instructions: Option<String>,
+    /// Compiled forms of the template, filled by the runtime on first use.
+    pub(crate) cache: RuntimeCache,
+}
+
+impl PartialEq for Agent {
+    fn eq(&self, other: &Self) -> bool {
+        self.name == other.name
+            && self.display_name == other.display_name
+            && self.description == other.description
+            && self.metadata == other.metadata
+            && self.model == other.model
+            && self.inputs == other.inputs
+            && self.outputs == other.outputs
+            && self.tools == other.tools
+            && self.template == other.template
+            && self.instructions == other.instructions
+    }
+}
+
+impl Agent {
+    /// Builds an agent from its JSON form (canonical or with the file format's shorthands), without
+    /// reading any file and without resolving `${env:}`/`${file:}` references.
+    ///
+    /// ```
+    /// let a = prompty_core::Agent::from_value(serde_json::json!({
+    ///     "inputs": {"city": "Paris"}})).unwrap();
+    /// assert_eq!(a.inputs.unwrap()[0].default, Some(serde_json::json!("Paris")));
+    /// ```
+    pub fn from_value(value: Value) -> crate::Result<Agent> {
+        crate::loader::agent_from_value(value, &crate::loader::Origin::memory())
+    }
+
+    /// The canonical JSON of the agent (same as `serde_json::to_value(&agent)`).
+    ///
+    /// ```
+    /// let a = prompty_core::Agent::default();
+    /// assert_eq!(a.to_value()["kind"], "prompt");
+    /// ```
+    pub fn to_value(&self) -> Value {
+        serde_json::to_value(self).unwrap_or(Value::Null)
+    }
+
+    /// The input declaration with this name.
+    ///
+    /// ```
+    /// let a = prompty_core::Agent::from_value(serde_json::json!({"inputs": {"q": "hi"}})).unwrap();
+    /// assert!(a.input("q").is_some());
+    /// ```
+    pub fn input(&self, name: &str) -> Option<&Property> {
+        self.inputs.as_deref()?.iter().find(|p| p.name == name)
+    }
+
+    /// The runtime's cache of compiled forms of this agent's template.
+    #[doc(hidden)]
+    pub fn runtime_cache(&self) -> &RuntimeCache {
+        &self.cache
+    }
+}
+
+impl Serialize for Agent {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeMap;
+        let mut m = s.serialize_map(None)?;
+        m.serialize_entry("kind", "prompt")?;
+        m.serialize_entry("name", &self.name)?;
+        if let Some(v) = &self.display_name {
+            m.serialize_entry("displayName", v)?;
+        }
+        if let Some(v) = &self.description {
+            m.serialize_entry("description", v)?;
+        }
+        if let Some(v) = &self.metadata {
+            m.serialize_entry("metadata", v)?;
+        }
+        if let Some(v) = &self.model {
+            m.serialize_entry("model", v)?;
+        }
+        if let Some(v) = &self.inputs {
+            m.serialize_entry("inputs", v)?;
+        }
+        if let Some(v) = &self.outputs {
+            m.serialize_entry("outputs", v)?;
+        }
+        if let Some(v) = &self.tools {
+            m.serialize_entry("tools", v)?;
+        }
+        m.serialize_entry("template", &self.template)?;
+        if let Some(v) = &self.instructions {
+            m.serialize_entry("instructions", v)?;
+        }
+        m.end()
+    }
+}
+
+impl<'de> serde::Deserialize<'de> for Agent {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        Agent::from_value(Value::deserialize(d)?).map_err(serde::de::Error::custom)
+    }
+}

@@ -1,0 +1,19 @@
+//! The typed model of a `.prompty` file (the Prompty specification's data model).
+
+mod agent;
+mod connection;
+mod message;
+mod model;
+mod property;
+mod secret;
+mod template;
+mod tool;
+
+pub use agent::Agent;
+pub use connection::{Connection, ConnectionCommon};
+pub use message::{ContentPart, Message, Role};
+pub use model::{Model, ModelOptions};
+pub use property::{Property, PropertyKind};
+pub use secret::Secret;
+pub use template::{FormatConfig, ParserConfig, Template};
+pub use tool::{ApprovalMode, Binding, CustomTool, FunctionTool, McpTool, OpenApiTool, PromptyTool, Tool, ToolKind};

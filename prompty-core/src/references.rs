@@ -1,0 +1,171 @@
+//! `${env:VAR}`, `${env:VAR:default}` and `${file:path}` references, resolved in every string of
+//! the frontmatter.
+
+use crate::keypath::{KeyPath, Seg};
+use crate::loader::Origin;
+use crate::{Error, Result};
+use serde_json::Value;
+use std::path::{Component, Path, PathBuf};
+
+/// How deep `${file:}` targets may reference further files.
+const MAX_DEPTH: usize = 8;
+
+/// Folders `${file:}` may read from: the prompt's folder plus the host's extra roots, canonical.
+pub(crate) struct Roots {
+    roots: Vec<PathBuf>,
+}
+
+impl Roots {
+    pub(crate) fn new(prompt_dir: &Path, extra: &[PathBuf]) -> Roots {
+        let roots = std::iter::once(prompt_dir)
+            .chain(extra.iter().map(PathBuf::as_path))
+            .map(|p| std::fs::canonicalize(p).unwrap_or_else(|_| lexical_normalize(p)))
+            .collect();
+        Roots { roots }
+    }
+
+    fn allows(&self, path: &Path) -> bool {
+        self.roots.iter().any(|r| path.starts_with(r))
+    }
+}
+
+/// Removes `.` and resolves `..` without touching the file system.
+fn lexical_normalize(path: &Path) -> PathBuf {
+    let mut out = PathBuf::new();
+    for c in path.components() {
+        match c {
+            Component::CurDir => {}
+            Component::ParentDir => {
+                if !out.pop() {
+                    out.push("..");
+                }
+            }
+            other => out.push(other.as_os_str()),
+        }
+    }
+    out
+}
+
+/// Resolves every reference inside `value`, in place. `dir` is the folder relative paths start
+/// from; `path` is the key path of `value`, for error messages.
+pub(crate) fn resolve(
+    value: &mut Value,
+    dir: &Path,
+    roots: &Roots,
+    origin: &Origin,
+    path: &mut KeyPath,
+    depth: usize,
+) -> Result<()> {
+    match value {
+        Value::String(s) => {
+            if let Some(new) = resolve_string(s, dir, roots, origin, path, depth)? {
+                *value = new;
+            }
+        }
+        Value::Array(items) => {
+            for (i, item) in items.iter_mut().enumerate() {
+                path.0.push(Seg::Index(i));
+                let r = resolve(item, dir, roots, origin, path, depth);
+                path.0.pop();
+                r?;
+            }
+        }
+        Value::Object(map) => {
+            for (k, item) in map.iter_mut() {
+                path.0.push(Seg::Key(k.clone()));
+                let r = resolve(item, dir, roots, origin, path, depth);
+                path.0.pop();
+                r?;
+            }
+        }
+        _ => {}
+    }
+    Ok(())
+}
+
+/// A string that is exactly one `${scheme:...}` reference becomes its value; any other string is
+/// left alone (returns `None`).
+fn resolve_string(
+    s: &str,
+    dir: &Path,
+    roots: &Roots,
+    origin: &Origin,
+    path: &mut KeyPath,
+    depth: usize,
+) -> Result<Option<Value>> {
+    let Some(inner) = s.trim().strip_prefix("${").and_then(|r| r.strip_suffix('}')) else {
+        return Ok(None);
+    };
+    if let Some(spec) = inner.strip_prefix("env:") {
+        let (var, default) = match spec.split_once(':') {
+            Some((var, default)) => (var, Some(default)),
+            None => (spec, None),
+        };
+        return match (std::env::var(var), default) {
+            (Ok(v), _) => Ok(Some(Value::String(v))),
+            (Err(_), Some(d)) => Ok(Some(Value::String(d.to_owned()))),
+            (Err(_), None) => Err(Error::EnvVarNotSet {
+                at: origin.at(path),
+                field: path.to_string(),
+                var: var.to_owned(),
+            }),
+        };
+    }
+    if let Some(reference) = inner.strip_prefix("file:") {
+        return read_file(reference, dir, roots, origin, path, depth).map(Some);
+    }
+    Ok(None)
+}
+
+fn read_file(
+    reference: &str,
+    dir: &Path,
+    roots: &Roots,
+    origin: &Origin,
+    path: &mut KeyPath,
+    depth: usize,
+) -> Result<Value> {
+    let outside = || Error::FileOutsideRoots {
+        at: origin.at(path),
+        field: path.to_string(),
+        reference: reference.to_owned(),
+    };
+    let joined = lexical_normalize(&dir.join(reference));
+    if !roots.allows(&joined) {
+        return Err(outside());
+    }
+    let canonical = match std::fs::canonicalize(&joined) {
+        Ok(p) => p,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+            return Err(Error::FileNotFound { path: joined });
+        }
+        Err(source) => return Err(Error::Io { path: joined, source }),
+    };
+    if !roots.allows(&canonical) {
+        return Err(outside());
+    }
+    if depth >= MAX_DEPTH {
+        return Err(Error::InvalidField {
+            at: origin.at(path),
+            field: path.to_string(),
+            message: format!("file reference '{reference}' nests more than {MAX_DEPTH} levels deep (a reference cycle?)"),
+        });
+    }
+    let text = std::fs::read_to_string(&canonical).map_err(|source| Error::Io { path: canonical.clone(), source })?;
+    let ext = canonical.extension().and_then(|e| e.to_str()).unwrap_or("").to_ascii_lowercase();
+    let invalid = |format: &'static str, message: String| Error::FileReferenceInvalid {
+        at: origin.at(path),
+        field: path.to_string(),
+        reference: reference.to_owned(),
+        format,
+        message,
+    };
+    let mut value = match ext.as_str() {
+        "json" => serde_json::from_str(&text).map_err(|e| invalid("JSON", e.to_string()))?,
+        "yaml" | "yml" => serde_yaml::from_str(&text).map_err(|e| invalid("YAML", e.to_string()))?,
+        _ => return Ok(Value::String(text)),
+    };
+    let file_dir = canonical.parent().unwrap_or(dir).to_path_buf();
+    resolve(&mut value, &file_dir, roots, origin, path, depth + 1)?;
+    Ok(value)
+}
