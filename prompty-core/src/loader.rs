@@ -143,7 +143,13 @@ pub fn load_str_with(text: &str, base_dir: impl AsRef<Path>, name: &str, options
         let body = split.body.trim_end_matches(['\n', '\r']);
         map.insert("instructions".to_owned(), Value::String(body.to_owned()));
     }
-    agent_from_value(value, &origin)
+    let body_line = match split.frontmatter {
+        Some((yaml, first)) => first + yaml.matches('\n').count() + 1,
+        None => 1,
+    };
+    let mut agent = agent_from_value(value, &origin)?;
+    agent.source = Some(crate::AgentSource { path: name.to_owned(), body_line });
+    Ok(agent)
 }
 
 fn parse_yaml(yaml: &str, first_line: usize, name: &str) -> Result<Value> {
@@ -234,6 +240,7 @@ pub(crate) fn agent_from_value(value: Value, origin: &Origin) -> Result<Agent> {
         tools: fields.tools,
         template: fields.template.unwrap_or_default(),
         instructions: fields.instructions,
+        source: None,
         cache: Default::default(),
     })
 }

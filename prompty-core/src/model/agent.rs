@@ -40,8 +40,27 @@ pub struct Agent {
     pub template: Template,
     /// The body of the file: the template text.
     pub instructions: Option<String>,
+    /// The file the agent was loaded from, for error messages (not part of the JSON form).
+    pub source: Option<AgentSource>,
     /// Compiled forms of the template, filled by the runtime on first use.
     pub(crate) cache: RuntimeCache,
+}
+
+/// Where an agent was loaded from: the file as named by the caller, and the 1-based line of that
+/// file where the template body starts (so template errors can point into the file).
+///
+/// ```
+/// let a = prompty_core::load_str("---\nname: x\n---\nHi {{ name }}", ".", "x.prompty")?;
+/// let src = a.source.unwrap();
+/// assert_eq!((src.path.as_str(), src.body_line), ("x.prompty", 4));
+/// # Ok::<(), prompty_core::Error>(())
+/// ```
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct AgentSource {
+    /// The file, as the caller named it.
+    pub path: String,
+    /// The 1-based line where the body starts.
+    pub body_line: usize,
 }
 
 impl PartialEq for Agent {

@@ -9,7 +9,7 @@ mod secret;
 mod template;
 mod tool;
 
-pub use agent::Agent;
+pub use agent::{Agent, AgentSource};
 pub use connection::{Connection, ConnectionCommon};
 pub use message::{ContentPart, Message, Role};
 pub use model::{Model, ModelOptions};
