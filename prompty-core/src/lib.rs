@@ -31,6 +31,7 @@ mod loader;
 mod model;
 mod references;
 mod validate;
+mod yaml;
 
 pub use cache::RuntimeCache;
 pub use error::{Error, Location, Result};

@@ -133,10 +133,9 @@ pub fn load_str_with(text: &str, base_dir: impl AsRef<Path>, name: &str, options
         None => Value::Object(Map::new()),
         Some((yaml, first_line)) => parse_yaml(yaml, first_line, name)?,
     };
-    let base_dir = base_dir.as_ref();
-    let dir = std::fs::canonicalize(base_dir).unwrap_or_else(|_| base_dir.to_path_buf());
-    let roots = Roots::new(&dir, &options.allowed_roots);
-    references::resolve(&mut value, &dir, &roots, &origin, &mut KeyPath::default(), 0)?;
+    let dir = base_dir.as_ref();
+    let roots = Roots::new(dir, &options.allowed_roots);
+    references::resolve(&mut value, dir, &roots, &origin, &mut KeyPath::default(), 0)?;
     if let Value::Object(map) = &mut value {
         map.remove("kind");
         map.remove("instructions");
@@ -156,7 +155,7 @@ fn parse_yaml(yaml: &str, first_line: usize, name: &str) -> Result<Value> {
     if yaml.trim().is_empty() {
         return Ok(Value::Object(Map::new()));
     }
-    let value: Value = serde_yaml::from_str(yaml).map_err(|e| {
+    let value: Value = crate::yaml::parse(yaml).map_err(|e| {
         let at = match e.location() {
             Some(l) => Location::file(name).at(first_line + l.line() - 1, l.column()),
             None => Location::file(name).at_line(first_line),

@@ -10,23 +10,34 @@ use std::path::{Component, Path, PathBuf};
 /// How deep `${file:}` targets may reference further files.
 const MAX_DEPTH: usize = 8;
 
-/// Folders `${file:}` may read from: the prompt's folder plus the host's extra roots, canonical.
-pub(crate) struct Roots {
-    roots: Vec<PathBuf>,
+/// Folders `${file:}` may read from: the prompt's folder plus the host's extra roots. They are
+/// canonicalized on the first `${file:}` reference only, so loading a prompt without one makes no
+/// file system calls beyond reading it.
+pub(crate) struct Roots<'a> {
+    prompt_dir: &'a Path,
+    extra: &'a [PathBuf],
+    canonical: std::cell::OnceCell<Vec<PathBuf>>,
 }
 
-impl Roots {
-    pub(crate) fn new(prompt_dir: &Path, extra: &[PathBuf]) -> Roots {
-        let roots = std::iter::once(prompt_dir)
-            .chain(extra.iter().map(PathBuf::as_path))
-            .map(|p| std::fs::canonicalize(p).unwrap_or_else(|_| lexical_normalize(p)))
-            .collect();
-        Roots { roots }
+impl<'a> Roots<'a> {
+    pub(crate) fn new(prompt_dir: &'a Path, extra: &'a [PathBuf]) -> Roots<'a> {
+        Roots { prompt_dir, extra, canonical: std::cell::OnceCell::new() }
     }
 
     fn allows(&self, path: &Path) -> bool {
-        self.roots.iter().any(|r| path.starts_with(r))
+        let roots = self.canonical.get_or_init(|| {
+            std::iter::once(self.prompt_dir)
+                .chain(self.extra.iter().map(PathBuf::as_path))
+                .map(canonical)
+                .collect()
+        });
+        roots.iter().any(|r| path.starts_with(r))
     }
+}
+
+/// The canonical form of a folder, or its lexical normal form when it does not exist.
+fn canonical(p: &Path) -> PathBuf {
+    std::fs::canonicalize(p).unwrap_or_else(|_| lexical_normalize(p))
 }
 
 /// Removes `.` and resolves `..` without touching the file system.
@@ -130,7 +141,7 @@ fn read_file(
         field: path.to_string(),
         reference: reference.to_owned(),
     };
-    let joined = lexical_normalize(&dir.join(reference));
+    let joined = lexical_normalize(&canonical(dir).join(reference));
     if !roots.allows(&joined) {
         return Err(outside());
     }

@@ -33,21 +33,28 @@ impl Marks {
 
     /// Removes the marks: the plain rendered text, and the byte ranges of it that were interpolated.
     pub(crate) fn split(&self, marked: &str) -> (String, Vec<Range<usize>>) {
-        let mut open = String::with_capacity(11);
-        open.push(OPEN);
-        open.push_str(nonce::as_str(&self.nonce));
-        let mut close = String::with_capacity(11);
-        close.push(CLOSE);
-        close.push_str(nonce::as_str(&self.nonce));
-
+        let nonce = nonce::as_str(&self.nonce);
+        // Finds `mark` followed by this render's nonce; returns (start of mark, end of nonce).
+        let find = |hay: &str, mark: char| -> Option<(usize, usize)> {
+            let mut from = 0;
+            while let Some(i) = hay[from..].find(mark) {
+                let at = from + i;
+                let after = at + mark.len_utf8();
+                if hay[after..].starts_with(nonce) {
+                    return Some((at, after + nonce.len()));
+                }
+                from = after;
+            }
+            None
+        };
         let mut plain = String::with_capacity(marked.len());
         let mut ranges = Vec::new();
         let mut rest = marked;
-        while let Some(i) = rest.find(open.as_str()) {
+        while let Some((i, body)) = find(rest, OPEN) {
             plain.push_str(&rest[..i]);
-            let after = &rest[i + open.len()..];
+            let after = &rest[body..];
             // Marks never nest: the formatter writes a value and its close mark in one go.
-            let Some(j) = after.find(close.as_str()) else {
+            let Some((j, next)) = find(after, CLOSE) else {
                 plain.push_str(after);
                 rest = "";
                 break;
@@ -57,7 +64,7 @@ impl Marks {
             if j > 0 {
                 ranges.push(start..plain.len());
             }
-            rest = &after[j + close.len()..];
+            rest = &after[next..];
         }
         plain.push_str(rest);
         (plain, ranges)
