@@ -16,29 +16,37 @@ pub struct Location {
     /// The file that holds the problem, as given by the caller.
     pub file: String,
     /// 1-based line in `file`, when known.
-    pub line: Option<usize>,
+    pub line: Option<u32>,
     /// 1-based column in `file`, when known.
-    pub column: Option<usize>,
+    pub column: Option<u32>,
 }
 
 impl Location {
     /// A location naming only a file.
     pub fn file(file: impl Into<String>) -> Self {
-        Location { file: file.into(), line: None, column: None }
+        Location {
+            file: file.into(),
+            line: None,
+            column: None,
+        }
     }
 
     /// The same file, at a line and column.
     pub fn at(mut self, line: usize, column: usize) -> Self {
-        self.line = Some(line);
-        self.column = Some(column);
+        self.line = Some(to_u32(line));
+        self.column = Some(to_u32(column));
         self
     }
 
     /// The same file, at a line.
     pub fn at_line(mut self, line: usize) -> Self {
-        self.line = Some(line);
+        self.line = Some(to_u32(line));
         self
     }
+}
+
+fn to_u32(n: usize) -> u32 {
+    u32::try_from(n).unwrap_or(u32::MAX)
 }
 
 impl fmt::Display for Location {
@@ -127,7 +135,7 @@ pub enum Error {
     },
 
     /// A `${file:path}` target could not be parsed as JSON or YAML.
-    #[error("{at}: {field}: referenced file '{reference}' is not valid {format}: {message}")]
+    #[error("{at}: {field}: referenced file '{reference}' is not valid {message}")]
     FileReferenceInvalid {
         /// The file (and line, when known) of the reference.
         at: Location,
@@ -135,9 +143,7 @@ pub enum Error {
         field: String,
         /// The path as written in the reference.
         reference: String,
-        /// `JSON` or `YAML`.
-        format: &'static str,
-        /// What the parser said.
+        /// The format expected (`JSON` or `YAML`) and what its parser said.
         message: String,
     },
 

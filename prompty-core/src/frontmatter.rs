@@ -41,7 +41,10 @@ pub(crate) fn split(text: &str) -> Result<Split<'_>, Unclosed> {
         break;
     }
     let Some((fm_start, open_line)) = open else {
-        return Ok(Split { frontmatter: None, body: text });
+        return Ok(Split {
+            frontmatter: None,
+            body: text,
+        });
     };
     let mut pos = fm_start;
     for line in text[fm_start..].split_inclusive('\n') {

@@ -50,7 +50,10 @@ pub(crate) struct Origin {
 
 impl Origin {
     pub(crate) fn memory() -> Origin {
-        Origin { file: "<agent>".to_owned(), frontmatter: None }
+        Origin {
+            file: "<agent>".to_owned(),
+            frontmatter: None,
+        }
     }
 
     /// The location of a key path: the file, and the line when the frontmatter text shows it.
@@ -91,11 +94,21 @@ pub fn load_with(path: impl AsRef<Path>, options: &LoadOptions) -> Result<Agent>
     let text = match std::fs::read_to_string(path) {
         Ok(t) => t,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
-            return Err(Error::FileNotFound { path: path.to_path_buf() })
+            return Err(Error::FileNotFound {
+                path: path.to_path_buf(),
+            })
         }
-        Err(source) => return Err(Error::Io { path: path.to_path_buf(), source }),
+        Err(source) => {
+            return Err(Error::Io {
+                path: path.to_path_buf(),
+                source,
+            })
+        }
     };
-    let dir = path.parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(Path::new("."));
+    let dir = path
+        .parent()
+        .filter(|p| !p.as_os_str().is_empty())
+        .unwrap_or(Path::new("."));
     load_str_with(&text, dir, &path.display().to_string(), options)
 }
 
@@ -120,10 +133,16 @@ pub fn load_str(text: &str, base_dir: impl AsRef<Path>, name: &str) -> Result<Ag
 /// assert_eq!(agent.instructions.as_deref(), Some("Hello"));
 /// # Ok::<(), prompty_core::Error>(())
 /// ```
-pub fn load_str_with(text: &str, base_dir: impl AsRef<Path>, name: &str, options: &LoadOptions) -> Result<Agent> {
+pub fn load_str_with(
+    text: &str,
+    base_dir: impl AsRef<Path>,
+    name: &str,
+    options: &LoadOptions,
+) -> Result<Agent> {
     let split = frontmatter::split(text).map_err(|u| Error::Frontmatter {
         at: Location::file(name).at(u.line, 1),
-        message: "the frontmatter opened here is never closed (add a line `---` after it)".to_owned(),
+        message: "the frontmatter opened here is never closed (add a line `---` after it)"
+            .to_owned(),
     })?;
     let origin = Origin {
         file: name.to_owned(),
@@ -147,7 +166,10 @@ pub fn load_str_with(text: &str, base_dir: impl AsRef<Path>, name: &str, options
         None => 1,
     };
     let mut agent = agent_from_value(value, &origin)?;
-    agent.source = Some(crate::AgentSource { path: name.to_owned(), body_line });
+    agent.source = Some(crate::AgentSource {
+        path: name.to_owned(),
+        body_line,
+    });
     Ok(agent)
 }
 
@@ -173,7 +195,10 @@ fn parse_yaml(yaml: &str, first_line: usize, name: &str) -> Result<Value> {
         Value::Null => Ok(Value::Object(Map::new())),
         other => Err(Error::Frontmatter {
             at: Location::file(name).at(first_line, 1),
-            message: format!("the frontmatter must be a mapping of keys to values, found {}", kind_name(&other)),
+            message: format!(
+                "the frontmatter must be a mapping of keys to values, found {}",
+                kind_name(&other)
+            ),
         }),
     }
 }
@@ -226,7 +251,11 @@ pub(crate) fn agent_from_value(value: Value, origin: &Origin) -> Result<Agent> {
     normalize(&mut map, origin)?;
     let fields: Fields = serde_path_to_error::deserialize(Value::Object(map)).map_err(|e| {
         let path = KeyPath::from(e.path());
-        Error::InvalidField { at: origin.at(&path), field: path.to_string(), message: e.into_inner().to_string() }
+        Error::InvalidField {
+            at: origin.at(&path),
+            field: path.to_string(),
+            message: e.into_inner().to_string(),
+        }
     })?;
     Ok(Agent {
         name: fields.name,
@@ -245,7 +274,11 @@ pub(crate) fn agent_from_value(value: Value, origin: &Origin) -> Result<Agent> {
 }
 
 fn field_error(origin: &Origin, path: &KeyPath, message: impl Into<String>) -> Error {
-    Error::InvalidField { at: origin.at(path), field: path.to_string(), message: message.into() }
+    Error::InvalidField {
+        at: origin.at(path),
+        field: path.to_string(),
+        message: message.into(),
+    }
 }
 
 /// Rewrites the shorthands of the format into the canonical shape, in place.
@@ -331,7 +364,10 @@ fn named_list(
             return Err(field_error(
                 origin,
                 path,
-                format!("expected a list of named items or a mapping of name to item, found {}", kind_name(other)),
+                format!(
+                    "expected a list of named items or a mapping of name to item, found {}",
+                    kind_name(other)
+                ),
             ))
         }
     }
@@ -358,15 +394,25 @@ fn normalize_properties(value: &mut Value, origin: &Origin, path: &mut KeyPath) 
 
 fn normalize_property(item: &mut Value, origin: &Origin, path: &mut KeyPath) -> Result<()> {
     let Value::Object(p) = item else {
-        return Err(field_error(origin, path, format!("expected a property mapping, found {}", kind_name(item))));
+        return Err(field_error(
+            origin,
+            path,
+            format!("expected a property mapping, found {}", kind_name(item)),
+        ));
     };
     if let Some(default) = p.remove("__shorthand") {
-        p.insert("kind".into(), Value::String(crate::PropertyKind::infer(&default).as_str().to_owned()));
+        p.insert(
+            "kind".into(),
+            Value::String(crate::PropertyKind::infer(&default).as_str().to_owned()),
+        );
         p.insert("default".into(), default);
         return Ok(());
     }
     if !p.contains_key("kind") {
-        let inferred = p.get("default").map(crate::PropertyKind::infer).unwrap_or_default();
+        let inferred = p
+            .get("default")
+            .map(crate::PropertyKind::infer)
+            .unwrap_or_default();
         p.insert("kind".into(), Value::String(inferred.as_str().to_owned()));
     }
     if let Some(props) = p.get_mut("properties") {

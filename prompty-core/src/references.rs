@@ -21,7 +21,11 @@ pub(crate) struct Roots<'a> {
 
 impl<'a> Roots<'a> {
     pub(crate) fn new(prompt_dir: &'a Path, extra: &'a [PathBuf]) -> Roots<'a> {
-        Roots { prompt_dir, extra, canonical: std::cell::OnceCell::new() }
+        Roots {
+            prompt_dir,
+            extra,
+            canonical: std::cell::OnceCell::new(),
+        }
     }
 
     fn allows(&self, path: &Path) -> bool {
@@ -104,7 +108,11 @@ fn resolve_string(
     path: &mut KeyPath,
     depth: usize,
 ) -> Result<Option<Value>> {
-    let Some(inner) = s.trim().strip_prefix("${").and_then(|r| r.strip_suffix('}')) else {
+    let Some(inner) = s
+        .trim()
+        .strip_prefix("${")
+        .and_then(|r| r.strip_suffix('}'))
+    else {
         return Ok(None);
     };
     if let Some(spec) = inner.strip_prefix("env:") {
@@ -150,7 +158,12 @@ fn read_file(
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
             return Err(Error::FileNotFound { path: joined });
         }
-        Err(source) => return Err(Error::Io { path: joined, source }),
+        Err(source) => {
+            return Err(Error::Io {
+                path: joined,
+                source,
+            })
+        }
     };
     if !roots.allows(&canonical) {
         return Err(outside());
@@ -162,18 +175,26 @@ fn read_file(
             message: format!("file reference '{reference}' nests more than {MAX_DEPTH} levels deep (a reference cycle?)"),
         });
     }
-    let text = std::fs::read_to_string(&canonical).map_err(|source| Error::Io { path: canonical.clone(), source })?;
-    let ext = canonical.extension().and_then(|e| e.to_str()).unwrap_or("").to_ascii_lowercase();
+    let text = std::fs::read_to_string(&canonical).map_err(|source| Error::Io {
+        path: canonical.clone(),
+        source,
+    })?;
+    let ext = canonical
+        .extension()
+        .and_then(|e| e.to_str())
+        .unwrap_or("")
+        .to_ascii_lowercase();
     let invalid = |format: &'static str, message: String| Error::FileReferenceInvalid {
         at: origin.at(path),
         field: path.to_string(),
         reference: reference.to_owned(),
-        format,
-        message,
+        message: format!("{format}: {message}"),
     };
     let mut value = match ext.as_str() {
         "json" => serde_json::from_str(&text).map_err(|e| invalid("JSON", e.to_string()))?,
-        "yaml" | "yml" => serde_yaml::from_str(&text).map_err(|e| invalid("YAML", e.to_string()))?,
+        "yaml" | "yml" => {
+            serde_yaml::from_str(&text).map_err(|e| invalid("YAML", e.to_string()))?
+        }
         _ => return Ok(Value::String(text)),
     };
     let file_dir = canonical.parent().unwrap_or(dir).to_path_buf();

@@ -38,7 +38,8 @@ impl RichInputs {
 
     /// Records that `token` stands for a thread of messages.
     pub fn insert_thread(&mut self, token: impl Into<String>, messages: Vec<Message>) {
-        self.entries.push((token.into(), RichValue::Thread(messages)));
+        self.entries
+            .push((token.into(), RichValue::Thread(messages)));
     }
 
     /// Records that `token` stands for a content part (image, file, audio).
@@ -76,7 +77,9 @@ pub(crate) fn token(nonce: &Nonce, name: &str) -> String {
 /// Replaces the values of rich inputs with fresh nonce tokens, returning what each token stands for.
 pub(crate) fn substitute(agent: &Agent, inputs: &mut Map<String, Value>) -> Result<RichInputs> {
     let mut rich = RichInputs::new();
-    let Some(props) = agent.inputs.as_deref() else { return Ok(rich) };
+    let Some(props) = agent.inputs.as_deref() else {
+        return Ok(rich);
+    };
     let present: Vec<_> = props
         .iter()
         .filter(|p| p.kind.is_rich() && inputs.get(&p.name).is_some_and(|v| !v.is_null()))
@@ -87,7 +90,9 @@ pub(crate) fn substitute(agent: &Agent, inputs: &mut Map<String, Value>) -> Resu
     let mut nonces = vec![[0u8; 8]; present.len()];
     nonce::fresh(&mut nonces)?;
     for (prop, nonce) in present.into_iter().zip(&nonces) {
-        let Some(value) = inputs.get_mut(&prop.name) else { continue };
+        let Some(value) = inputs.get_mut(&prop.name) else {
+            continue;
+        };
         let tok = token(nonce, &prop.name);
         let taken = std::mem::replace(value, Value::String(tok.clone()));
         match prop.kind {
@@ -189,7 +194,11 @@ pub fn expand_rich(messages: Vec<Message>, rich: &RichInputs) -> Vec<Message> {
                 match v {
                     RichValue::Thread(thread) => {
                         if !current.is_empty() {
-                            out.push(Message { role, content: std::mem::take(&mut current), metadata: metadata.clone() });
+                            out.push(Message {
+                                role,
+                                content: std::mem::take(&mut current),
+                                metadata: metadata.clone(),
+                            });
                         }
                         out.extend(thread.iter().cloned());
                     }
@@ -198,13 +207,21 @@ pub fn expand_rich(messages: Vec<Message>, rich: &RichInputs) -> Vec<Message> {
                 rest = &rest[i + tok.len()..];
                 pending_trim = true;
             }
-            let tail = if pending_trim { rest.trim_start_matches(['\n', '\r']) } else { rest };
+            let tail = if pending_trim {
+                rest.trim_start_matches(['\n', '\r'])
+            } else {
+                rest
+            };
             if !tail.is_empty() || !pending_trim {
                 current.push(ContentPart::text(tail));
             }
         }
         if !current.is_empty() || (!touched && out.len() == start_len) {
-            out.push(Message { role, content: current, metadata });
+            out.push(Message {
+                role,
+                content: current,
+                metadata,
+            });
         }
     }
     out
@@ -218,7 +235,10 @@ fn forged_marker(text: &str) -> Option<&str> {
         let s = s.strip_prefix('#').unwrap_or(s).trim_start();
         let word_len = s.bytes().take_while(u8::is_ascii_alphabetic).count();
         let (word, rest) = s.split_at(word_len);
-        if !["system", "user", "assistant", "developer"].iter().any(|r| r.eq_ignore_ascii_case(word)) {
+        if !["system", "user", "assistant", "developer"]
+            .iter()
+            .any(|r| r.eq_ignore_ascii_case(word))
+        {
             return false;
         }
         let rest = match rest.strip_prefix('[') {
@@ -288,11 +308,21 @@ mod tests {
         let tok = "__PROMPTY_THREAD_00000000_photo__";
         let mut rich = RichInputs::new();
         rich.insert_part(tok, ContentPart::image("https://x/p.png"));
-        let msgs = expand_rich(vec![Message::new(crate::Role::User, format!("Look:\n{tok}\nWhat is it?"))], &rich);
+        let msgs = expand_rich(
+            vec![Message::new(
+                crate::Role::User,
+                format!("Look:\n{tok}\nWhat is it?"),
+            )],
+            &rich,
+        );
         assert_eq!(msgs.len(), 1);
         assert_eq!(
             msgs[0].content,
-            vec![ContentPart::text("Look:"), ContentPart::image("https://x/p.png"), ContentPart::text("What is it?")]
+            vec![
+                ContentPart::text("Look:"),
+                ContentPart::image("https://x/p.png"),
+                ContentPart::text("What is it?")
+            ]
         );
     }
 
@@ -300,8 +330,20 @@ mod tests {
     fn a_message_that_is_only_a_thread_disappears() {
         let tok = "__PROMPTY_THREAD_00000000_t__";
         let mut rich = RichInputs::new();
-        rich.insert_thread(tok, vec![Message::new(crate::Role::User, "a"), Message::new(crate::Role::Assistant, "b")]);
+        rich.insert_thread(
+            tok,
+            vec![
+                Message::new(crate::Role::User, "a"),
+                Message::new(crate::Role::Assistant, "b"),
+            ],
+        );
         let msgs = expand_rich(vec![Message::new(crate::Role::System, tok)], &rich);
-        assert_eq!(msgs, vec![Message::new(crate::Role::User, "a"), Message::new(crate::Role::Assistant, "b")]);
+        assert_eq!(
+            msgs,
+            vec![
+                Message::new(crate::Role::User, "a"),
+                Message::new(crate::Role::Assistant, "b")
+            ]
+        );
     }
 }

@@ -40,9 +40,15 @@ impl Role {
 
     /// Reads a role name, ignoring ASCII case.
     pub fn parse(s: &str) -> Option<Role> {
-        [Role::System, Role::Developer, Role::User, Role::Assistant, Role::Tool]
-            .into_iter()
-            .find(|r| r.as_str().eq_ignore_ascii_case(s))
+        [
+            Role::System,
+            Role::Developer,
+            Role::User,
+            Role::Assistant,
+            Role::Tool,
+        ]
+        .into_iter()
+        .find(|r| r.as_str().eq_ignore_ascii_case(s))
     }
 }
 
@@ -106,12 +112,18 @@ pub enum ContentPart {
 impl ContentPart {
     /// A text part.
     pub fn text(value: impl Into<String>) -> Self {
-        ContentPart::Text { value: value.into() }
+        ContentPart::Text {
+            value: value.into(),
+        }
     }
 
     /// An image part from a URL or data URI.
     pub fn image(source: impl Into<String>) -> Self {
-        ContentPart::Image { source: source.into(), detail: None, media_type: None }
+        ContentPart::Image {
+            source: source.into(),
+            detail: None,
+            media_type: None,
+        }
     }
 
     /// The text of a text part.
@@ -149,12 +161,19 @@ pub struct Message {
 impl Message {
     /// A message with one text part.
     pub fn new(role: Role, text: impl Into<String>) -> Self {
-        Message { role, content: vec![ContentPart::text(text)], metadata: Map::new() }
+        Message {
+            role,
+            content: vec![ContentPart::text(text)],
+            metadata: Map::new(),
+        }
     }
 
     /// The concatenated text of the text parts.
     pub fn text(&self) -> String {
-        self.content.iter().filter_map(ContentPart::as_text).collect()
+        self.content
+            .iter()
+            .filter_map(ContentPart::as_text)
+            .collect()
     }
 }
 

@@ -3,7 +3,7 @@
 mod agent;
 mod connection;
 mod message;
-mod model;
+mod llm;
 mod property;
 mod secret;
 mod template;
@@ -12,8 +12,11 @@ mod tool;
 pub use agent::{Agent, AgentSource};
 pub use connection::{Connection, ConnectionCommon};
 pub use message::{ContentPart, Message, Role};
-pub use model::{Model, ModelOptions};
+pub use llm::{Model, ModelOptions};
 pub use property::{Property, PropertyKind};
 pub use secret::Secret;
 pub use template::{FormatConfig, ParserConfig, Template};
-pub use tool::{ApprovalMode, Binding, CustomTool, FunctionTool, McpTool, OpenApiTool, PromptyTool, Tool, ToolKind};
+pub use tool::{
+    ApprovalMode, Binding, CustomTool, FunctionTool, McpTool, OpenApiTool, PromptyTool, Tool,
+    ToolKind,
+};

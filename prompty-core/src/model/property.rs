@@ -173,7 +173,11 @@ fn is_false(b: &bool) -> bool {
 impl Property {
     /// A property with a name and a kind, optional, with no default.
     pub fn new(name: impl Into<String>, kind: PropertyKind) -> Self {
-        Property { name: name.into(), kind, ..Property::default() }
+        Property {
+            name: name.into(),
+            kind,
+            ..Property::default()
+        }
     }
 
     /// The same property, marked required.

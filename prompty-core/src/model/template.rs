@@ -11,7 +11,7 @@ use serde_json::{Map, Value};
 /// assert_eq!(t.format.kind, "jinja2");
 /// assert_eq!(t.parser.kind, "prompty");
 /// ```
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
 pub struct Template {
     /// The renderer.
     #[serde(default)]
@@ -19,12 +19,6 @@ pub struct Template {
     /// The parser that turns rendered text into messages.
     #[serde(default)]
     pub parser: ParserConfig,
-}
-
-impl Default for Template {
-    fn default() -> Self {
-        Template { format: FormatConfig::default(), parser: ParserConfig::default() }
-    }
 }
 
 /// The renderer of a template: `format: {kind: jinja2}` or `format: mustache`.
@@ -57,7 +51,11 @@ fn jinja2() -> String {
 
 impl Default for FormatConfig {
     fn default() -> Self {
-        FormatConfig { kind: jinja2(), strict: false, options: None }
+        FormatConfig {
+            kind: jinja2(),
+            strict: false,
+            options: None,
+        }
     }
 }
 
@@ -94,6 +92,9 @@ fn prompty() -> String {
 
 impl Default for ParserConfig {
     fn default() -> Self {
-        ParserConfig { kind: prompty(), options: None }
+        ParserConfig {
+            kind: prompty(),
+            options: None,
+        }
     }
 }

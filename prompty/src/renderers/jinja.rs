@@ -86,7 +86,8 @@ fn format_value(value: &Value, out: &mut String) {
 }
 
 fn default(value: Value, fallback: Option<Value>, boolean: Option<bool>) -> Value {
-    let empty = value.is_undefined() || value.is_none() || (boolean == Some(true) && !value.is_true());
+    let empty =
+        value.is_undefined() || value.is_none() || (boolean == Some(true) && !value.is_true());
     if empty {
         fallback.unwrap_or_else(|| Value::from(""))
     } else {
@@ -138,16 +139,28 @@ fn compiled(agent: &Agent, source: &str) -> Result<Arc<Compiled>> {
         }
     }
     let mut env = environment();
-    env.add_template_owned(NAME, source.to_owned()).map_err(|e| template_error(agent, &e))?;
-    let c = Arc::new(Compiled { source: source.to_owned(), env });
+    env.add_template_owned(NAME, source.to_owned())
+        .map_err(|e| template_error(agent, &e))?;
+    let c = Arc::new(Compiled {
+        source: source.to_owned(),
+        env,
+    });
     cache.set(Arc::clone(&c));
     Ok(c)
 }
 
 /// Renders the agent's instructions with `inputs`; interpolations go through `emit` when given.
-pub(super) fn render(agent: &Agent, source: &str, inputs: &Map<String, Json>, emit: Option<Emit>) -> Result<String> {
+pub(super) fn render(
+    agent: &Agent,
+    source: &str,
+    inputs: &Map<String, Json>,
+    emit: Option<Emit>,
+) -> Result<String> {
     let c = compiled(agent, source)?;
-    let tmpl = c.env.get_template(NAME).map_err(|e| template_error(agent, &e))?;
+    let tmpl = c
+        .env
+        .get_template(NAME)
+        .map_err(|e| template_error(agent, &e))?;
     struct Reset;
     impl Drop for Reset {
         fn drop(&mut self) {
@@ -156,5 +169,6 @@ pub(super) fn render(agent: &Agent, source: &str, inputs: &Map<String, Json>, em
     }
     EMIT.with(|m| m.set(emit));
     let _reset = Reset;
-    tmpl.render(Value::from(Serde(inputs))).map_err(|e| template_error(agent, &e))
+    tmpl.render(Value::from(Serde(inputs)))
+        .map_err(|e| template_error(agent, &e))
 }

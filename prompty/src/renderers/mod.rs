@@ -33,7 +33,11 @@ pub(crate) fn body_origin(agent: &Agent) -> (String, usize) {
 
 /// Renders the template with already validated inputs (rich inputs replaced by nonces). With
 /// `marks`, every interpolated value is marked so the parser can tell it from template text.
-pub(crate) fn render_validated(agent: &Agent, inputs: &Map<String, Value>, marks: Option<Marks>) -> Result<String> {
+pub(crate) fn render_validated(
+    agent: &Agent,
+    inputs: &Map<String, Value>,
+    marks: Option<Marks>,
+) -> Result<String> {
     rich::check_strict(agent, inputs)?;
     let source = agent.instructions.as_deref().unwrap_or("");
     let emit = marks.map(|m| Emit(Some(m)));
@@ -41,7 +45,10 @@ pub(crate) fn render_validated(agent: &Agent, inputs: &Map<String, Value>, marks
         "jinja2" | "jinja" => jinja::render(agent, source, inputs, emit),
         "mustache" => {
             let emit = emit.unwrap_or(Emit(None));
-            mustache::render(source, &Value::Object(inputs.clone()), &mut |out, text| emit.write(out, text)).map_err(|e| {
+            mustache::render(source, &Value::Object(inputs.clone()), &mut |out, text| {
+                emit.write(out, text)
+            })
+            .map_err(|e| {
                 let (file, first_line) = body_origin(agent);
                 Error::Template {
                     at: crate::Location::file(file).at(first_line + e.line - 1, e.column),
