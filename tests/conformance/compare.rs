@@ -26,8 +26,15 @@ impl Check {
 /// the projection would only show `null`s.
 pub fn check(expected: &Value, observed: &Value) -> Check {
     let projected = project(observed, expected);
-    let got = if projected != *expected && disjoint(expected, observed) { observed.clone() } else { projected };
-    Check { expected: expected.clone(), got }
+    let got = if projected != *expected && disjoint(expected, observed) {
+        observed.clone()
+    } else {
+        projected
+    };
+    Check {
+        expected: expected.clone(),
+        got,
+    }
 }
 
 /// Keeps only what `expected` mentions:
@@ -39,7 +46,12 @@ pub fn project(observed: &Value, expected: &Value) -> Value {
     match (expected, observed) {
         (Value::Object(want), Value::Object(have)) => Value::Object(
             want.iter()
-                .map(|(key, w)| (key.clone(), project(have.get(key).unwrap_or(&Value::Null), w)))
+                .map(|(key, w)| {
+                    (
+                        key.clone(),
+                        project(have.get(key).unwrap_or(&Value::Null), w),
+                    )
+                })
                 .collect(),
         ),
         (Value::Array(want), Value::Array(have)) => Value::Array(
