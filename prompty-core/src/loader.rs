@@ -177,19 +177,8 @@ fn parse_yaml(yaml: &str, first_line: usize, name: &str) -> Result<Value> {
     if yaml.trim().is_empty() {
         return Ok(Value::Object(Map::new()));
     }
-    let value: Value = crate::yaml::parse(yaml).map_err(|e| {
-        let at = match e.location() {
-            Some(l) => Location::file(name).at(first_line + l.line() - 1, l.column()),
-            None => Location::file(name).at_line(first_line),
-        };
-        let message = e.to_string();
-        // Drop the YAML library's own " at line L column C", which counts from the frontmatter.
-        let message = match message.find(" at line ") {
-            Some(i) => message[..i].to_owned(),
-            None => message,
-        };
-        Error::Frontmatter { at, message }
-    })?;
+    let value: Value =
+        crate::yaml::parse(yaml).map_err(|e| yaml_error(&e, yaml, first_line, name))?;
     match value {
         Value::Object(_) => Ok(value),
         Value::Null => Ok(Value::Object(Map::new())),
@@ -200,6 +189,69 @@ fn parse_yaml(yaml: &str, first_line: usize, name: &str) -> Result<Value> {
                 kind_name(&other)
             ),
         }),
+    }
+}
+
+/// A YAML error placed in the `.prompty` file: the library counts lines from the start of the
+/// frontmatter, the file from its first line. When the library only notices a problem after the
+/// last frontmatter line (an unclosed `[`, say), the place where the broken construct began is used.
+fn yaml_error(e: &serde_yaml::Error, yaml: &str, first_line: usize, name: &str) -> Error {
+    let yaml_lines = yaml.lines().count().max(1);
+    let message = e.to_string();
+    // Every "at line L column C" in the message, in order, as (line, column, byte range).
+    let mut marks = Vec::new();
+    let mut from = 0;
+    while let Some(i) = message[from..].find(" at line ") {
+        let at = from + i;
+        let rest = &message[at + " at line ".len()..];
+        let line_len = rest.bytes().take_while(u8::is_ascii_digit).count();
+        let after_line = &rest[line_len..];
+        let col_rest = after_line.strip_prefix(" column ").unwrap_or("");
+        let col_len = col_rest.bytes().take_while(u8::is_ascii_digit).count();
+        let end = at
+            + " at line ".len()
+            + line_len
+            + if col_len > 0 {
+                " column ".len() + col_len
+            } else {
+                0
+            };
+        if let Ok(line) = rest[..line_len].parse::<usize>() {
+            marks.push((
+                line,
+                col_rest[..col_len].parse::<usize>().unwrap_or(1),
+                at..end,
+            ));
+        }
+        from = end.max(at + 1);
+    }
+    let primary = e
+        .location()
+        .map(|l| (l.line(), l.column()))
+        .or_else(|| marks.first().map(|m| (m.0, m.1)));
+    let (line, column) = match primary {
+        Some((l, c)) if l <= yaml_lines => (l, c),
+        _ => marks
+            .iter()
+            .rev()
+            .map(|m| (m.0, m.1))
+            .find(|(l, _)| *l <= yaml_lines)
+            .unwrap_or((yaml_lines, 1)),
+    };
+    // Rewrite the library's positions into file positions; drop the first one (it is the prefix).
+    let mut text = String::with_capacity(message.len());
+    let mut last = 0;
+    for (i, (l, c, range)) in marks.iter().enumerate() {
+        text.push_str(&message[last..range.start]);
+        if i > 0 {
+            text.push_str(&format!(" at line {} column {c}", first_line + l - 1));
+        }
+        last = range.end;
+    }
+    text.push_str(&message[last..]);
+    Error::Frontmatter {
+        at: Location::file(name).at(first_line + line - 1, column),
+        message: text,
     }
 }
 

@@ -2,8 +2,8 @@
 //!
 //! Run with `cargo bench -p prompty --bench pipeline`. Prints one line per case: the median of
 //! several timed batches, in µs per operation. `load X` loads the same text again and again (its
-//! parsed frontmatter is cached); `load X (uncached)` loads a different text each time. Pass a substring to run only matching cases, and
-//! `--quick` for short batches (used by the test suite to check the benchmark still runs).
+//! parsed frontmatter is cached); `load X (uncached)` loads a different text each time. Pass
+//! substrings to run only matching cases, and `--quick` for short batches.
 
 use std::hint::black_box;
 use std::path::{Path, PathBuf};

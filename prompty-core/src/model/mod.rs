@@ -2,8 +2,8 @@
 
 mod agent;
 mod connection;
-mod message;
 mod llm;
+mod message;
 mod property;
 mod secret;
 mod template;
@@ -11,8 +11,8 @@ mod tool;
 
 pub use agent::{Agent, AgentSource};
 pub use connection::{Connection, ConnectionCommon};
-pub use message::{ContentPart, Message, Role};
 pub use llm::{Model, ModelOptions};
+pub use message::{ContentPart, Message, Role};
 pub use property::{Property, PropertyKind};
 pub use secret::Secret;
 pub use template::{FormatConfig, ParserConfig, Template};
