@@ -24,9 +24,7 @@ impl RuntimeCache {
     /// The cached value, if one of type `T` is stored.
     pub fn get<T: Any + Send + Sync>(&self) -> Option<Arc<T>> {
         let guard = self.0.read().unwrap_or_else(|e| e.into_inner());
-        guard
-            .as_ref()
-            .and_then(|e| Arc::clone(e).downcast::<T>().ok())
+        guard.as_ref().and_then(|e| Arc::clone(e).downcast::<T>().ok())
     }
 
     /// Stores a value, replacing what was there.

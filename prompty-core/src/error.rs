@@ -24,11 +24,7 @@ pub struct Location {
 impl Location {
     /// A location naming only a file.
     pub fn file(file: impl Into<String>) -> Self {
-        Location {
-            file: file.into(),
-            line: None,
-            column: None,
-        }
+        Location { file: file.into(), line: None, column: None }
     }
 
     /// The same file, at a line and column.
@@ -188,15 +184,55 @@ pub enum Error {
         message: String,
     },
 
-    /// No component is available for a key (renderer, parser, ...).
-    #[error("no {component} registered for '{key}' (known: {known})")]
+    /// No component is registered for a key (renderer, parser, executor, processor, connection, ...).
+    #[error(
+        "no {component} registered for '{key}' (registered: {known}). Register one with `{register}`, or \
+             annotate a type with `#[prompty::{component}(\"{key}\")]`; if it lives in a crate the binary never names, \
+             link that crate with `prompty::link!(that_crate);`"
+    )]
     UnknownComponent {
         /// The kind of component: `renderer`, `parser`, ...
         component: &'static str,
         /// The key that was looked up.
         key: String,
-        /// The keys that are available, comma separated.
+        /// The keys that are registered, comma separated (`none` when empty).
         known: String,
+        /// The function that registers one, e.g. `prompty::register_renderer(key, ...)`.
+        register: &'static str,
+    },
+
+    /// A tool call that no handler can serve.
+    #[error("No handler registered for tool: {name} (kind: {kind}). {hint}")]
+    NoToolHandler {
+        /// The tool's name.
+        name: String,
+        /// The tool's kind (`unknown` when the agent does not declare it).
+        kind: String,
+        /// What to register or enable.
+        hint: String,
+    },
+
+    /// A tool ran and failed.
+    #[error("Tool '{name}' failed: {message}")]
+    Tool {
+        /// The tool's name.
+        name: String,
+        /// What went wrong.
+        message: String,
+    },
+
+    /// Tool handlers and the agent's tool declarations do not fit together.
+    #[error("tool binding error: {message}")]
+    ToolBinding {
+        /// What does not fit.
+        message: String,
+    },
+
+    /// A model call failed (no provider configured, an executor error, ...).
+    #[error("{message}")]
+    Execution {
+        /// What went wrong.
+        message: String,
     },
 
     /// An asynchronous task running a blocking step failed.

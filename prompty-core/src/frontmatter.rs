@@ -41,20 +41,14 @@ pub(crate) fn split(text: &str) -> Result<Split<'_>, Unclosed> {
         break;
     }
     let Some((fm_start, open_line)) = open else {
-        return Ok(Split {
-            frontmatter: None,
-            body: text,
-        });
+        return Ok(Split { frontmatter: None, body: text });
     };
     let mut pos = fm_start;
     for line in text[fm_start..].split_inclusive('\n') {
         let line_start = pos;
         pos += line.len();
         if is_delimiter(line) {
-            return Ok(Split {
-                frontmatter: Some((&text[fm_start..line_start], open_line + 1)),
-                body: &text[pos..],
-            });
+            return Ok(Split { frontmatter: Some((&text[fm_start..line_start], open_line + 1)), body: &text[pos..] });
         }
     }
     Err(Unclosed { line: open_line })

@@ -80,24 +80,16 @@ pub(crate) fn locate(yaml: &str, path: &KeyPath) -> Option<usize> {
                 is_content(l) && (indent_of(l) == col || (i == start && child_col.is_some()))
             })
             .collect();
-        let list_items = children
-            .iter()
-            .any(|&i| lines[i][col.min(lines[i].len())..].starts_with("- "));
+        let list_items = children.iter().any(|&i| lines[i][col.min(lines[i].len())..].starts_with("- "));
         let pick = match seg {
             Seg::Key(k) => children.iter().copied().find(|&i| {
                 let l = lines[i];
-                let c = if l[col.min(l.len())..].starts_with("- ") {
-                    col + 2
-                } else {
-                    col
-                };
+                let c = if l[col.min(l.len())..].starts_with("- ") { col + 2 } else { col };
                 c <= l.len() && entry_key(l, c) == Some(k.as_str())
             }),
-            Seg::Index(n) if list_items => children
-                .iter()
-                .copied()
-                .filter(|&i| lines[i][col.min(lines[i].len())..].starts_with("- "))
-                .nth(*n),
+            Seg::Index(n) if list_items => {
+                children.iter().copied().filter(|&i| lines[i][col.min(lines[i].len())..].starts_with("- ")).nth(*n)
+            }
             Seg::Index(n) => children.get(*n).copied(),
         };
         let Some(line) = pick else { return found };
@@ -130,41 +122,20 @@ mod tests {
     #[test]
     fn finds_nested_keys_and_list_items() {
         assert_eq!(locate(YAML, &p(&[Seg::Key("name".into())])), Some(0));
-        let ep = p(&[
-            Seg::Key("model".into()),
-            Seg::Key("connection".into()),
-            Seg::Key("endpoint".into()),
-        ]);
+        let ep = p(&[Seg::Key("model".into()), Seg::Key("connection".into()), Seg::Key("endpoint".into())]);
         assert_eq!(locate(YAML, &ep), Some(5));
-        let kind = p(&[
-            Seg::Key("inputs".into()),
-            Seg::Index(1),
-            Seg::Key("kind".into()),
-        ]);
+        let kind = p(&[Seg::Key("inputs".into()), Seg::Index(1), Seg::Key("kind".into())]);
         assert_eq!(locate(YAML, &kind), Some(10));
-        let first = p(&[
-            Seg::Key("inputs".into()),
-            Seg::Index(0),
-            Seg::Key("name".into()),
-        ]);
+        let first = p(&[Seg::Key("inputs".into()), Seg::Index(0), Seg::Key("name".into())]);
         assert_eq!(locate(YAML, &first), Some(7));
-        let map_form = p(&[
-            Seg::Key("outputs".into()),
-            Seg::Index(0),
-            Seg::Key("kind".into()),
-        ]);
+        let map_form = p(&[Seg::Key("outputs".into()), Seg::Index(0), Seg::Key("kind".into())]);
         assert_eq!(locate(YAML, &map_form), Some(13));
     }
 
     #[test]
     fn displays_paths() {
         assert_eq!(
-            p(&[
-                Seg::Key("inputs".into()),
-                Seg::Index(1),
-                Seg::Key("kind".into())
-            ])
-            .to_string(),
+            p(&[Seg::Key("inputs".into()), Seg::Index(1), Seg::Key("kind".into())]).to_string(),
             "inputs[1].kind"
         );
     }

@@ -41,6 +41,30 @@ impl LoadOptions {
     }
 }
 
+/// Resolves `relative` against `base_dir` with the confinement rules of `${file:}` references:
+/// the result must lie inside `base_dir` or a root `options` allows, also after following symlinks.
+/// Used for files a prompt names, such as the child of a `kind: prompty` tool.
+///
+/// ```
+/// let dir = std::env::temp_dir();
+/// let err = prompty_core::confine_path(&dir, "../../etc/passwd", &prompty_core::LoadOptions::new()).unwrap_err();
+/// assert!(err.to_string().contains("outside allowed roots"));
+/// ```
+pub fn confine_path(base_dir: &Path, relative: &str, options: &LoadOptions) -> Result<PathBuf> {
+    use crate::references::Confine;
+    let roots = Roots::new(base_dir, &options.allowed_roots);
+    match crate::references::confine(relative, base_dir, &roots) {
+        Ok(p) => Ok(p),
+        Err(Confine::Outside) => Err(Error::FileOutsideRoots {
+            at: Location::file(base_dir.display().to_string()),
+            field: "path".to_owned(),
+            reference: relative.to_owned(),
+        }),
+        Err(Confine::NotFound(p)) => Err(Error::FileNotFound { path: p }),
+        Err(Confine::Io(p, source)) => Err(Error::Io { path: p, source }),
+    }
+}
+
 /// Where the text being loaded came from, for error messages.
 pub(crate) struct Origin {
     file: String,
@@ -50,10 +74,7 @@ pub(crate) struct Origin {
 
 impl Origin {
     pub(crate) fn memory() -> Origin {
-        Origin {
-            file: "<agent>".to_owned(),
-            frontmatter: None,
-        }
+        Origin { file: "<agent>".to_owned(), frontmatter: None }
     }
 
     /// The location of a key path: the file, and the line when the frontmatter text shows it.
@@ -94,21 +115,11 @@ pub fn load_with(path: impl AsRef<Path>, options: &LoadOptions) -> Result<Agent>
     let text = match std::fs::read_to_string(path) {
         Ok(t) => t,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
-            return Err(Error::FileNotFound {
-                path: path.to_path_buf(),
-            })
+            return Err(Error::FileNotFound { path: path.to_path_buf() })
         }
-        Err(source) => {
-            return Err(Error::Io {
-                path: path.to_path_buf(),
-                source,
-            })
-        }
+        Err(source) => return Err(Error::Io { path: path.to_path_buf(), source }),
     };
-    let dir = path
-        .parent()
-        .filter(|p| !p.as_os_str().is_empty())
-        .unwrap_or(Path::new("."));
+    let dir = path.parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(Path::new("."));
     load_str_with(&text, dir, &path.display().to_string(), options)
 }
 
@@ -133,21 +144,12 @@ pub fn load_str(text: &str, base_dir: impl AsRef<Path>, name: &str) -> Result<Ag
 /// assert_eq!(agent.instructions.as_deref(), Some("Hello"));
 /// # Ok::<(), prompty_core::Error>(())
 /// ```
-pub fn load_str_with(
-    text: &str,
-    base_dir: impl AsRef<Path>,
-    name: &str,
-    options: &LoadOptions,
-) -> Result<Agent> {
+pub fn load_str_with(text: &str, base_dir: impl AsRef<Path>, name: &str, options: &LoadOptions) -> Result<Agent> {
     let split = frontmatter::split(text).map_err(|u| Error::Frontmatter {
         at: Location::file(name).at(u.line, 1),
-        message: "the frontmatter opened here is never closed (add a line `---` after it)"
-            .to_owned(),
+        message: "the frontmatter opened here is never closed (add a line `---` after it)".to_owned(),
     })?;
-    let origin = Origin {
-        file: name.to_owned(),
-        frontmatter: split.frontmatter.map(|(t, l)| (t.to_owned(), l)),
-    };
+    let origin = Origin { file: name.to_owned(), frontmatter: split.frontmatter.map(|(t, l)| (t.to_owned(), l)) };
     let mut value = match split.frontmatter {
         None => Value::Object(Map::new()),
         Some((yaml, first_line)) => parse_yaml(yaml, first_line, name)?,
@@ -166,10 +168,7 @@ pub fn load_str_with(
         None => 1,
     };
     let mut agent = agent_from_value(value, &origin)?;
-    agent.source = Some(crate::AgentSource {
-        path: name.to_owned(),
-        body_line,
-    });
+    agent.source = Some(crate::AgentSource { path: name.to_owned(), base_dir: dir.to_path_buf(), body_line });
     Ok(agent)
 }
 
@@ -177,17 +176,13 @@ fn parse_yaml(yaml: &str, first_line: usize, name: &str) -> Result<Value> {
     if yaml.trim().is_empty() {
         return Ok(Value::Object(Map::new()));
     }
-    let value: Value =
-        crate::yaml::parse(yaml).map_err(|e| yaml_error(&e, yaml, first_line, name))?;
+    let value: Value = crate::yaml::parse(yaml).map_err(|e| yaml_error(&e, yaml, first_line, name))?;
     match value {
         Value::Object(_) => Ok(value),
         Value::Null => Ok(Value::Object(Map::new())),
         other => Err(Error::Frontmatter {
             at: Location::file(name).at(first_line, 1),
-            message: format!(
-                "the frontmatter must be a mapping of keys to values, found {}",
-                kind_name(&other)
-            ),
+            message: format!("the frontmatter must be a mapping of keys to values, found {}", kind_name(&other)),
         }),
     }
 }
@@ -208,35 +203,16 @@ fn yaml_error(e: &serde_yaml::Error, yaml: &str, first_line: usize, name: &str) 
         let after_line = &rest[line_len..];
         let col_rest = after_line.strip_prefix(" column ").unwrap_or("");
         let col_len = col_rest.bytes().take_while(u8::is_ascii_digit).count();
-        let end = at
-            + " at line ".len()
-            + line_len
-            + if col_len > 0 {
-                " column ".len() + col_len
-            } else {
-                0
-            };
+        let end = at + " at line ".len() + line_len + if col_len > 0 { " column ".len() + col_len } else { 0 };
         if let Ok(line) = rest[..line_len].parse::<usize>() {
-            marks.push((
-                line,
-                col_rest[..col_len].parse::<usize>().unwrap_or(1),
-                at..end,
-            ));
+            marks.push((line, col_rest[..col_len].parse::<usize>().unwrap_or(1), at..end));
         }
         from = end.max(at + 1);
     }
-    let primary = e
-        .location()
-        .map(|l| (l.line(), l.column()))
-        .or_else(|| marks.first().map(|m| (m.0, m.1)));
+    let primary = e.location().map(|l| (l.line(), l.column())).or_else(|| marks.first().map(|m| (m.0, m.1)));
     let (line, column) = match primary {
         Some((l, c)) if l <= yaml_lines => (l, c),
-        _ => marks
-            .iter()
-            .rev()
-            .map(|m| (m.0, m.1))
-            .find(|(l, _)| *l <= yaml_lines)
-            .unwrap_or((yaml_lines, 1)),
+        _ => marks.iter().rev().map(|m| (m.0, m.1)).find(|(l, _)| *l <= yaml_lines).unwrap_or((yaml_lines, 1)),
     };
     // Rewrite the library's positions into file positions; drop the first one (it is the prefix).
     let mut text = String::with_capacity(message.len());
@@ -249,10 +225,7 @@ fn yaml_error(e: &serde_yaml::Error, yaml: &str, first_line: usize, name: &str) 
         last = range.end;
     }
     text.push_str(&message[last..]);
-    Error::Frontmatter {
-        at: Location::file(name).at(first_line + line - 1, column),
-        message: text,
-    }
+    Error::Frontmatter { at: Location::file(name).at(first_line + line - 1, column), message: text }
 }
 
 fn kind_name(v: &Value) -> &'static str {
@@ -303,11 +276,7 @@ pub(crate) fn agent_from_value(value: Value, origin: &Origin) -> Result<Agent> {
     normalize(&mut map, origin)?;
     let fields: Fields = serde_path_to_error::deserialize(Value::Object(map)).map_err(|e| {
         let path = KeyPath::from(e.path());
-        Error::InvalidField {
-            at: origin.at(&path),
-            field: path.to_string(),
-            message: e.into_inner().to_string(),
-        }
+        Error::InvalidField { at: origin.at(&path), field: path.to_string(), message: e.into_inner().to_string() }
     })?;
     Ok(Agent {
         name: fields.name,
@@ -326,11 +295,7 @@ pub(crate) fn agent_from_value(value: Value, origin: &Origin) -> Result<Agent> {
 }
 
 fn field_error(origin: &Origin, path: &KeyPath, message: impl Into<String>) -> Error {
-    Error::InvalidField {
-        at: origin.at(path),
-        field: path.to_string(),
-        message: message.into(),
-    }
+    Error::InvalidField { at: origin.at(path), field: path.to_string(), message: message.into() }
 }
 
 /// Rewrites the shorthands of the format into the canonical shape, in place.
@@ -416,10 +381,7 @@ fn named_list(
             return Err(field_error(
                 origin,
                 path,
-                format!(
-                    "expected a list of named items or a mapping of name to item, found {}",
-                    kind_name(other)
-                ),
+                format!("expected a list of named items or a mapping of name to item, found {}", kind_name(other)),
             ))
         }
     }
@@ -446,25 +408,15 @@ fn normalize_properties(value: &mut Value, origin: &Origin, path: &mut KeyPath) 
 
 fn normalize_property(item: &mut Value, origin: &Origin, path: &mut KeyPath) -> Result<()> {
     let Value::Object(p) = item else {
-        return Err(field_error(
-            origin,
-            path,
-            format!("expected a property mapping, found {}", kind_name(item)),
-        ));
+        return Err(field_error(origin, path, format!("expected a property mapping, found {}", kind_name(item))));
     };
     if let Some(default) = p.remove("__shorthand") {
-        p.insert(
-            "kind".into(),
-            Value::String(crate::PropertyKind::infer(&default).as_str().to_owned()),
-        );
+        p.insert("kind".into(), Value::String(crate::PropertyKind::infer(&default).as_str().to_owned()));
         p.insert("default".into(), default);
         return Ok(());
     }
     if !p.contains_key("kind") {
-        let inferred = p
-            .get("default")
-            .map(crate::PropertyKind::infer)
-            .unwrap_or_default();
+        let inferred = p.get("default").map(crate::PropertyKind::infer).unwrap_or_default();
         p.insert("kind".into(), Value::String(inferred.as_str().to_owned()));
     }
     if let Some(props) = p.get_mut("properties") {

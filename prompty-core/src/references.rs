@@ -21,19 +21,12 @@ pub(crate) struct Roots<'a> {
 
 impl<'a> Roots<'a> {
     pub(crate) fn new(prompt_dir: &'a Path, extra: &'a [PathBuf]) -> Roots<'a> {
-        Roots {
-            prompt_dir,
-            extra,
-            canonical: std::cell::OnceCell::new(),
-        }
+        Roots { prompt_dir, extra, canonical: std::cell::OnceCell::new() }
     }
 
     fn allows(&self, path: &Path) -> bool {
         let roots = self.canonical.get_or_init(|| {
-            std::iter::once(self.prompt_dir)
-                .chain(self.extra.iter().map(PathBuf::as_path))
-                .map(canonical)
-                .collect()
+            std::iter::once(self.prompt_dir).chain(self.extra.iter().map(PathBuf::as_path)).map(canonical).collect()
         });
         roots.iter().any(|r| path.starts_with(r))
     }
@@ -108,11 +101,7 @@ fn resolve_string(
     path: &mut KeyPath,
     depth: usize,
 ) -> Result<Option<Value>> {
-    let Some(inner) = s
-        .trim()
-        .strip_prefix("${")
-        .and_then(|r| r.strip_suffix('}'))
-    else {
+    let Some(inner) = s.trim().strip_prefix("${").and_then(|r| r.strip_suffix('}')) else {
         return Ok(None);
     };
     if let Some(spec) = inner.strip_prefix("env:") {
@@ -123,17 +112,40 @@ fn resolve_string(
         return match (std::env::var(var), default) {
             (Ok(v), _) => Ok(Some(Value::String(v))),
             (Err(_), Some(d)) => Ok(Some(Value::String(d.to_owned()))),
-            (Err(_), None) => Err(Error::EnvVarNotSet {
-                at: origin.at(path),
-                field: path.to_string(),
-                var: var.to_owned(),
-            }),
+            (Err(_), None) => {
+                Err(Error::EnvVarNotSet { at: origin.at(path), field: path.to_string(), var: var.to_owned() })
+            }
         };
     }
     if let Some(reference) = inner.strip_prefix("file:") {
         return read_file(reference, dir, roots, origin, path, depth).map(Some);
     }
     Ok(None)
+}
+
+/// Why a path could not be confined.
+pub(crate) enum Confine {
+    Outside,
+    NotFound(PathBuf),
+    Io(PathBuf, std::io::Error),
+}
+
+/// Resolves `reference` against `dir` and checks it stays inside the roots, lexically and after
+/// following symlinks. Returns the canonical path.
+pub(crate) fn confine(reference: &str, dir: &Path, roots: &Roots) -> std::result::Result<PathBuf, Confine> {
+    let joined = lexical_normalize(&canonical(dir).join(reference));
+    if !roots.allows(&joined) {
+        return Err(Confine::Outside);
+    }
+    let path = match std::fs::canonicalize(&joined) {
+        Ok(p) => p,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Err(Confine::NotFound(joined)),
+        Err(e) => return Err(Confine::Io(joined, e)),
+    };
+    if !roots.allows(&path) {
+        return Err(Confine::Outside);
+    }
+    Ok(path)
 }
 
 fn read_file(
@@ -144,46 +156,29 @@ fn read_file(
     path: &mut KeyPath,
     depth: usize,
 ) -> Result<Value> {
-    let outside = || Error::FileOutsideRoots {
-        at: origin.at(path),
-        field: path.to_string(),
-        reference: reference.to_owned(),
-    };
-    let joined = lexical_normalize(&canonical(dir).join(reference));
-    if !roots.allows(&joined) {
-        return Err(outside());
-    }
-    let canonical = match std::fs::canonicalize(&joined) {
+    let canonical = match confine(reference, dir, roots) {
         Ok(p) => p,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
-            return Err(Error::FileNotFound { path: joined });
-        }
-        Err(source) => {
-            return Err(Error::Io {
-                path: joined,
-                source,
+        Err(Confine::Outside) => {
+            return Err(Error::FileOutsideRoots {
+                at: origin.at(path),
+                field: path.to_string(),
+                reference: reference.to_owned(),
             })
         }
+        Err(Confine::NotFound(p)) => return Err(Error::FileNotFound { path: p }),
+        Err(Confine::Io(p, source)) => return Err(Error::Io { path: p, source }),
     };
-    if !roots.allows(&canonical) {
-        return Err(outside());
-    }
     if depth >= MAX_DEPTH {
         return Err(Error::InvalidField {
             at: origin.at(path),
             field: path.to_string(),
-            message: format!("file reference '{reference}' nests more than {MAX_DEPTH} levels deep (a reference cycle?)"),
+            message: format!(
+                "file reference '{reference}' nests more than {MAX_DEPTH} levels deep (a reference cycle?)"
+            ),
         });
     }
-    let text = std::fs::read_to_string(&canonical).map_err(|source| Error::Io {
-        path: canonical.clone(),
-        source,
-    })?;
-    let ext = canonical
-        .extension()
-        .and_then(|e| e.to_str())
-        .unwrap_or("")
-        .to_ascii_lowercase();
+    let text = std::fs::read_to_string(&canonical).map_err(|source| Error::Io { path: canonical.clone(), source })?;
+    let ext = canonical.extension().and_then(|e| e.to_str()).unwrap_or("").to_ascii_lowercase();
     let invalid = |format: &'static str, message: String| Error::FileReferenceInvalid {
         at: origin.at(path),
         field: path.to_string(),
@@ -192,9 +187,7 @@ fn read_file(
     };
     let mut value = match ext.as_str() {
         "json" => serde_json::from_str(&text).map_err(|e| invalid("JSON", e.to_string()))?,
-        "yaml" | "yml" => {
-            serde_yaml::from_str(&text).map_err(|e| invalid("YAML", e.to_string()))?
-        }
+        "yaml" | "yml" => serde_yaml::from_str(&text).map_err(|e| invalid("YAML", e.to_string()))?,
         _ => return Ok(Value::String(text)),
     };
     let file_dir = canonical.parent().unwrap_or(dir).to_path_buf();

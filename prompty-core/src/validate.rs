@@ -42,11 +42,7 @@ pub fn validate_inputs(agent: &Agent, inputs: &Value) -> Result<Map<String, Valu
             Some(default) => {
                 out.insert(prop.name.clone(), default.clone());
             }
-            None if prop.required => {
-                return Err(Error::MissingInput {
-                    name: prop.name.clone(),
-                })
-            }
+            None if prop.required => return Err(Error::MissingInput { name: prop.name.clone() }),
             None => {}
         }
     }

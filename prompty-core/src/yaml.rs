@@ -45,9 +45,6 @@ mod tests {
         let first = super::parse(yaml).unwrap();
         let second = super::parse(yaml).unwrap();
         assert_eq!(first, second);
-        assert_eq!(
-            first,
-            serde_json::json!({"name": "cache-test", "list": [1, 2]})
-        );
+        assert_eq!(first, serde_json::json!({"name": "cache-test", "list": [1, 2]}));
     }
 }

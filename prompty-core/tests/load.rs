@@ -1,9 +1,7 @@
 //! Integration tests of loading `.prompty` files: fixtures, shorthands, error locations,
 //! `${env:}`/`${file:}` references, `validate_inputs` and secret redaction.
 
-use prompty_core::{
-    load, load_str, load_with, validate_inputs, Agent, Connection, Error, LoadOptions, ToolKind,
-};
+use prompty_core::{load, load_str, load_with, validate_inputs, Agent, Connection, Error, LoadOptions, ToolKind};
 use serde_json::{json, Value};
 use std::fs;
 use std::path::{Path, PathBuf};
@@ -32,11 +30,7 @@ impl TempDir {
     fn new() -> TempDir {
         static COUNTER: AtomicUsize = AtomicUsize::new(0);
         let n = COUNTER.fetch_add(1, Ordering::SeqCst);
-        let path = std::env::temp_dir().join(format!(
-            "prompty-core-load-test-{}-{}",
-            std::process::id(),
-            n
-        ));
+        let path = std::env::temp_dir().join(format!("prompty-core-load-test-{}-{}", std::process::id(), n));
         let _ = fs::remove_dir_all(&path);
         fs::create_dir_all(&path).expect("create temp dir");
         // Canonical, so paths compared with the loader's canonical roots agree.
@@ -109,15 +103,9 @@ fn every_fixture_loads_and_canonical_json_round_trips() {
         let agent = load(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
         let first = serde_json::to_value(&agent).unwrap();
         assert_eq!(first["kind"], "prompt", "{}", path.display());
-        let again = Agent::from_value(first.clone())
-            .unwrap_or_else(|e| panic!("{}: from_value: {e}", path.display()));
+        let again = Agent::from_value(first.clone()).unwrap_or_else(|e| panic!("{}: from_value: {e}", path.display()));
         let second = serde_json::to_value(&again).unwrap();
-        assert_eq!(
-            first,
-            second,
-            "{}: canonical JSON is not stable",
-            path.display()
-        );
+        assert_eq!(first, second, "{}: canonical JSON is not stable", path.display());
         assert_eq!(agent, again, "{}", path.display());
         count += 1;
     }
@@ -131,19 +119,10 @@ fn basic_fixture_canonical_fields() {
     std::env::remove_var("OPENAI_ENDPOINT");
     let v = serde_json::to_value(load(fixtures_dir().join("basic.prompty")).unwrap()).unwrap();
     assert_eq!(v["name"], "basic-prompt");
-    assert_eq!(
-        v["model"]["connection"]["endpoint"],
-        "https://api.openai.com/v1"
-    );
+    assert_eq!(v["model"]["connection"]["endpoint"], "https://api.openai.com/v1");
     assert_eq!(v["model"]["connection"]["apiKey"], "sk-fixture-test");
-    assert_eq!(
-        v["model"]["options"],
-        json!({"temperature": 0.7, "maxOutputTokens": 1000})
-    );
-    assert_eq!(
-        v["inputs"][0],
-        json!({"name": "firstName", "kind": "string", "default": "Jane"})
-    );
+    assert_eq!(v["model"]["options"], json!({"temperature": 0.7, "maxOutputTokens": 1000}));
+    assert_eq!(v["inputs"][0], json!({"name": "firstName", "kind": "string", "default": "Jane"}));
     assert!(v["instructions"].as_str().unwrap().starts_with("system:\n"));
 }
 
@@ -160,10 +139,7 @@ fn model_string_shorthand_becomes_id() {
 #[test]
 fn inputs_map_form_becomes_named_list() {
     let v = canonical_fm("inputs:\n  city:\n    kind: string\n    required: true");
-    assert_eq!(
-        v["inputs"],
-        json!([{"name": "city", "kind": "string", "required": true}])
-    );
+    assert_eq!(v["inputs"], json!([{"name": "city", "kind": "string", "required": true}]));
 }
 
 #[test]
@@ -185,9 +161,7 @@ fn scalar_input_shorthand_infers_kind_and_sets_default() {
 
 #[test]
 fn inputs_list_form_is_kept_in_order() {
-    let v = canonical_fm(
-        "inputs:\n  - name: b\n    kind: string\n  - name: a\n    kind: integer\n    default: 2",
-    );
+    let v = canonical_fm("inputs:\n  - name: b\n    kind: string\n  - name: a\n    kind: integer\n    default: 2");
     assert_eq!(
         v["inputs"],
         json!([
@@ -228,25 +202,19 @@ fn tools_map_form_becomes_named_list() {
 #[test]
 fn bindings_map_list_and_string_forms_are_canonical() {
     let tool = |bindings: &str| {
-        canonical_fm(&format!(
-            "tools:\n  - name: get_weather\n    kind: function\n    bindings:\n{bindings}"
-        ))["tools"][0]["bindings"]
+        canonical_fm(&format!("tools:\n  - name: get_weather\n    kind: function\n    bindings:\n{bindings}"))["tools"]
+            [0]["bindings"]
             .clone()
     };
     let expected = json!({"unit": {"input": "preferred_unit"}});
     assert_eq!(tool("      unit:\n        input: preferred_unit"), expected);
-    assert_eq!(
-        tool("      - name: unit\n        input: preferred_unit"),
-        expected
-    );
+    assert_eq!(tool("      - name: unit\n        input: preferred_unit"), expected);
     assert_eq!(tool("      unit: preferred_unit"), expected);
 }
 
 #[test]
 fn approval_mode_string_shorthand_becomes_kind() {
-    let v = canonical_fm(
-        "tools:\n  - name: fs\n    kind: mcp\n    serverName: filesystem\n    approvalMode: never",
-    );
+    let v = canonical_fm("tools:\n  - name: fs\n    kind: mcp\n    serverName: filesystem\n    approvalMode: never");
     assert_eq!(v["tools"][0]["approvalMode"], json!({"kind": "never"}));
     assert_eq!(v["tools"][0]["serverName"], "filesystem");
 }
@@ -254,19 +222,13 @@ fn approval_mode_string_shorthand_becomes_kind() {
 #[test]
 fn template_format_string_shorthand_becomes_kind() {
     let v = canonical_fm("template:\n  format: mustache");
-    assert_eq!(
-        v["template"],
-        json!({"format": {"kind": "mustache"}, "parser": {"kind": "prompty"}})
-    );
+    assert_eq!(v["template"], json!({"format": {"kind": "mustache"}, "parser": {"kind": "prompty"}}));
 }
 
 #[test]
 fn omitted_template_defaults_to_jinja2_and_prompty() {
     let v = canonical_fm("name: x");
-    assert_eq!(
-        v["template"],
-        json!({"format": {"kind": "jinja2"}, "parser": {"kind": "prompty"}})
-    );
+    assert_eq!(v["template"], json!({"format": {"kind": "jinja2"}, "parser": {"kind": "prompty"}}));
 }
 
 #[test]
@@ -349,16 +311,10 @@ fn invalid_yaml_names_file_and_a_frontmatter_line() {
     assert!(msg.starts_with("bad.prompty:"), "{msg}");
     match e {
         Error::Frontmatter { at, .. } => {
-            println!(
-                "observed location: line {:?}, column {:?}",
-                at.line, at.column
-            );
+            println!("observed location: line {:?}, column {:?}", at.line, at.column);
             assert_eq!(at.file, "bad.prompty");
             let line = at.line.expect("a line number");
-            assert!(
-                (2..=3).contains(&line),
-                "line {line} is not inside the frontmatter (lines 2..=3): {msg}"
-            );
+            assert!((2..=3).contains(&line), "line {line} is not inside the frontmatter (lines 2..=3): {msg}");
         }
         other => panic!("expected Error::Frontmatter, got {other:?}"),
     }
@@ -419,13 +375,7 @@ fn prompt_with_endpoint(endpoint: &str) -> String {
 }
 
 fn endpoint_of(agent: &Agent) -> Option<String> {
-    agent
-        .model
-        .as_ref()?
-        .connection
-        .as_ref()?
-        .endpoint()
-        .map(str::to_owned)
+    agent.model.as_ref()?.connection.as_ref()?.endpoint().map(str::to_owned)
 }
 
 #[test]
@@ -447,10 +397,7 @@ fn unset_env_reference_names_variable_and_key_path_and_leaks_nothing() {
     let e = load_err(text);
     let msg = e.to_string();
     println!("unset env error: {msg}");
-    assert!(
-        msg.contains("Environment variable 'PROMPTY_TEST_UNSET_ENDPOINT' not set"),
-        "{msg}"
-    );
+    assert!(msg.contains("Environment variable 'PROMPTY_TEST_UNSET_ENDPOINT' not set"), "{msg}");
     assert!(msg.contains("model.connection.endpoint"), "{msg}");
     assert!(!msg.contains(secret), "{msg}");
     assert!(!format!("{e:?}").contains(secret));
@@ -468,10 +415,7 @@ fn unset_env_reference_names_variable_and_key_path_and_leaks_nothing() {
 fn env_default_keeps_everything_after_the_second_colon() {
     let _env = env_lock();
     std::env::remove_var("PROMPTY_TEST_UNSET_WITH_DEFAULT");
-    let agent = load_text(&prompt_with_endpoint(
-        "${env:PROMPTY_TEST_UNSET_WITH_DEFAULT:http://x:8080}",
-    ))
-    .unwrap();
+    let agent = load_text(&prompt_with_endpoint("${env:PROMPTY_TEST_UNSET_WITH_DEFAULT:http://x:8080}")).unwrap();
     assert_eq!(endpoint_of(&agent).as_deref(), Some("http://x:8080"));
 }
 
@@ -484,10 +428,7 @@ fn file_reference_to_json_is_parsed_and_its_env_references_resolved() {
         "conn.json",
         r#"{"kind": "key", "endpoint": "https://json.test", "apiKey": "${env:PROMPTY_TEST_FILE_KEY}"}"#,
     );
-    let path = dir.write(
-        "p.prompty",
-        "---\nmodel:\n  id: m\n  connection: ${file:conn.json}\n---\nHi",
-    );
+    let path = dir.write("p.prompty", "---\nmodel:\n  id: m\n  connection: ${file:conn.json}\n---\nHi");
     let agent = load(&path).unwrap();
     let v = serde_json::to_value(&agent).unwrap();
     assert_eq!(
@@ -499,19 +440,10 @@ fn file_reference_to_json_is_parsed_and_its_env_references_resolved() {
 #[test]
 fn file_reference_to_yaml_is_parsed() {
     let dir = TempDir::new();
-    dir.write(
-        "conn.yaml",
-        "kind: anonymous\nendpoint: https://yaml.test\n",
-    );
-    let path = dir.write(
-        "p.prompty",
-        "---\nmodel:\n  id: m\n  connection: ${file:conn.yaml}\n---\nHi",
-    );
+    dir.write("conn.yaml", "kind: anonymous\nendpoint: https://yaml.test\n");
+    let path = dir.write("p.prompty", "---\nmodel:\n  id: m\n  connection: ${file:conn.yaml}\n---\nHi");
     let agent = load(&path).unwrap();
-    assert!(matches!(
-        agent.model.as_ref().unwrap().connection,
-        Some(Connection::Anonymous { .. })
-    ));
+    assert!(matches!(agent.model.as_ref().unwrap().connection, Some(Connection::Anonymous { .. })));
     assert_eq!(endpoint_of(&agent).as_deref(), Some("https://yaml.test"));
 }
 
@@ -521,10 +453,7 @@ fn file_reference_to_text_is_a_string() {
     dir.write("desc.txt", "A long description.\nSecond line: {not yaml}\n");
     let path = dir.write("p.prompty", "---\ndescription: ${file:desc.txt}\n---\nHi");
     let agent = load(&path).unwrap();
-    assert_eq!(
-        agent.description.as_deref(),
-        Some("A long description.\nSecond line: {not yaml}\n")
-    );
+    assert_eq!(agent.description.as_deref(), Some("A long description.\nSecond line: {not yaml}\n"));
 }
 
 /// A layout with the prompt in `root/prompt/` and a JSON file in `root/outside/x.json`.
@@ -535,10 +464,7 @@ struct Outside {
 impl Outside {
     fn new() -> Outside {
         let root = TempDir::new();
-        root.write(
-            "outside/x.json",
-            r#"{"kind": "anonymous", "endpoint": "https://outside.test"}"#,
-        );
+        root.write("outside/x.json", r#"{"kind": "anonymous", "endpoint": "https://outside.test"}"#);
         fs::create_dir_all(root.path().join("prompt")).unwrap();
         Outside { root }
     }
@@ -553,10 +479,8 @@ impl Outside {
 
     /// Writes `prompt/p.prompty` whose model connection is `${file:<reference>}`.
     fn prompt(&self, reference: &str) -> PathBuf {
-        self.root.write(
-            "prompt/p.prompty",
-            &format!("---\nmodel:\n  id: m\n  connection: ${{file:{reference}}}\n---\nHi"),
-        )
+        self.root
+            .write("prompt/p.prompty", &format!("---\nmodel:\n  id: m\n  connection: ${{file:{reference}}}\n---\nHi"))
     }
 }
 
@@ -585,8 +509,7 @@ fn file_reference_with_absolute_path_outside_is_rejected() {
 #[test]
 fn file_reference_through_symlink_escaping_the_folder_is_rejected() {
     let o = Outside::new();
-    std::os::unix::fs::symlink(o.outside_file(), o.root.path().join("prompt/link.json"))
-        .expect("create symlink");
+    std::os::unix::fs::symlink(o.outside_file(), o.root.path().join("prompt/link.json")).expect("create symlink");
     assert_outside_roots(load(o.prompt("link.json")));
 }
 
@@ -594,17 +517,9 @@ fn file_reference_through_symlink_escaping_the_folder_is_rejected() {
 fn host_allowed_root_permits_the_outside_file() {
     let o = Outside::new();
     let opts = LoadOptions::new().allow_root(o.outside_dir());
-    for reference in [
-        "../outside/x.json".to_owned(),
-        o.outside_file().to_str().unwrap().to_owned(),
-    ] {
-        let agent =
-            load_with(o.prompt(&reference), &opts).unwrap_or_else(|e| panic!("{reference}: {e}"));
-        assert_eq!(
-            endpoint_of(&agent).as_deref(),
-            Some("https://outside.test"),
-            "{reference}"
-        );
+    for reference in ["../outside/x.json".to_owned(), o.outside_file().to_str().unwrap().to_owned()] {
+        let agent = load_with(o.prompt(&reference), &opts).unwrap_or_else(|e| panic!("{reference}: {e}"));
+        assert_eq!(endpoint_of(&agent).as_deref(), Some("https://outside.test"), "{reference}");
     }
     // Through the symlink too.
     std::os::unix::fs::symlink(o.outside_file(), o.root.path().join("prompt/link.json")).unwrap();
@@ -632,13 +547,7 @@ fn reference_inside_a_list_element_is_resolved() {
         "---\nmodel:\n  id: m\n  options:\n    stopSequences:\n      - END\n      - ${env:PROMPTY_TEST_STOP}\n---\nHi",
     )
     .unwrap();
-    let stops = agent
-        .model
-        .unwrap()
-        .options
-        .unwrap()
-        .stop_sequences
-        .unwrap();
+    let stops = agent.model.unwrap().options.unwrap().stop_sequences.unwrap();
     assert_eq!(stops, vec!["END".to_owned(), "STOP!".to_owned()]);
 }
 
@@ -657,10 +566,7 @@ fn dotenv_file_beside_the_prompt_is_never_loaded() {
     std::env::remove_var("PROMPTY_TEST_DOTENV");
     let dir = TempDir::new();
     dir.write(".env", "PROMPTY_TEST_DOTENV=1\n");
-    let path = dir.write(
-        "p.prompty",
-        "---\ndescription: ${env:PROMPTY_TEST_DOTENV}\n---\nHi",
-    );
+    let path = dir.write("p.prompty", "---\ndescription: ${env:PROMPTY_TEST_DOTENV}\n---\nHi");
     match load(&path) {
         Err(Error::EnvVarNotSet { var, .. }) => assert_eq!(var, "PROMPTY_TEST_DOTENV"),
         other => panic!("expected EnvVarNotSet, got {other:?}"),
@@ -692,10 +598,7 @@ fn validate_inputs_missing_required_names_the_input() {
         {"name": "city", "kind": "string", "required": true, "example": "Paris"}
     ]));
     let e = validate_inputs(&agent, &json!({})).unwrap_err();
-    assert!(
-        matches!(&e, Error::MissingInput { name } if name == "city"),
-        "{e:?}"
-    );
+    assert!(matches!(&e, Error::MissingInput { name } if name == "city"), "{e:?}");
     assert_eq!(e.to_string(), "Missing required input: city");
 }
 
@@ -713,10 +616,7 @@ fn validate_inputs_omits_optional_inputs_without_default() {
 fn validate_inputs_passes_extra_inputs_through_unchecked() {
     let agent = agent_with_inputs(json!([{"name": "n", "kind": "integer"}]));
     let out = validate_inputs(&agent, &json!({"n": "not a number", "extra": [1, 2]})).unwrap();
-    assert_eq!(
-        Value::Object(out),
-        json!({"n": "not a number", "extra": [1, 2]})
-    );
+    assert_eq!(Value::Object(out), json!({"n": "not a number", "extra": [1, 2]}));
 }
 
 #[test]
@@ -751,23 +651,15 @@ fn debug_output_of_an_agent_never_contains_the_api_key() {
     .unwrap();
     // The key did load.
     match &agent.model.as_ref().unwrap().connection {
-        Some(Connection::Key {
-            api_key: Some(k), ..
-        }) => assert_eq!(k.expose(), key),
+        Some(Connection::Key { api_key: Some(k), .. }) => assert_eq!(k.expose(), key),
         other => panic!("expected a key connection, got {other:?}"),
     }
-    assert!(matches!(
-        agent.tools.as_ref().unwrap()[0].kind,
-        ToolKind::OpenApi(_)
-    ));
+    assert!(matches!(agent.tools.as_ref().unwrap()[0].kind, ToolKind::OpenApi(_)));
     let debug = format!("{agent:?}");
     let pretty = format!("{agent:#?}");
     for text in [&debug, &pretty] {
         assert!(!text.contains(key), "API key leaked in Debug output");
-        assert!(
-            !text.contains(client_secret),
-            "client secret leaked in Debug output"
-        );
+        assert!(!text.contains(client_secret), "client secret leaked in Debug output");
         assert!(text.contains("REDACTED"));
     }
 }

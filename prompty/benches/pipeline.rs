@@ -48,41 +48,21 @@ fn measure(batch: Duration, mut f: impl FnMut()) -> f64 {
 }
 
 fn main() {
-    let args: Vec<String> = std::env::args()
-        .skip(1)
-        .filter(|a| !a.starts_with("--"))
-        .collect();
+    let args: Vec<String> = std::env::args().skip(1).filter(|a| !a.starts_with("--")).collect();
     let quick = std::env::args().any(|a| a == "--quick");
-    let batch = if quick {
-        Duration::from_millis(5)
-    } else {
-        Duration::from_millis(200)
-    };
+    let batch = if quick { Duration::from_millis(5) } else { Duration::from_millis(200) };
     // The fixtures read their key from the environment; give it a value for the benchmark.
     std::env::set_var("OPENAI_API_KEY", "sk-bench");
 
     let dir = data_dir();
-    let inputs: serde_json::Value = serde_json::from_str(&read(&dir.join("bench/inputs.json")))
-        .expect("bench/inputs.json is JSON");
+    let inputs: serde_json::Value =
+        serde_json::from_str(&read(&dir.join("bench/inputs.json"))).expect("bench/inputs.json is JSON");
     let large_inputs: serde_json::Value =
-        serde_json::from_str(&read(&dir.join("bench/large_inputs.json")))
-            .expect("bench/large_inputs.json is JSON");
+        serde_json::from_str(&read(&dir.join("bench/large_inputs.json"))).expect("bench/large_inputs.json is JSON");
     let cases = [
-        (
-            "basic",
-            dir.join("fixtures/basic.prompty"),
-            inputs["basic"].clone(),
-        ),
-        (
-            "threaded",
-            dir.join("fixtures/threaded.prompty"),
-            inputs["threaded"].clone(),
-        ),
-        (
-            "tools_function",
-            dir.join("fixtures/tools_function.prompty"),
-            inputs["tools_function"].clone(),
-        ),
+        ("basic", dir.join("fixtures/basic.prompty"), inputs["basic"].clone()),
+        ("threaded", dir.join("fixtures/threaded.prompty"), inputs["threaded"].clone()),
+        ("tools_function", dir.join("fixtures/tools_function.prompty"), inputs["tools_function"].clone()),
         ("large", dir.join("bench/large.prompty"), large_inputs),
     ];
 
@@ -93,26 +73,20 @@ fn main() {
         let label = format!("load {name}");
         if args.is_empty() || args.iter().any(|a| label.contains(a.as_str())) {
             let us = measure(batch, || {
-                black_box(
-                    prompty::load_str(black_box(&text), base, "bench.prompty").expect("loads"),
-                );
+                black_box(prompty::load_str(black_box(&text), base, "bench.prompty").expect("loads"));
             });
             println!("{label:<32} {us:>12.2}");
         }
         // Distinct texts (a comment added to the frontmatter), more than the parse cache holds, so
         // every load parses its YAML.
-        let variants: Vec<String> = (0..1024)
-            .map(|i| text.replacen("\n---\n", &format!("\n# variant {i}\n---\n"), 1))
-            .collect();
+        let variants: Vec<String> =
+            (0..1024).map(|i| text.replacen("\n---\n", &format!("\n# variant {i}\n---\n"), 1)).collect();
         let label = format!("load {name} (uncached)");
         if args.is_empty() || args.iter().any(|a| label.contains(a.as_str())) {
             let mut i = 0;
             let us = measure(batch, || {
                 i = (i + 1) % variants.len();
-                black_box(
-                    prompty::load_str(black_box(&variants[i]), base, "bench.prompty")
-                        .expect("loads"),
-                );
+                black_box(prompty::load_str(black_box(&variants[i]), base, "bench.prompty").expect("loads"));
             });
             println!("{label:<32} {us:>12.2}");
         }
@@ -120,9 +94,7 @@ fn main() {
         let label = format!("prepare {name}");
         if args.is_empty() || args.iter().any(|a| label.contains(a.as_str())) {
             let us = measure(batch, || {
-                black_box(
-                    prompty::prepare(black_box(&agent), black_box(inputs)).expect("prepares"),
-                );
+                black_box(prompty::prepare(black_box(&agent), black_box(inputs)).expect("prepares"));
             });
             println!("{label:<32} {us:>12.2}");
         }

@@ -37,17 +37,42 @@
 
 #![deny(missing_docs)]
 
+extern crate self as prompty;
+
+mod blocking;
 mod mark;
 mod nonce;
 mod parser;
 mod pipeline;
+mod registry;
 mod renderers;
 mod rich;
+mod schema;
+mod tools;
 
-pub use parser::parse;
-pub use pipeline::{load_async, load_with_async, prepare, prepare_async, render, render_async};
+pub use parser::{parse, parse_async};
+pub use pipeline::{load_async, load_with_async, prepare, prepare_async, render, render_async, run, run_async};
 pub use prompty_core::*;
+pub use registry::*;
 pub use rich::{expand_rich, RichInputs, RichValue};
+pub use schema::{properties_schema, property_schema};
+pub use tools::*;
+
+/// The built-in components, registered at link time: renderers `jinja2` (alias `jinja`) and
+/// `mustache`, parser `prompty`.
+pub mod builtins {
+    pub use crate::parser::PromptyParser;
+    pub use crate::renderers::{Jinja2Renderer, MustacheRenderer};
+}
+
+/// Items the macros' generated code uses. Not part of the public API.
+#[doc(hidden)]
+pub mod __private {
+    pub use inventory;
+    pub use schemars;
+    pub use serde;
+    pub use serde_json;
+}
 
 // The macros arrive with the registries and typed-prompt milestones; the re-export is in place so
 // that enabling them needs no change for users.

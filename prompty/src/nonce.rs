@@ -7,9 +7,8 @@ pub(crate) type Nonce = [u8; 8];
 pub(crate) fn fresh(out: &mut [Nonce]) -> crate::Result<()> {
     const HEX: &[u8; 16] = b"0123456789abcdef";
     let mut bytes = vec![0u8; out.len() * 4];
-    getrandom::fill(&mut bytes).map_err(|e| {
-        crate::Error::Task(format!("the operating system's random source failed: {e}"))
-    })?;
+    getrandom::fill(&mut bytes)
+        .map_err(|e| crate::Error::Task(format!("the operating system's random source failed: {e}")))?;
     for (nonce, chunk) in out.iter_mut().zip(bytes.chunks_exact(4)) {
         for (i, b) in chunk.iter().enumerate() {
             nonce[2 * i] = HEX[(b >> 4) as usize];

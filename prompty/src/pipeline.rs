@@ -1,7 +1,10 @@
 //! The pipeline stages composed: [`render`], [`prepare`] and their async forms, and async loading.
 
 use crate::mark::Marks;
-use crate::{nonce, parser, renderers, rich, Agent, LoadOptions, Message, Result};
+use crate::{
+    get_executor, get_parser, get_processor, nonce, renderers, rich, Agent, Error, LoadOptions, Message, RenderContext,
+    RenderedText, Result,
+};
 use serde_json::Value;
 use std::path::Path;
 
@@ -17,7 +20,7 @@ use std::path::Path;
 pub fn render(agent: &Agent, inputs: &Value) -> Result<String> {
     let mut inputs = crate::validate_inputs(agent, inputs)?;
     rich::substitute(agent, &mut inputs)?;
-    renderers::render_validated(agent, &inputs, None)
+    renderers::render_validated(agent, &inputs, RenderContext::plain())
 }
 
 /// Async form of [`render`]; gives the same result.
@@ -29,7 +32,9 @@ pub fn render(agent: &Agent, inputs: &Value) -> Result<String> {
 /// # Ok::<(), prompty::Error>(()) }).unwrap();
 /// ```
 pub async fn render_async(agent: &Agent, inputs: &Value) -> Result<String> {
-    render(agent, inputs)
+    let mut inputs = crate::validate_inputs(agent, inputs)?;
+    rich::substitute(agent, &mut inputs)?;
+    renderers::render_validated_async(agent, &inputs, RenderContext::plain()).await
 }
 
 /// Validates, renders and parses: the messages a prompt becomes for `inputs`.
@@ -46,15 +51,23 @@ pub async fn render_async(agent: &Agent, inputs: &Value) -> Result<String> {
 /// # Ok::<(), prompty::Error>(())
 /// ```
 pub fn prepare(agent: &Agent, inputs: &Value) -> Result<Vec<Message>> {
+    let (inputs, rich, marks) = prepare_inputs(agent, inputs)?;
+    let marked = renderers::render_validated(agent, &inputs, RenderContext { marks: Some(marks) })?;
+    let (text, values) = marks.split(&marked);
+    let messages =
+        get_parser(&agent.template.parser.kind)?.parse(agent, RenderedText { text: &text, values: &values })?;
+    Ok(rich::expand_rich(messages, &rich))
+}
+
+type Prepared = (serde_json::Map<String, Value>, rich::RichInputs, Marks);
+
+/// Validated inputs with rich values replaced by nonces, and the marks of this render.
+fn prepare_inputs(agent: &Agent, inputs: &Value) -> Result<Prepared> {
     let mut inputs = crate::validate_inputs(agent, inputs)?;
     let rich = rich::substitute(agent, &mut inputs)?;
     let mut mark_nonce = [[0u8; 8]];
     nonce::fresh(&mut mark_nonce)?;
-    let marks = Marks::new(mark_nonce[0]);
-    let marked = renderers::render_validated(agent, &inputs, Some(marks))?;
-    let (text, values) = marks.split(&marked);
-    let messages = parser::parse_with_values(agent, &text, &values)?;
-    Ok(rich::expand_rich(messages, &rich))
+    Ok((inputs, rich, Marks::new(mark_nonce[0])))
 }
 
 /// Async form of [`prepare`]; gives the same result.
@@ -66,7 +79,66 @@ pub fn prepare(agent: &Agent, inputs: &Value) -> Result<Vec<Message>> {
 /// # Ok::<(), prompty::Error>(()) }).unwrap();
 /// ```
 pub async fn prepare_async(agent: &Agent, inputs: &Value) -> Result<Vec<Message>> {
-    prepare(agent, inputs)
+    let (inputs, rich, marks) = prepare_inputs(agent, inputs)?;
+    let marked = renderers::render_validated_async(agent, &inputs, RenderContext { marks: Some(marks) }).await?;
+    let (text, values) = marks.split(&marked);
+    let parser = get_parser(&agent.template.parser.kind)?;
+    let messages = parser.parse_async(agent, RenderedText { text: &text, values: &values }).await?;
+    Ok(rich::expand_rich(messages, &rich))
+}
+
+/// The provider key of the agent's model, which selects its executor and processor.
+fn provider(agent: &Agent) -> Result<&str> {
+    agent.model.as_ref().and_then(|m| m.provider.as_deref()).ok_or_else(|| Error::Execution {
+        message: format!(
+            "agent '{}' names no model provider: set `model.provider` (openai, anthropic, foundry, ...) in its frontmatter",
+            agent.name
+        ),
+    })
+}
+
+/// Prepares the prompt, sends the messages to the model with the executor registered for
+/// `model.provider`, and returns what that provider's processor makes of the response.
+///
+/// ```
+/// use prompty::{Agent, BoxFuture, Executor, Message, Processor, Result};
+/// use serde_json::{json, Value};
+/// #[derive(Default)]
+/// struct Canned;
+/// impl Executor for Canned {
+///     fn execute_async<'a>(&'a self, _: &'a Agent, m: &'a [Message]) -> BoxFuture<'a, Result<Value>> {
+///         Box::pin(async move { Ok(json!({"echo": m.last().map(|m| m.text())})) })
+///     }
+/// }
+/// impl Processor for Canned {
+///     fn process(&self, _: &Agent, r: Value) -> Result<Value> { Ok(r["echo"].clone()) }
+/// }
+/// prompty::register_executor("canned", Canned);
+/// prompty::register_processor("canned", Canned);
+/// let agent = prompty::load_str("---\nmodel: {id: m, provider: canned}\n---\nuser:\nHi {{ who }}", ".", "<string>")?;
+/// assert_eq!(prompty::run(&agent, &json!({"who": "Ann"}))?, json!("Hi Ann"));
+/// # Ok::<(), prompty::Error>(())
+/// ```
+pub fn run(agent: &Agent, inputs: &Value) -> Result<Value> {
+    let messages = prepare(agent, inputs)?;
+    let provider = provider(agent)?;
+    let raw = get_executor(provider)?.execute(agent, &messages)?;
+    get_processor(provider)?.process(agent, raw)
+}
+
+/// Async form of [`run`]; gives the same result.
+///
+/// ```no_run
+/// # async fn f() -> prompty::Result<()> {
+/// let agent = prompty::load_async("prompts/chat.prompty").await?;
+/// let answer = prompty::run_async(&agent, &serde_json::json!({"question": "Hi"})).await?;
+/// # Ok(()) }
+/// ```
+pub async fn run_async(agent: &Agent, inputs: &Value) -> Result<Value> {
+    let messages = prepare_async(agent, inputs).await?;
+    let provider = provider(agent)?;
+    let raw = get_executor(provider)?.execute_async(agent, &messages).await?;
+    get_processor(provider)?.process_async(agent, raw).await
 }
 
 /// Async form of [`crate::load`]: reads and resolves on tokio's blocking pool, so it must run

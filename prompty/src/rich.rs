@@ -38,8 +38,7 @@ impl RichInputs {
 
     /// Records that `token` stands for a thread of messages.
     pub fn insert_thread(&mut self, token: impl Into<String>, messages: Vec<Message>) {
-        self.entries
-            .push((token.into(), RichValue::Thread(messages)));
+        self.entries.push((token.into(), RichValue::Thread(messages)));
     }
 
     /// Records that `token` stands for a content part (image, file, audio).
@@ -80,10 +79,8 @@ pub(crate) fn substitute(agent: &Agent, inputs: &mut Map<String, Value>) -> Resu
     let Some(props) = agent.inputs.as_deref() else {
         return Ok(rich);
     };
-    let present: Vec<_> = props
-        .iter()
-        .filter(|p| p.kind.is_rich() && inputs.get(&p.name).is_some_and(|v| !v.is_null()))
-        .collect();
+    let present: Vec<_> =
+        props.iter().filter(|p| p.kind.is_rich() && inputs.get(&p.name).is_some_and(|v| !v.is_null())).collect();
     if present.is_empty() {
         return Ok(rich);
     }
@@ -110,7 +107,9 @@ fn thread_messages(name: &str, value: Value) -> Result<Vec<Message>> {
             Some(Value::Array(items)) => items,
             _ => {
                 return Err(Error::InvalidInputs {
-                    message: format!("input '{name}' is a thread: give a list of messages (or {{\"messages\": [...]}})"),
+                    message: format!(
+                        "input '{name}' is a thread: give a list of messages (or {{\"messages\": [...]}})"
+                    ),
                 })
             }
         },
@@ -131,19 +130,21 @@ fn thread_messages(name: &str, value: Value) -> Result<Vec<Message>> {
 }
 
 fn media_part(name: &str, kind: &PropertyKind, value: Value) -> Result<ContentPart> {
-    let mut fields = match value {
-        Value::String(source) => {
-            let mut m = Map::new();
-            m.insert("source".into(), Value::String(source));
-            m
-        }
-        Value::Object(m) => m,
-        other => {
-            return Err(Error::InvalidInputs {
-                message: format!("input '{name}' is of kind {}: give a URL, a data URI or an object with `source`, found {other}", kind.as_str()),
-            })
-        }
-    };
+    let mut fields =
+        match value {
+            Value::String(source) => {
+                let mut m = Map::new();
+                m.insert("source".into(), Value::String(source));
+                m
+            }
+            Value::Object(m) => m,
+            other => return Err(Error::InvalidInputs {
+                message: format!(
+                    "input '{name}' is of kind {}: give a URL, a data URI or an object with `source`, found {other}",
+                    kind.as_str()
+                ),
+            }),
+        };
     fields.insert("kind".into(), Value::String(kind.as_str().to_owned()));
     ContentPart::deserialize(Value::Object(fields)).map_err(|e| Error::InvalidInputs {
         message: format!("input '{name}' is not a valid {} part: {e}", kind.as_str()),
@@ -207,21 +208,13 @@ pub fn expand_rich(messages: Vec<Message>, rich: &RichInputs) -> Vec<Message> {
                 rest = &rest[i + tok.len()..];
                 pending_trim = true;
             }
-            let tail = if pending_trim {
-                rest.trim_start_matches(['\n', '\r'])
-            } else {
-                rest
-            };
+            let tail = if pending_trim { rest.trim_start_matches(['\n', '\r']) } else { rest };
             if !tail.is_empty() || !pending_trim {
                 current.push(ContentPart::text(tail));
             }
         }
         if !current.is_empty() || (!touched && out.len() == start_len) {
-            out.push(Message {
-                role,
-                content: current,
-                metadata,
-            });
+            out.push(Message { role, content: current, metadata });
         }
     }
     out
@@ -235,10 +228,7 @@ fn forged_marker(text: &str) -> Option<&str> {
         let s = s.strip_prefix('#').unwrap_or(s).trim_start();
         let word_len = s.bytes().take_while(u8::is_ascii_alphabetic).count();
         let (word, rest) = s.split_at(word_len);
-        if !["system", "user", "assistant", "developer"]
-            .iter()
-            .any(|r| r.eq_ignore_ascii_case(word))
-        {
+        if !["system", "user", "assistant", "developer"].iter().any(|r| r.eq_ignore_ascii_case(word)) {
             return false;
         }
         let rest = match rest.strip_prefix('[') {
@@ -255,10 +245,9 @@ fn forged_marker(text: &str) -> Option<&str> {
 fn check_value(name: &str, value: &Value) -> Result<()> {
     match value {
         Value::String(s) => match forged_marker(s) {
-            Some(line) => Err(Error::StrictViolation {
-                input: name.to_owned(),
-                marker: line.trim().chars().take(40).collect(),
-            }),
+            Some(line) => {
+                Err(Error::StrictViolation { input: name.to_owned(), marker: line.trim().chars().take(40).collect() })
+            }
             None => Ok(()),
         },
         Value::Array(items) => items.iter().try_for_each(|v| check_value(name, v)),
@@ -308,21 +297,11 @@ mod tests {
         let tok = "__PROMPTY_THREAD_00000000_photo__";
         let mut rich = RichInputs::new();
         rich.insert_part(tok, ContentPart::image("https://x/p.png"));
-        let msgs = expand_rich(
-            vec![Message::new(
-                crate::Role::User,
-                format!("Look:\n{tok}\nWhat is it?"),
-            )],
-            &rich,
-        );
+        let msgs = expand_rich(vec![Message::new(crate::Role::User, format!("Look:\n{tok}\nWhat is it?"))], &rich);
         assert_eq!(msgs.len(), 1);
         assert_eq!(
             msgs[0].content,
-            vec![
-                ContentPart::text("Look:"),
-                ContentPart::image("https://x/p.png"),
-                ContentPart::text("What is it?")
-            ]
+            vec![ContentPart::text("Look:"), ContentPart::image("https://x/p.png"), ContentPart::text("What is it?")]
         );
     }
 
@@ -330,20 +309,8 @@ mod tests {
     fn a_message_that_is_only_a_thread_disappears() {
         let tok = "__PROMPTY_THREAD_00000000_t__";
         let mut rich = RichInputs::new();
-        rich.insert_thread(
-            tok,
-            vec![
-                Message::new(crate::Role::User, "a"),
-                Message::new(crate::Role::Assistant, "b"),
-            ],
-        );
+        rich.insert_thread(tok, vec![Message::new(crate::Role::User, "a"), Message::new(crate::Role::Assistant, "b")]);
         let msgs = expand_rich(vec![Message::new(crate::Role::System, tok)], &rich);
-        assert_eq!(
-            msgs,
-            vec![
-                Message::new(crate::Role::User, "a"),
-                Message::new(crate::Role::Assistant, "b")
-            ]
-        );
+        assert_eq!(msgs, vec![Message::new(crate::Role::User, "a"), Message::new(crate::Role::Assistant, "b")]);
     }
 }

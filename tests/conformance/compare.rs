@@ -26,15 +26,8 @@ impl Check {
 /// the projection would only show `null`s.
 pub fn check(expected: &Value, observed: &Value) -> Check {
     let projected = project(observed, expected);
-    let got = if projected != *expected && disjoint(expected, observed) {
-        observed.clone()
-    } else {
-        projected
-    };
-    Check {
-        expected: expected.clone(),
-        got,
-    }
+    let got = if projected != *expected && disjoint(expected, observed) { observed.clone() } else { projected };
+    Check { expected: expected.clone(), got }
 }
 
 /// Keeps only what `expected` mentions:
@@ -45,14 +38,7 @@ pub fn check(expected: &Value, observed: &Value) -> Check {
 pub fn project(observed: &Value, expected: &Value) -> Value {
     match (expected, observed) {
         (Value::Object(want), Value::Object(have)) => Value::Object(
-            want.iter()
-                .map(|(key, w)| {
-                    (
-                        key.clone(),
-                        project(have.get(key).unwrap_or(&Value::Null), w),
-                    )
-                })
-                .collect(),
+            want.iter().map(|(key, w)| (key.clone(), project(have.get(key).unwrap_or(&Value::Null), w))).collect(),
         ),
         (Value::Array(want), Value::Array(have)) => Value::Array(
             have.iter()

@@ -12,11 +12,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 pub fn run(ctx: &Ctx, vector: &Value) -> Check {
     let input = &vector["input"];
     let expected = &vector["expected"];
-    let observed = if is_validation(input, expected) {
-        validate(input)
-    } else {
-        load(ctx, input)
-    };
+    let observed = if is_validation(input, expected) { validate(input) } else { load(ctx, input) };
     match observed {
         Ok(value) => check(expected, &value),
         Err(message) => check(expected, &error_value(&message, expected)),
@@ -39,8 +35,7 @@ fn validate(input: &Value) -> Result<Value, String> {
         unwrap_properties(&mut frontmatter, key);
     }
     let agent = prompty::Agent::from_value(frontmatter).map_err(|e| e.to_string())?;
-    let validated =
-        prompty::validate_inputs(&agent, &input["inputs"]).map_err(|e| e.to_string())?;
+    let validated = prompty::validate_inputs(&agent, &input["inputs"]).map_err(|e| e.to_string())?;
     Ok(serde_json::json!({ "validated_inputs": validated }))
 }
 
@@ -61,10 +56,7 @@ fn load(ctx: &Ctx, input: &Value) -> Result<Value, String> {
     let _env = EnvGuard::set(input.get("env"));
     match prompty::load(&path) {
         Ok(agent) => Ok(serde_json::to_value(&agent).expect("an agent serializes to JSON")),
-        Err(e) => Err(scrub(
-            &e.to_string(),
-            &[(&case.root, "<case>"), (&ctx.fixtures, "<fixtures>")],
-        )),
+        Err(e) => Err(scrub(&e.to_string(), &[(&case.root, "<case>"), (&ctx.fixtures, "<fixtures>")])),
     }
 }
 
@@ -82,11 +74,7 @@ fn place_agent(ctx: &Ctx, case: &CaseDir, input: &Value) -> PathBuf {
             return source;
         }
         // The fixture needs companions: load a copy placed beside them.
-        let copy = agent_dir.join(
-            Path::new(fixture)
-                .file_name()
-                .unwrap_or(OsStr::new(fixture)),
-        );
+        let copy = agent_dir.join(Path::new(fixture).file_name().unwrap_or(OsStr::new(fixture)));
         if let Ok(text) = std::fs::read_to_string(&source) {
             write_file(case, &copy, &text);
         }
@@ -120,34 +108,20 @@ fn prompty_text(frontmatter: &Value) -> String {
     let fields = frontmatter.as_object().unwrap_or(&empty);
     let mut text = String::from("---\n");
     for (key, value) in fields.iter().filter(|(k, _)| k.as_str() != "instructions") {
-        text.push_str(&format!(
-            "{}: {}\n",
-            flow(&Value::String(key.clone())),
-            flow(value)
-        ));
+        text.push_str(&format!("{}: {}\n", flow(&Value::String(key.clone())), flow(value)));
     }
     text.push_str("---\n");
-    text.push_str(
-        fields
-            .get("instructions")
-            .and_then(Value::as_str)
-            .unwrap_or(""),
-    );
+    text.push_str(fields.get("instructions").and_then(Value::as_str).unwrap_or(""));
     text
 }
 
 /// A JSON value in YAML flow syntax.
 fn flow(value: &Value) -> String {
     match value {
-        Value::Array(items) => format!(
-            "[{}]",
-            items.iter().map(flow).collect::<Vec<_>>().join(", ")
-        ),
+        Value::Array(items) => format!("[{}]", items.iter().map(flow).collect::<Vec<_>>().join(", ")),
         Value::Object(map) => {
-            let entries: Vec<String> = map
-                .iter()
-                .map(|(k, v)| format!("{}: {}", flow(&Value::String(k.clone())), flow(v)))
-                .collect();
+            let entries: Vec<String> =
+                map.iter().map(|(k, v)| format!("{}: {}", flow(&Value::String(k.clone())), flow(v))).collect();
             format!("{{{}}}", entries.join(", "))
         }
         // JSON scalars, strings included (their escapes are valid in YAML double quotes).
@@ -166,8 +140,7 @@ fn write_file(case: &CaseDir, path: &Path, text: &str) {
         case.root.display()
     );
     if let Some(parent) = path.parent() {
-        std::fs::create_dir_all(parent)
-            .unwrap_or_else(|e| panic!("cannot create {}: {e}", parent.display()));
+        std::fs::create_dir_all(parent).unwrap_or_else(|e| panic!("cannot create {}: {e}", parent.display()));
     }
     std::fs::write(&path, text).unwrap_or_else(|e| panic!("cannot write {}: {e}", path.display()));
 }
@@ -206,14 +179,8 @@ fn scrub(message: &str, folders: &[(&Path, &str)]) -> String {
 /// Expected errors that are named by a class or a phrase, and words of our messages that stand
 /// for them (digest §2.1).
 const FUZZY_ERRORS: &[(&str, &[&str])] = &[
-    (
-        "invalid frontmatter",
-        &["yaml", "mapping", "frontmatter", "flow"],
-    ),
-    (
-        "FileNotFoundError",
-        &["not found", "no such file", "os error 2"],
-    ),
+    ("invalid frontmatter", &["yaml", "mapping", "frontmatter", "flow"]),
+    ("FileNotFoundError", &["not found", "no such file", "os error 2"]),
     ("Invalid template format", &["template"]),
     ("Missing required input", &["required"]),
 ];
@@ -222,10 +189,7 @@ const FUZZY_ERRORS: &[(&str, &[&str])] = &[
 /// it matches `expected.error`, else `{"error": <message>}`.
 fn error_value(message: &str, expected: &Value) -> Value {
     let mut out = Map::new();
-    let matched = expected
-        .get("error")
-        .and_then(Value::as_str)
-        .filter(|want| error_matches(message, want));
+    let matched = expected.get("error").and_then(Value::as_str).filter(|want| error_matches(message, want));
     let Some(want) = matched else {
         out.insert("error".into(), Value::String(message.to_owned()));
         return Value::Object(out);
@@ -244,9 +208,7 @@ fn error_matches(message: &str, want: &str) -> bool {
         return true;
     }
     let lower = message.to_lowercase();
-    FUZZY_ERRORS
-        .iter()
-        .any(|(name, words)| *name == want && words.iter().any(|w| lower.contains(w)))
+    FUZZY_ERRORS.iter().any(|(name, words)| *name == want && words.iter().any(|w| lower.contains(w)))
 }
 
 /// A fresh temporary folder for one case, removed when dropped (also on panic).
@@ -258,11 +220,9 @@ impl CaseDir {
     fn new() -> CaseDir {
         static NEXT: AtomicUsize = AtomicUsize::new(0);
         let n = NEXT.fetch_add(1, Ordering::Relaxed);
-        let root =
-            std::env::temp_dir().join(format!("prompty-conformance-{}-{n}", std::process::id()));
+        let root = std::env::temp_dir().join(format!("prompty-conformance-{}-{n}", std::process::id()));
         let _ = std::fs::remove_dir_all(&root);
-        std::fs::create_dir_all(&root)
-            .unwrap_or_else(|e| panic!("cannot create {}: {e}", root.display()));
+        std::fs::create_dir_all(&root).unwrap_or_else(|e| panic!("cannot create {}: {e}", root.display()));
         CaseDir { root }
     }
 }

@@ -87,9 +87,7 @@ struct Tally {
 fn main() -> ExitCode {
     let manifest = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
     let vectors_path = path_from_env("PROMPTY_VECTORS", manifest.join("vectors/vectors.json"));
-    let ctx = Ctx {
-        fixtures: path_from_env("PROMPTY_FIXTURES", manifest.join("fixtures")),
-    };
+    let ctx = Ctx { fixtures: path_from_env("PROMPTY_FIXTURES", manifest.join("fixtures")) };
 
     let doc = match read_vectors(&vectors_path) {
         Ok(doc) => doc,
@@ -98,21 +96,12 @@ fn main() -> ExitCode {
             return ExitCode::from(2);
         }
     };
-    let vectors = doc["vectors"]
-        .as_array()
-        .map(Vec::as_slice)
-        .unwrap_or_default();
+    let vectors = doc["vectors"].as_array().map(Vec::as_slice).unwrap_or_default();
 
     // A panicking case is reported on its FAIL line; keep stderr to one line per panic.
     std::panic::set_hook(Box::new(|info| {
-        let at = info
-            .location()
-            .map(|l| format!(" at {l}"))
-            .unwrap_or_default();
-        eprintln!(
-            "conformance: a case panicked{at}: {}",
-            panic_message(info.payload())
-        );
+        let at = info.location().map(|l| format!(" at {l}")).unwrap_or_default();
+        eprintln!("conformance: a case panicked{at}: {}", panic_message(info.payload()));
     }));
 
     let mut stages: Vec<(String, Tally)> = Vec::new();
@@ -128,12 +117,7 @@ fn main() -> ExitCode {
         }
     }
 
-    stages.sort_by_key(|(stage, _)| {
-        STAGE_ORDER
-            .iter()
-            .position(|s| s == stage)
-            .unwrap_or(STAGE_ORDER.len())
-    });
+    stages.sort_by_key(|(stage, _)| STAGE_ORDER.iter().position(|s| s == stage).unwrap_or(STAGE_ORDER.len()));
     let (mut passed, mut failed) = (0, 0);
     for (stage, tally) in &stages {
         match treatment(stage) {
@@ -158,17 +142,12 @@ fn main() -> ExitCode {
 
 /// `$VAR` as a path, or `default`.
 fn path_from_env(var: &str, default: PathBuf) -> PathBuf {
-    std::env::var_os(var)
-        .filter(|v| !v.is_empty())
-        .map(PathBuf::from)
-        .unwrap_or(default)
+    std::env::var_os(var).filter(|v| !v.is_empty()).map(PathBuf::from).unwrap_or(default)
 }
 
 fn read_vectors(path: &PathBuf) -> Result<Value, String> {
-    let text = std::fs::read_to_string(path)
-        .map_err(|e| format!("cannot read {}: {e}", path.display()))?;
-    let doc: Value =
-        serde_json::from_str(&text).map_err(|e| format!("{} is not JSON: {e}", path.display()))?;
+    let text = std::fs::read_to_string(path).map_err(|e| format!("cannot read {}: {e}", path.display()))?;
+    let doc: Value = serde_json::from_str(&text).map_err(|e| format!("{} is not JSON: {e}", path.display()))?;
     if !doc["vectors"].is_array() {
         return Err(format!("{} has no \"vectors\" list", path.display()));
     }
@@ -207,11 +186,7 @@ fn run_case(ctx: &Ctx, adapter: fn(&Ctx, &Value) -> Check, stage: &str, vector: 
     };
     let passed = check.passed();
     if !passed {
-        println!(
-            "FAIL {stage} {name}: {} != {}",
-            compact(&check.expected),
-            compact(&check.got)
-        );
+        println!("FAIL {stage} {name}: {} != {}", compact(&check.expected), compact(&check.got));
     }
     passed
 }
@@ -234,12 +209,11 @@ fn substitute(ctx: &Ctx, value: &mut Value) {
             let (key, arg) = map.iter().next().expect("one entry");
             match (key.as_str(), arg.as_str()) {
                 ("$env", Some(var)) => Some(std::env::var(var).map_or(Value::Null, Value::String)),
-                ("$json", Some(text)) => Some(
-                    serde_json::from_str(text).unwrap_or_else(|e| panic!("$json {text:?}: {e}")),
-                ),
+                ("$json", Some(text)) => {
+                    Some(serde_json::from_str(text).unwrap_or_else(|e| panic!("$json {text:?}: {e}")))
+                }
                 ("$file", Some(path)) => Some(Value::String(
-                    std::fs::read_to_string(ctx.fixtures.join(path))
-                        .unwrap_or_else(|e| panic!("$file {path:?}: {e}")),
+                    std::fs::read_to_string(ctx.fixtures.join(path)).unwrap_or_else(|e| panic!("$file {path:?}: {e}")),
                 )),
                 _ => None,
             }

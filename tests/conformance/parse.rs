@@ -19,9 +19,7 @@ pub fn run(vector: &Value) -> Check {
 }
 
 fn parse(input: &Value) -> Result<Value, String> {
-    let rendered = input["rendered"]
-        .as_str()
-        .ok_or("input.rendered must be a string")?;
+    let rendered = input["rendered"].as_str().ok_or("input.rendered must be a string")?;
     let mut messages = prompty::parse(&Agent::default(), rendered).map_err(|e| e.to_string())?;
     if let Some(threads) = input.get("thread_inputs").and_then(Value::as_object) {
         let mut rich = RichInputs::new();
@@ -45,10 +43,7 @@ fn parse(input: &Value) -> Result<Value, String> {
 /// The distinct tokens `__PROMPTY_THREAD_<hex+>_<name>__` found in the messages' text parts.
 fn tokens_for(messages: &[Message], name: &str) -> Vec<String> {
     let mut found = Vec::new();
-    for text in messages
-        .iter()
-        .flat_map(|m| m.content.iter().filter_map(|p| p.as_text()))
-    {
+    for text in messages.iter().flat_map(|m| m.content.iter().filter_map(|p| p.as_text())) {
         for token in scan_tokens(text, name) {
             if !found.contains(&token) {
                 found.push(token);
@@ -66,10 +61,7 @@ fn scan_tokens(text: &str, name: &str) -> Vec<String> {
     while let Some(offset) = text[from..].find(TOKEN_PREFIX) {
         let start = from + offset;
         let hex_start = start + TOKEN_PREFIX.len();
-        let hex_len = text[hex_start..]
-            .bytes()
-            .take_while(u8::is_ascii_hexdigit)
-            .count();
+        let hex_len = text[hex_start..].bytes().take_while(u8::is_ascii_hexdigit).count();
         let end = hex_start + hex_len + suffix.len();
         if hex_len > 0 && text[hex_start + hex_len..].starts_with(&suffix) {
             tokens.push(text[start..end].to_owned());

@@ -19,20 +19,12 @@ pub fn is_match(pattern: &str, text: &str) -> Result<bool, String> {
 enum Node {
     Literal(char),
     Any,
-    Class {
-        negated: bool,
-        items: Vec<ClassItem>,
-    },
+    Class { negated: bool, items: Vec<ClassItem> },
     Start,
     End,
     Concat(Vec<Node>),
     Alt(Vec<Node>),
-    Repeat {
-        node: Box<Node>,
-        min: usize,
-        max: Option<usize>,
-        greedy: bool,
-    },
+    Repeat { node: Box<Node>, min: usize, max: Option<usize>, greedy: bool },
 }
 
 enum ClassItem {
@@ -73,10 +65,7 @@ struct Parser {
 
 impl Parser {
     fn new(pattern: &str) -> Parser {
-        Parser {
-            chars: pattern.chars().collect(),
-            pos: 0,
-        }
+        Parser { chars: pattern.chars().collect(), pos: 0 }
     }
 
     fn parse(mut self) -> Result<Node, String> {
@@ -123,11 +112,7 @@ impl Parser {
         while self.eat('|') {
             alts.push(self.concat()?);
         }
-        Ok(if alts.len() == 1 {
-            alts.remove(0)
-        } else {
-            Node::Alt(alts)
-        })
+        Ok(if alts.len() == 1 { alts.remove(0) } else { Node::Alt(alts) })
     }
 
     fn concat(&mut self) -> Result<Node, String> {
@@ -163,11 +148,7 @@ impl Parser {
         if self.eat('?') {
             if self.eat('P') || self.peek() == Some('<') {
                 self.expect('<')?;
-                while self
-                    .next()
-                    .ok_or_else(|| self.error("unclosed group name"))?
-                    != '>'
-                {}
+                while self.next().ok_or_else(|| self.error("unclosed group name"))? != '>' {}
             } else if !self.eat(':') {
                 // Flags: only `s` is known, and the matcher always behaves as if it were set.
                 loop {
@@ -192,9 +173,7 @@ impl Parser {
         let mut items = Vec::new();
         let mut first = true;
         loop {
-            let c = self
-                .next()
-                .ok_or_else(|| self.error("unclosed character class"))?;
+            let c = self.next().ok_or_else(|| self.error("unclosed character class"))?;
             if c == ']' && !first {
                 break;
             }
@@ -202,9 +181,7 @@ impl Parser {
             let lo = if c == '\\' {
                 match self.escape(true)? {
                     Node::Literal(l) => l,
-                    Node::Class {
-                        items: mut perl, ..
-                    } => {
+                    Node::Class { items: mut perl, .. } => {
                         items.append(&mut perl);
                         continue;
                     }
@@ -213,8 +190,7 @@ impl Parser {
             } else {
                 c
             };
-            let is_range =
-                self.peek() == Some('-') && self.chars.get(self.pos + 1).is_some_and(|&n| n != ']');
+            let is_range = self.peek() == Some('-') && self.chars.get(self.pos + 1).is_some_and(|&n| n != ']');
             if !is_range {
                 items.push(ClassItem::Range(lo, lo));
                 continue;
@@ -238,13 +214,8 @@ impl Parser {
 
     /// After `\`: an escaped character, a Perl class, or an anchor (outside classes).
     fn escape(&mut self, in_class: bool) -> Result<Node, String> {
-        let c = self
-            .next()
-            .ok_or_else(|| self.error("trailing backslash"))?;
-        let perl = |class, negated| Node::Class {
-            negated: false,
-            items: vec![ClassItem::Perl { class, negated }],
-        };
+        let c = self.next().ok_or_else(|| self.error("trailing backslash"))?;
+        let perl = |class, negated| Node::Class { negated: false, items: vec![ClassItem::Perl { class, negated }] };
         Ok(match c {
             'd' => perl(Perl::Digit, false),
             'D' => perl(Perl::Digit, true),
@@ -278,12 +249,7 @@ impl Parser {
             return Err(self.error("repetition range out of order"));
         }
         let greedy = !self.eat('?');
-        Ok(Node::Repeat {
-            node: Box::new(atom),
-            min,
-            max,
-            greedy,
-        })
+        Ok(Node::Repeat { node: Box::new(atom), min, max, greedy })
     }
 
     /// A one-character quantifier at the cursor: consumes it and gives its bounds.
@@ -330,12 +296,7 @@ impl Matcher<'_> {
             Node::End => i == self.text.len() && k(i),
             Node::Concat(nodes) => self.sequence(nodes, i, k),
             Node::Alt(alts) => alts.iter().any(|alt| self.node(alt, i, k)),
-            Node::Repeat {
-                node,
-                min,
-                max,
-                greedy,
-            } => self.repeat(node, (*min, *max, *greedy), 0, i, k),
+            Node::Repeat { node, min, max, greedy } => self.repeat(node, (*min, *max, *greedy), 0, i, k),
         }
     }
 
@@ -360,9 +321,7 @@ impl Matcher<'_> {
         let may_repeat = max.is_none_or(|m| count < m);
         let once_more = |k: &mut dyn FnMut(usize) -> bool| {
             may_repeat
-                && self.node(node, i, &mut |j| {
-                    (j > i || count < min) && self.repeat(node, bounds, count + 1, j, k)
-                })
+                && self.node(node, i, &mut |j| (j > i || count < min) && self.repeat(node, bounds, count + 1, j, k))
         };
         if count < min {
             return once_more(k);

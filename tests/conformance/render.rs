@@ -41,11 +41,7 @@ impl From<prompty::Error> for RenderError {
 fn render(input: &Value) -> Result<String, RenderError> {
     let template = input["template"].as_str().unwrap_or_default();
     let engine = input["engine"].as_str().unwrap_or("jinja2");
-    let mut inputs = input
-        .get("inputs")
-        .and_then(Value::as_object)
-        .cloned()
-        .unwrap_or_default();
+    let mut inputs = input.get("inputs").and_then(Value::as_object).cloned().unwrap_or_default();
     let threads = take_threads(&mut inputs);
 
     let mut format = json!({ "kind": engine });
@@ -58,10 +54,7 @@ fn render(input: &Value) -> Result<String, RenderError> {
         "template": { "format": format, "parser": { "kind": "prompty" } },
     });
     if !threads.is_empty() {
-        let declared: Vec<Value> = threads
-            .iter()
-            .map(|name| json!({ "name": name, "kind": "thread" }))
-            .collect();
+        let declared: Vec<Value> = threads.iter().map(|name| json!({ "name": name, "kind": "thread" })).collect();
         agent["inputs"] = Value::Array(declared);
     }
     let agent = prompty::Agent::from_value(agent)?;
@@ -74,10 +67,7 @@ fn take_threads(inputs: &mut Map<String, Value>) -> Vec<String> {
     let mut names = Vec::new();
     for (name, value) in inputs.iter_mut() {
         if value.get("_kind").and_then(Value::as_str) == Some("thread") {
-            let messages = value
-                .get_mut("messages")
-                .map(Value::take)
-                .unwrap_or_else(|| json!([]));
+            let messages = value.get_mut("messages").map(Value::take).unwrap_or_else(|| json!([]));
             *value = messages;
             names.push(name.clone());
         }

@@ -11,21 +11,11 @@ use serde_json::json;
 use std::path::Path;
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
-    let question = std::env::args()
-        .nth(1)
-        .unwrap_or_else(|| "What is a .prompty file?".to_owned());
+    let question = std::env::args().nth(1).unwrap_or_else(|| "What is a .prompty file?".to_owned());
     let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("prompts/chat.prompty");
     let agent = prompty::load(&path)?;
-    let model = agent
-        .model
-        .as_ref()
-        .map(|m| m.id.as_str())
-        .unwrap_or("(none)");
-    println!(
-        "Loaded '{}' ({} inputs, model {model})\n",
-        agent.name,
-        agent.inputs.as_ref().map_or(0, Vec::len)
-    );
+    let model = agent.model.as_ref().map(|m| m.id.as_str()).unwrap_or("(none)");
+    println!("Loaded '{}' ({} inputs, model {model})\n", agent.name, agent.inputs.as_ref().map_or(0, Vec::len));
 
     let inputs = json!({
         "name": "Ada",

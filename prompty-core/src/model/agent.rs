@@ -53,12 +53,15 @@ pub struct Agent {
 /// let a = prompty_core::load_str("---\nname: x\n---\nHi {{ name }}", ".", "x.prompty")?;
 /// let src = a.source.unwrap();
 /// assert_eq!((src.path.as_str(), src.body_line), ("x.prompty", 4));
+/// assert_eq!(src.base_dir, std::path::Path::new("."));
 /// # Ok::<(), prompty_core::Error>(())
 /// ```
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct AgentSource {
     /// The file, as the caller named it.
     pub path: String,
+    /// The folder the prompt's relative paths start from.
+    pub base_dir: std::path::PathBuf,
     /// The 1-based line where the body starts.
     pub body_line: usize,
 }

@@ -169,87 +169,22 @@ impl Serialize for Connection {
                 }
                 return m.end();
             }
-            Connection::Key {
-                endpoint,
-                api_key,
-                common,
-            } => (
-                "key",
-                Wire {
-                    endpoint,
-                    api_key,
-                    common,
-                    ..Wire::default()
-                },
-            ),
-            Connection::Reference {
-                name,
-                target,
-                common,
-            } => (
-                "reference",
-                Wire {
-                    name: Some(name),
-                    target,
-                    common,
-                    ..Wire::default()
-                },
-            ),
-            Connection::Remote {
-                name,
-                endpoint,
-                common,
-            } => (
-                "remote",
-                Wire {
-                    name,
-                    endpoint,
-                    common,
-                    ..Wire::default()
-                },
-            ),
-            Connection::Anonymous { endpoint, common } => (
-                "anonymous",
-                Wire {
-                    endpoint,
-                    common,
-                    ..Wire::default()
-                },
-            ),
-            Connection::Foundry {
-                endpoint,
-                name,
-                connection_type,
-                common,
-            } => (
-                "foundry",
-                Wire {
-                    endpoint,
-                    name,
-                    connection_type,
-                    common,
-                    ..Wire::default()
-                },
-            ),
-            Connection::OAuth {
-                endpoint,
-                client_id,
-                client_secret,
-                token_url,
-                scopes,
-                common,
-            } => (
-                "oauth",
-                Wire {
-                    endpoint,
-                    client_id,
-                    client_secret,
-                    token_url,
-                    scopes,
-                    common,
-                    ..Wire::default()
-                },
-            ),
+            Connection::Key { endpoint, api_key, common } => {
+                ("key", Wire { endpoint, api_key, common, ..Wire::default() })
+            }
+            Connection::Reference { name, target, common } => {
+                ("reference", Wire { name: Some(name), target, common, ..Wire::default() })
+            }
+            Connection::Remote { name, endpoint, common } => {
+                ("remote", Wire { name, endpoint, common, ..Wire::default() })
+            }
+            Connection::Anonymous { endpoint, common } => ("anonymous", Wire { endpoint, common, ..Wire::default() }),
+            Connection::Foundry { endpoint, name, connection_type, common } => {
+                ("foundry", Wire { endpoint, name, connection_type, common, ..Wire::default() })
+            }
+            Connection::OAuth { endpoint, client_id, client_secret, token_url, scopes, common } => {
+                ("oauth", Wire { endpoint, client_id, client_secret, token_url, scopes, common, ..Wire::default() })
+            }
         };
         #[derive(Serialize)]
         struct Tagged<'a> {
@@ -267,41 +202,23 @@ impl<'de> Deserialize<'de> for Connection {
         let mut map = Map::<String, Value>::deserialize(d)?;
         let kind = match map.remove("kind") {
             Some(Value::String(k)) => k,
-            Some(other) => {
-                return Err(D::Error::custom(format!(
-                    "`kind` must be a string, found {other}"
-                )))
-            }
+            Some(other) => return Err(D::Error::custom(format!("`kind` must be a string, found {other}"))),
             None => return Err(D::Error::missing_field("kind")),
         };
-        let known = matches!(
-            kind.as_str(),
-            "key" | "reference" | "remote" | "anonymous" | "foundry" | "oauth"
-        );
+        let known = matches!(kind.as_str(), "key" | "reference" | "remote" | "anonymous" | "foundry" | "oauth");
         if !known {
             return Ok(Connection::Other { kind, fields: map });
         }
         let w = Wire::deserialize(Value::Object(map)).map_err(D::Error::custom)?;
         Ok(match kind.as_str() {
-            "key" => Connection::Key {
-                endpoint: w.endpoint,
-                api_key: w.api_key,
-                common: w.common,
-            },
+            "key" => Connection::Key { endpoint: w.endpoint, api_key: w.api_key, common: w.common },
             "reference" => Connection::Reference {
                 name: w.name.ok_or_else(|| D::Error::missing_field("name"))?,
                 target: w.target,
                 common: w.common,
             },
-            "remote" => Connection::Remote {
-                name: w.name,
-                endpoint: w.endpoint,
-                common: w.common,
-            },
-            "anonymous" => Connection::Anonymous {
-                endpoint: w.endpoint,
-                common: w.common,
-            },
+            "remote" => Connection::Remote { name: w.name, endpoint: w.endpoint, common: w.common },
+            "anonymous" => Connection::Anonymous { endpoint: w.endpoint, common: w.common },
             "foundry" => Connection::Foundry {
                 endpoint: w.endpoint,
                 name: w.name,

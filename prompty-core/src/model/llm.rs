@@ -33,10 +33,7 @@ pub struct Model {
 impl Model {
     /// A model with an id and nothing else.
     pub fn new(id: impl Into<String>) -> Self {
-        Model {
-            id: id.into(),
-            ..Model::default()
-        }
+        Model { id: id.into(), ..Model::default() }
     }
 
     /// The API type, `chat` when the file names none.

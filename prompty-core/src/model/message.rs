@@ -40,15 +40,9 @@ impl Role {
 
     /// Reads a role name, ignoring ASCII case.
     pub fn parse(s: &str) -> Option<Role> {
-        [
-            Role::System,
-            Role::Developer,
-            Role::User,
-            Role::Assistant,
-            Role::Tool,
-        ]
-        .into_iter()
-        .find(|r| r.as_str().eq_ignore_ascii_case(s))
+        [Role::System, Role::Developer, Role::User, Role::Assistant, Role::Tool]
+            .into_iter()
+            .find(|r| r.as_str().eq_ignore_ascii_case(s))
     }
 }
 
@@ -112,18 +106,12 @@ pub enum ContentPart {
 impl ContentPart {
     /// A text part.
     pub fn text(value: impl Into<String>) -> Self {
-        ContentPart::Text {
-            value: value.into(),
-        }
+        ContentPart::Text { value: value.into() }
     }
 
     /// An image part from a URL or data URI.
     pub fn image(source: impl Into<String>) -> Self {
-        ContentPart::Image {
-            source: source.into(),
-            detail: None,
-            media_type: None,
-        }
+        ContentPart::Image { source: source.into(), detail: None, media_type: None }
     }
 
     /// The text of a text part.
@@ -161,19 +149,12 @@ pub struct Message {
 impl Message {
     /// A message with one text part.
     pub fn new(role: Role, text: impl Into<String>) -> Self {
-        Message {
-            role,
-            content: vec![ContentPart::text(text)],
-            metadata: Map::new(),
-        }
+        Message { role, content: vec![ContentPart::text(text)], metadata: Map::new() }
     }
 
     /// The concatenated text of the text parts.
     pub fn text(&self) -> String {
-        self.content
-            .iter()
-            .filter_map(ContentPart::as_text)
-            .collect()
+        self.content.iter().filter_map(ContentPart::as_text).collect()
     }
 }
 
@@ -188,4 +169,35 @@ fn content_from_value<'de, D: Deserializer<'de>>(d: D) -> Result<Vec<ContentPart
         Content::Text(s) => vec![ContentPart::text(s)],
         Content::Parts(p) => p,
     })
+}
+
+/// A call of a tool requested by the model. `arguments` is always a JSON string, as the model sent it.
+///
+/// ```
+/// let call = prompty_core::ToolCall::new("call_1", "get_weather", r#"{"city":"Paris"}"#);
+/// assert_eq!(call.arguments_value().unwrap()["city"], "Paris");
+/// ```
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ToolCall {
+    /// The provider's id of the call.
+    pub id: String,
+    /// The tool's name.
+    pub name: String,
+    /// The arguments, a JSON object as a string.
+    pub arguments: String,
+}
+
+impl ToolCall {
+    /// A tool call.
+    pub fn new(id: impl Into<String>, name: impl Into<String>, arguments: impl Into<String>) -> Self {
+        ToolCall { id: id.into(), name: name.into(), arguments: arguments.into() }
+    }
+
+    /// The arguments parsed as JSON (an empty string is an empty object).
+    pub fn arguments_value(&self) -> Result<Value, serde_json::Error> {
+        if self.arguments.trim().is_empty() {
+            return Ok(Value::Object(Map::new()));
+        }
+        serde_json::from_str(&self.arguments)
+    }
 }

@@ -12,11 +12,8 @@ mod tool;
 pub use agent::{Agent, AgentSource};
 pub use connection::{Connection, ConnectionCommon};
 pub use llm::{Model, ModelOptions};
-pub use message::{ContentPart, Message, Role};
+pub use message::{ContentPart, Message, Role, ToolCall};
 pub use property::{Property, PropertyKind};
 pub use secret::Secret;
 pub use template::{FormatConfig, ParserConfig, Template};
-pub use tool::{
-    ApprovalMode, Binding, CustomTool, FunctionTool, McpTool, OpenApiTool, PromptyTool, Tool,
-    ToolKind,
-};
+pub use tool::{ApprovalMode, Binding, CustomTool, FunctionTool, McpTool, OpenApiTool, PromptyTool, Tool, ToolKind};

@@ -62,10 +62,7 @@ impl PropertyKind {
 
     /// Whether values of this kind are replaced by a nonce before rendering (thread, image, file, audio).
     pub fn is_rich(&self) -> bool {
-        matches!(
-            self,
-            PropertyKind::Thread | PropertyKind::Image | PropertyKind::File | PropertyKind::Audio
-        )
+        matches!(self, PropertyKind::Thread | PropertyKind::Image | PropertyKind::File | PropertyKind::Audio)
     }
 
     /// The kind a default value implies (the scalar shorthand `name: value`).
@@ -173,11 +170,7 @@ fn is_false(b: &bool) -> bool {
 impl Property {
     /// A property with a name and a kind, optional, with no default.
     pub fn new(name: impl Into<String>, kind: PropertyKind) -> Self {
-        Property {
-            name: name.into(),
-            kind,
-            ..Property::default()
-        }
+        Property { name: name.into(), kind, ..Property::default() }
     }
 
     /// The same property, marked required.

@@ -51,11 +51,7 @@ fn jinja2() -> String {
 
 impl Default for FormatConfig {
     fn default() -> Self {
-        FormatConfig {
-            kind: jinja2(),
-            strict: false,
-            options: None,
-        }
+        FormatConfig { kind: jinja2(), strict: false, options: None }
     }
 }
 
@@ -92,9 +88,6 @@ fn prompty() -> String {
 
 impl Default for ParserConfig {
     fn default() -> Self {
-        ParserConfig {
-            kind: prompty(),
-            options: None,
-        }
+        ParserConfig { kind: prompty(), options: None }
     }
 }

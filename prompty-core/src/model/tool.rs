@@ -162,10 +162,7 @@ impl<'de> Deserialize<'de> for ApprovalMode {
             Full(Full),
         }
         Ok(match Either::deserialize(d)? {
-            Either::Short(kind) => ApprovalMode {
-                kind,
-                ..ApprovalMode::default()
-            },
+            Either::Short(kind) => ApprovalMode { kind, ..ApprovalMode::default() },
             Either::Full(f) => ApprovalMode {
                 kind: f.kind,
                 always_require_approval_tools: f.always_require_approval_tools,
@@ -261,11 +258,7 @@ impl Tool {
             m.extend(f);
         }
         if !self.bindings.is_empty() {
-            let b = self
-                .bindings
-                .iter()
-                .map(|b| (b.name.clone(), serde_json::json!({ "input": b.input })))
-                .collect();
+            let b = self.bindings.iter().map(|b| (b.name.clone(), serde_json::json!({ "input": b.input }))).collect();
             m.insert("bindings".into(), Value::Object(b));
         }
         Ok(m)
@@ -274,9 +267,7 @@ impl Tool {
 
 impl Serialize for Tool {
     fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        self.to_map()
-            .map_err(serde::ser::Error::custom)?
-            .serialize(s)
+        self.to_map().map_err(serde::ser::Error::custom)?.serialize(s)
     }
 }
 
@@ -305,16 +296,10 @@ impl<'de> Deserialize<'de> for Tool {
         };
         let typed = |map: Map<String, Value>| Value::Object(map);
         let kind = match kind.as_str() {
-            "function" => {
-                ToolKind::Function(FunctionTool::deserialize(typed(map)).map_err(D::Error::custom)?)
-            }
+            "function" => ToolKind::Function(FunctionTool::deserialize(typed(map)).map_err(D::Error::custom)?),
             "mcp" => ToolKind::Mcp(McpTool::deserialize(typed(map)).map_err(D::Error::custom)?),
-            "openapi" => {
-                ToolKind::OpenApi(OpenApiTool::deserialize(typed(map)).map_err(D::Error::custom)?)
-            }
-            "prompty" => {
-                ToolKind::Prompty(PromptyTool::deserialize(typed(map)).map_err(D::Error::custom)?)
-            }
+            "openapi" => ToolKind::OpenApi(OpenApiTool::deserialize(typed(map)).map_err(D::Error::custom)?),
+            "prompty" => ToolKind::Prompty(PromptyTool::deserialize(typed(map)).map_err(D::Error::custom)?),
             _ => {
                 let mut extra = map;
                 let connection = match extra.remove("connection") {
@@ -326,20 +311,10 @@ impl<'de> Deserialize<'de> for Tool {
                     Some(Value::Object(o)) => Some(o),
                     Some(_) => return Err(D::Error::custom("`options` must be a mapping")),
                 };
-                ToolKind::Custom(CustomTool {
-                    kind,
-                    connection,
-                    options,
-                    extra,
-                })
+                ToolKind::Custom(CustomTool { kind, connection, options, extra })
             }
         };
-        Ok(Tool {
-            name,
-            description,
-            bindings,
-            kind,
-        })
+        Ok(Tool { name, description, bindings, kind })
     }
 }
 
@@ -353,9 +328,7 @@ pub(crate) fn bindings_from_value(v: Value) -> Result<Vec<Binding>, String> {
                 Some(Value::String(input)) => Ok(Binding { name, input }),
                 _ => Err(format!("binding `{name}` needs `input: <input name>`")),
             },
-            _ => Err(format!(
-                "binding `{name}` must be `{{input: <input name>}}` or an input name"
-            )),
+            _ => Err(format!("binding `{name}` must be `{{input: <input name>}}` or an input name")),
         }
     };
     match v {

@@ -5,8 +5,7 @@
 //! `[ \t\r\n]`, `join` prints its items the same way. Templates cannot reach the file system or
 //! the network: no loader is configured, so `include`/`import` fail.
 
-use super::Emit;
-use crate::{Agent, Error, Location, Result};
+use crate::{Agent, Error, Location, RenderContext, Result};
 use minijinja::value::{Serde, Value, ValueKind};
 use minijinja::{AutoEscape, Environment, UndefinedBehavior};
 use serde_json::{Map, Value as Json};
@@ -16,8 +15,8 @@ use std::sync::Arc;
 const NAME: &str = "template";
 
 thread_local! {
-    /// The marks of the render running on this thread, if it marks interpolations.
-    static EMIT: Cell<Option<Emit>> = const { Cell::new(None) };
+    /// How the render running on this thread writes interpolated values.
+    static EMIT: Cell<Option<RenderContext>> = const { Cell::new(None) };
 }
 
 /// A compiled template, remembering the source it was compiled from.
@@ -42,9 +41,9 @@ fn environment() -> Environment<'static> {
         let mut text = String::new();
         format_value(value, &mut text);
         match EMIT.with(Cell::get) {
-            Some(emit) => {
+            Some(ctx) => {
                 let mut marked = String::with_capacity(text.len() + 24);
-                emit.write(&mut marked, &text);
+                ctx.write_value(&mut marked, &text);
                 out.write_str(&marked).map_err(|_| write_error())
             }
             None => out.write_str(&text).map_err(|_| write_error()),
@@ -86,8 +85,7 @@ fn format_value(value: &Value, out: &mut String) {
 }
 
 fn default(value: Value, fallback: Option<Value>, boolean: Option<bool>) -> Value {
-    let empty =
-        value.is_undefined() || value.is_none() || (boolean == Some(true) && !value.is_true());
+    let empty = value.is_undefined() || value.is_none() || (boolean == Some(true) && !value.is_true());
     if empty {
         fallback.unwrap_or_else(|| Value::from(""))
     } else {
@@ -139,36 +137,23 @@ fn compiled(agent: &Agent, source: &str) -> Result<Arc<Compiled>> {
         }
     }
     let mut env = environment();
-    env.add_template_owned(NAME, source.to_owned())
-        .map_err(|e| template_error(agent, &e))?;
-    let c = Arc::new(Compiled {
-        source: source.to_owned(),
-        env,
-    });
+    env.add_template_owned(NAME, source.to_owned()).map_err(|e| template_error(agent, &e))?;
+    let c = Arc::new(Compiled { source: source.to_owned(), env });
     cache.set(Arc::clone(&c));
     Ok(c)
 }
 
-/// Renders the agent's instructions with `inputs`; interpolations go through `emit` when given.
-pub(super) fn render(
-    agent: &Agent,
-    source: &str,
-    inputs: &Map<String, Json>,
-    emit: Option<Emit>,
-) -> Result<String> {
+/// Renders the agent's instructions with `inputs`, writing interpolated values through `ctx`.
+pub(super) fn render(agent: &Agent, source: &str, inputs: &Map<String, Json>, ctx: RenderContext) -> Result<String> {
     let c = compiled(agent, source)?;
-    let tmpl = c
-        .env
-        .get_template(NAME)
-        .map_err(|e| template_error(agent, &e))?;
+    let tmpl = c.env.get_template(NAME).map_err(|e| template_error(agent, &e))?;
     struct Reset;
     impl Drop for Reset {
         fn drop(&mut self) {
             EMIT.with(|m| m.set(None));
         }
     }
-    EMIT.with(|m| m.set(emit));
+    EMIT.with(|m| m.set(Some(ctx)));
     let _reset = Reset;
-    tmpl.render(Value::from(Serde(inputs)))
-        .map_err(|e| template_error(agent, &e))
+    tmpl.render(Value::from(Serde(inputs))).map_err(|e| template_error(agent, &e))
 }

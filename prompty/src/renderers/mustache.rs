@@ -80,21 +80,13 @@ impl MustacheError {
     /// Builds an error located at byte `offset` of `template`.
     fn at(template: &str, offset: usize, message: impl Into<String>) -> Self {
         let (line, column) = line_column(template, offset);
-        Self {
-            line,
-            column,
-            message: message.into(),
-        }
+        Self { line, column, message: message.into() }
     }
 }
 
 impl fmt::Display for MustacheError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(
-            f,
-            "line {}, column {}: {}",
-            self.line, self.column, self.message
-        )
+        write!(f, "line {}, column {}: {}", self.line, self.column, self.message)
     }
 }
 
@@ -227,12 +219,7 @@ impl<'t> Delimiters<'t> {
         let mut set_close = String::with_capacity(close.len() + 1);
         set_close.push('=');
         set_close.push_str(close);
-        Self {
-            open,
-            close,
-            triple_close,
-            set_close,
-        }
+        Self { open, close, triple_close, set_close }
     }
 }
 
@@ -272,16 +259,8 @@ fn parse(template: &str) -> Result<Vec<Node<'_>>, MustacheError> {
         match tag.kind {
             TagKind::Interpolate => nodes.push(Node::Interpolate(tag.content)),
             TagKind::Section | TagKind::Inverted => {
-                open_sections.push(OpenSection {
-                    node: nodes.len(),
-                    name: tag.content,
-                    offset: tag_start,
-                });
-                nodes.push(Node::Section {
-                    name: tag.content,
-                    inverted: tag.kind == TagKind::Inverted,
-                    end: 0,
-                });
+                open_sections.push(OpenSection { node: nodes.len(), name: tag.content, offset: tag_start });
+                nodes.push(Node::Section { name: tag.content, inverted: tag.kind == TagKind::Inverted, end: 0 });
             }
             TagKind::Close => {
                 let Some(open) = open_sections.pop() else {
@@ -330,21 +309,14 @@ fn parse(template: &str) -> Result<Vec<Node<'_>>, MustacheError> {
         return Err(MustacheError::at(
             template,
             open.offset,
-            format!(
-                "unclosed section \"{}\": opened here but never closed",
-                open.name
-            ),
+            format!("unclosed section \"{}\": opened here but never closed", open.name),
         ));
     }
     Ok(nodes)
 }
 
 /// Reads the tag whose opening delimiter starts at byte `tag_start`.
-fn read_tag<'t>(
-    template: &'t str,
-    tag_start: usize,
-    delimiters: &Delimiters<'t>,
-) -> Result<Tag<'t>, MustacheError> {
+fn read_tag<'t>(template: &'t str, tag_start: usize, delimiters: &Delimiters<'t>) -> Result<Tag<'t>, MustacheError> {
     let body_start = tag_start + delimiters.open.len();
     let rest = &template[body_start..];
 
@@ -372,10 +344,7 @@ fn read_tag<'t>(
             return Err(MustacheError::at(
                 template,
                 tag_start,
-                format!(
-                    "bad set-delimiter tag: missing closing \"{}\"",
-                    delimiters.set_close
-                ),
+                format!("bad set-delimiter tag: missing closing \"{}\"", delimiters.set_close),
             ));
         };
         return Ok(Tag {
@@ -386,22 +355,12 @@ fn read_tag<'t>(
     }
 
     let Some(len) = rest.find(delimiters.close) else {
-        return Err(MustacheError::at(
-            template,
-            tag_start,
-            format!("unclosed tag: missing \"{}\"", delimiters.close),
-        ));
+        return Err(MustacheError::at(template, tag_start, format!("unclosed tag: missing \"{}\"", delimiters.close)));
     };
     let end = body_start + len + delimiters.close.len();
     let inner = rest[..len].trim_start();
     let (kind, name) = match inner.as_bytes().first() {
-        Some(b'!') => {
-            return Ok(Tag {
-                kind: TagKind::Comment,
-                content: "",
-                end,
-            })
-        }
+        Some(b'!') => return Ok(Tag { kind: TagKind::Comment, content: "", end }),
         Some(b'#') => (TagKind::Section, &inner[1..]),
         Some(b'^') => (TagKind::Inverted, &inner[1..]),
         Some(b'/') => (TagKind::Close, &inner[1..]),
@@ -413,11 +372,7 @@ fn read_tag<'t>(
     if name.is_empty() && kind != TagKind::Partial {
         return Err(MustacheError::at(template, tag_start, "empty tag name"));
     }
-    Ok(Tag {
-        kind,
-        content: name,
-        end,
-    })
+    Ok(Tag { kind, content: name, end })
 }
 
 /// Parses the content of a set-delimiter tag (`<% %>` in `{{=<% %>=}}`).
@@ -482,12 +437,7 @@ struct Frame<'d> {
 }
 
 /// Renders parsed `nodes` with `data` as the root context, appending to `out`.
-fn execute<'d>(
-    nodes: &[Node<'_>],
-    data: &'d Value,
-    emit: &mut dyn FnMut(&mut String, &str),
-    out: &mut String,
-) {
+fn execute<'d>(nodes: &[Node<'_>], data: &'d Value, emit: &mut dyn FnMut(&mut String, &str), out: &mut String) {
     let mut stack: Vec<&'d Value> = vec![data];
     let mut frames: Vec<Frame<'d>> = Vec::new();
     let mut scratch = String::new();
@@ -528,30 +478,18 @@ fn execute<'d>(
                 }
                 None => emit(out, ""),
             },
-            Node::Section {
-                name,
-                inverted,
-                end,
-            } => {
+            Node::Section { name, inverted, end } => {
                 // The parser guarantees `index < end <= nodes.len()`; clamping keeps the loop
                 // making progress even if that were ever violated.
                 let body_end = (*end).clamp(index + 1, nodes.len().max(index + 1));
                 let items = section_items(lookup(name, &stack));
                 match (items, *inverted) {
-                    (None, true) => frames.push(Frame {
-                        body_start: index + 1,
-                        body_end,
-                        pushed: false,
-                        remaining: &[],
-                    }),
+                    (None, true) => {
+                        frames.push(Frame { body_start: index + 1, body_end, pushed: false, remaining: &[] })
+                    }
                     (Some((first, remaining)), false) => {
                         stack.push(first);
-                        frames.push(Frame {
-                            body_start: index + 1,
-                            body_end,
-                            pushed: true,
-                            remaining,
-                        });
+                        frames.push(Frame { body_start: index + 1, body_end, pushed: true, remaining });
                     }
                     _ => {
                         index = body_end;
@@ -582,10 +520,7 @@ fn lookup<'d>(name: &str, stack: &[&'d Value]) -> Option<&'d Value> {
     }
     let mut parts = name.split('.');
     let first = parts.next()?;
-    let mut value = stack
-        .iter()
-        .rev()
-        .find_map(|&context| context.as_object()?.get(first))?;
+    let mut value = stack.iter().rev().find_map(|&context| context.as_object()?.get(first))?;
     for part in parts {
         value = match value {
             Value::Object(map) => map.get(part)?,
@@ -629,10 +564,7 @@ mod tests {
 
     #[test]
     fn basic_substitution() {
-        assert_eq!(
-            ok("Hello, {{name}}!", json!({ "name": "World" })),
-            "Hello, World!"
-        );
+        assert_eq!(ok("Hello, {{name}}!", json!({ "name": "World" })), "Hello, World!");
         assert_eq!(ok("no tags at all", json!({})), "no tags at all");
         assert_eq!(ok("", json!({})), "");
         assert_eq!(ok("{{a}}{{b}}", json!({ "a": 1, "b": 2 })), "12");
@@ -695,17 +627,11 @@ mod tests {
         let data = json!({ "person": { "name": "Joe", "address": { "city": "Oslo" } } });
         assert_eq!(ok("{{person.name}}", data.clone()), "Joe");
         assert_eq!(ok("{{person.address.city}}", data.clone()), "Oslo");
-        assert_eq!(
-            ok("{{{person.name}}} {{&person.name}}", data.clone()),
-            "Joe Joe"
-        );
+        assert_eq!(ok("{{{person.name}}} {{&person.name}}", data.clone()), "Joe Joe");
         assert_eq!(ok("[{{person.missing.city}}]", data.clone()), "[]");
         assert_eq!(ok("[{{person.name.first}}]", data.clone()), "[]");
         assert_eq!(ok("[{{nobody.name}}]", data.clone()), "[]");
-        assert_eq!(
-            ok("{{#person.address}}{{city}}{{/person.address}}", data),
-            "Oslo"
-        );
+        assert_eq!(ok("{{#person.address}}{{city}}{{/person.address}}", data), "Oslo");
     }
 
     #[test]
@@ -740,10 +666,7 @@ mod tests {
         assert_eq!(ok("{{.}}", json!("root")), "root");
         assert_eq!(ok("{{.}}", json!(85)), "85");
         assert_eq!(
-            ok(
-                "{{#list}}({{#.}}{{.}}{{/.}}){{/list}}",
-                json!({ "list": [[1, 2, 3], ["a", "b", "c"]] })
-            ),
+            ok("{{#list}}({{#.}}{{.}}{{/.}}){{/list}}", json!({ "list": [[1, 2, 3], ["a", "b", "c"]] })),
             "(123)(abc)"
         );
     }
@@ -752,18 +675,9 @@ mod tests {
 
     #[test]
     fn section_on_true_and_inverted_on_false() {
-        assert_eq!(
-            ok("{{#show}}Visible{{/show}}", json!({ "show": true })),
-            "Visible"
-        );
-        assert_eq!(
-            ok("{{^show}}Hidden{{/show}}", json!({ "show": false })),
-            "Hidden"
-        );
-        assert_eq!(
-            ok("{{#show}}Visible{{/show}}", json!({ "show": false })),
-            ""
-        );
+        assert_eq!(ok("{{#show}}Visible{{/show}}", json!({ "show": true })), "Visible");
+        assert_eq!(ok("{{^show}}Hidden{{/show}}", json!({ "show": false })), "Hidden");
+        assert_eq!(ok("{{#show}}Visible{{/show}}", json!({ "show": false })), "");
         assert_eq!(ok("{{^show}}Hidden{{/show}}", json!({ "show": true })), "");
     }
 
@@ -785,10 +699,7 @@ mod tests {
         assert_eq!(ok("{{#v}}<{{.}}>{{/v}}", json!({ "v": true })), "<true>");
         assert_eq!(ok("{{#v}}yes{{/v}}", json!({ "v": {} })), "yes");
         assert_eq!(ok("{{^v}}no{{/v}}", json!({ "v": 0 })), "");
-        assert_eq!(
-            ok("{{#foo}}{{.}} is {{foo}}{{/foo}}", json!({ "foo": "bar" })),
-            "bar is bar"
-        );
+        assert_eq!(ok("{{#foo}}{{.}} is {{foo}}{{/foo}}", json!({ "foo": "bar" })), "bar is bar");
     }
 
     #[test]
@@ -810,26 +721,14 @@ mod tests {
             "outer": { "x": "ox", "inner": { "y": "iy" } },
             "people": [{ "name": "A" }, { "name": "B", "greeting": "Yo" }]
         });
-        assert_eq!(
-            ok(
-                "{{#outer}}{{#inner}}{{greeting}} {{x}} {{y}}{{/inner}}{{/outer}}",
-                data.clone()
-            ),
-            "Hi ox iy"
-        );
-        assert_eq!(
-            ok("{{#people}}{{greeting}} {{name}}; {{/people}}", data),
-            "Hi A; Yo B; "
-        );
+        assert_eq!(ok("{{#outer}}{{#inner}}{{greeting}} {{x}} {{y}}{{/inner}}{{/outer}}", data.clone()), "Hi ox iy");
+        assert_eq!(ok("{{#people}}{{greeting}} {{name}}; {{/people}}", data), "Hi A; Yo B; ");
     }
 
     #[test]
     fn nested_sections_and_repeated_names() {
         let data = json!({ "bool": true });
-        assert_eq!(
-            ok("| A {{#bool}}B {{#bool}}C{{/bool}} D{{/bool}} E |", data),
-            "| A B C D E |"
-        );
+        assert_eq!(ok("| A {{#bool}}B {{#bool}}C{{/bool}} D{{/bool}} E |", data), "| A B C D E |");
         let data = json!({ "a": [1, 2], "b": ["x", "y"] });
         assert_eq!(ok("{{#a}}{{#b}}{{.}}{{/b}}{{.}} {{/a}}", data), "xy1 xy2 ");
     }
@@ -858,20 +757,14 @@ mod tests {
     #[test]
     fn standalone_section_lines_are_removed() {
         let template = "Items:\n{{#items}}\n- {{.}}\n{{/items}}\nEnd\n";
-        assert_eq!(
-            ok(template, json!({ "items": ["a", "b"] })),
-            "Items:\n- a\n- b\nEnd\n"
-        );
+        assert_eq!(ok(template, json!({ "items": ["a", "b"] })), "Items:\n- a\n- b\nEnd\n");
         let template = "Start\n  {{^none}}  \n  none\n\t{{/none}}\nEnd";
         assert_eq!(ok(template, json!({})), "Start\n  none\nEnd");
     }
 
     #[test]
     fn standalone_crlf_and_file_edges() {
-        assert_eq!(
-            ok("|\r\n{{#b}}\r\n{{/b}}\r\n|", json!({ "b": true })),
-            "|\r\n|"
-        );
+        assert_eq!(ok("|\r\n{{#b}}\r\n{{/b}}\r\n|", json!({ "b": true })), "|\r\n|");
         assert_eq!(ok("  {{#b}}\n#{{/b}}\n/", json!({ "b": true })), "#\n/");
         assert_eq!(ok("#{{#b}}\n/\n  {{/b}}", json!({ "b": true })), "#\n/\n");
     }
@@ -890,17 +783,8 @@ mod tests {
 
     #[test]
     fn standalone_comment_and_set_delimiter_lines_are_removed() {
-        assert_eq!(
-            ok("Begin.\n  {{! comment }}\nEnd.\n", json!({})),
-            "Begin.\nEnd.\n"
-        );
-        assert_eq!(
-            ok(
-                "Begin.\n{{!\nSomething's going on here...\n}}\nEnd.\n",
-                json!({})
-            ),
-            "Begin.\nEnd.\n"
-        );
+        assert_eq!(ok("Begin.\n  {{! comment }}\nEnd.\n", json!({})), "Begin.\nEnd.\n");
+        assert_eq!(ok("Begin.\n{{!\nSomething's going on here...\n}}\nEnd.\n", json!({})), "Begin.\nEnd.\n");
         assert_eq!(ok("Begin.\n{{=@ @=}}\nEnd.\n", json!({})), "Begin.\nEnd.\n");
         assert_eq!(ok("!\n  {{! still standalone }}", json!({})), "!\n");
     }
@@ -909,17 +793,8 @@ mod tests {
 
     #[test]
     fn comments() {
-        assert_eq!(
-            ok("12345{{! Comment Block! }}67890", json!({})),
-            "1234567890"
-        );
-        assert_eq!(
-            ok(
-                "12345{{!\n  This is a\n  multi-line comment...\n}}67890",
-                json!({})
-            ),
-            "1234567890"
-        );
+        assert_eq!(ok("12345{{! Comment Block! }}67890", json!({})), "1234567890");
+        assert_eq!(ok("12345{{!\n  This is a\n  multi-line comment...\n}}67890", json!({})), "1234567890");
         assert_eq!(ok("  12 {{! 34 }}\n", json!({})), "  12 \n");
         assert_eq!(ok("a{{! {{not a tag }}b", json!({ "not": 1 })), "ab");
         assert_eq!(ok("{{ ! spaced comment }}x", json!({})), "x");
@@ -932,18 +807,9 @@ mod tests {
         let data = json!({ "text": "Hey!", "name": "Bob" });
         assert_eq!(ok("{{=<% %>=}}(<%text%>)", data.clone()), "(Hey!)");
         assert_eq!(ok("({{=[ ]=}}[text])", data.clone()), "(Hey!)");
-        assert_eq!(
-            ok(
-                "{{=<% %>=}}<% name %> {{name}} <%={{ }}=%>{{name}}",
-                data.clone()
-            ),
-            "Bob {{name}} Bob"
-        );
+        assert_eq!(ok("{{=<% %>=}}<% name %> {{name}} <%={{ }}=%>{{name}}", data.clone()), "Bob {{name}} Bob");
         assert_eq!(ok("{{= | | =}}|name|", data.clone()), "Bob");
-        assert_eq!(
-            ok("{{=<% %>=}}<%{name}%> <%&name%>", data.clone()),
-            "Bob Bob"
-        );
+        assert_eq!(ok("{{=<% %>=}}<%{name}%> <%&name%>", data.clone()), "Bob Bob");
         assert_eq!(ok("{{=<< >>=}}<<! comment >>x", data), "x");
     }
 
@@ -951,10 +817,7 @@ mod tests {
     fn set_delimiters_with_sections() {
         let template = "[\n{{#section}}\n  {{data}}\n  |data|\n{{/section}}\n\n{{= | | =}}\n|#section|\n  {{data}}\n  |data|\n|/section|\n]\n";
         let data = json!({ "section": true, "data": "I got interpolated." });
-        assert_eq!(
-            ok(template, data),
-            "[\n  I got interpolated.\n  |data|\n\n  {{data}}\n  I got interpolated.\n]\n"
-        );
+        assert_eq!(ok(template, data), "[\n  I got interpolated.\n  |data|\n\n  {{data}}\n  I got interpolated.\n]\n");
     }
 
     // --- format_value ----------------------------------------------------------------------
@@ -1012,11 +875,7 @@ mod tests {
             count += 1;
             out.push_str(text);
         };
-        let out = render(
-            "{{#a}}x{{/a}}{{^b}}y{{/b}}{{! c }}{{=<% %>=}}z",
-            &json!({ "a": true }),
-            &mut counter,
-        );
+        let out = render("{{#a}}x{{/a}}{{^b}}y{{/b}}{{! c }}{{=<% %>=}}z", &json!({ "a": true }), &mut counter);
         assert_eq!(out, Ok("xyz".to_string()));
         assert_eq!(count, 0);
     }
@@ -1071,14 +930,9 @@ mod tests {
 
     #[test]
     fn error_empty_tag_name() {
-        for (template, column) in [
-            ("ab{{}}", 3),
-            ("{{ }}", 1),
-            ("x {{{ }}}", 3),
-            ("{{&}}", 1),
-            ("{{#}}{{/}}", 1),
-            ("{{^ }}", 1),
-        ] {
+        for (template, column) in
+            [("ab{{}}", 3), ("{{ }}", 1), ("x {{{ }}}", 3), ("{{&}}", 1), ("{{#}}{{/}}", 1), ("{{^ }}", 1)]
+        {
             let e = err(template);
             assert_eq!((e.line, e.column), (1, column), "{template}");
             assert_eq!(e.message, "empty tag name", "{template}");
@@ -1090,19 +944,10 @@ mod tests {
 
     #[test]
     fn error_bad_set_delimiter() {
-        for template in [
-            "{{=<%=}}",
-            "{{= =}}",
-            "{{=a b c=}}",
-            "{{=<= =>=}}",
-            "{{=<% %>}}",
-        ] {
+        for template in ["{{=<%=}}", "{{= =}}", "{{=a b c=}}", "{{=<= =>=}}", "{{=<% %>}}"] {
             let e = err(template);
             assert_eq!((e.line, e.column), (1, 1), "{template}");
-            assert!(
-                e.message.contains("bad set-delimiter tag"),
-                "{template}: {e}"
-            );
+            assert!(e.message.contains("bad set-delimiter tag"), "{template}: {e}");
         }
         let e = err("ok\n\t{{=<%=}}");
         assert_eq!((e.line, e.column), (2, 2));
@@ -1112,10 +957,7 @@ mod tests {
     fn error_partials_are_not_supported() {
         let e = err("Hi\n{{> header}}\n");
         assert_eq!((e.line, e.column), (2, 1));
-        assert_eq!(
-            e.message,
-            "partials are not supported: templates have no file system access"
-        );
+        assert_eq!(e.message, "partials are not supported: templates have no file system access");
         assert_eq!(err("{{>}}").message, e.message);
     }
 
@@ -1137,9 +979,7 @@ mod tests {
 
     #[test]
     fn never_panics_on_tag_soup() {
-        let pieces = [
-            "{{", "}}", "{", "}", "#a", "/a", "^", "=", "!", "&", ">", " ", "\n", "é", "<%", ".",
-        ];
+        let pieces = ["{{", "}}", "{", "}", "#a", "/a", "^", "=", "!", "&", ">", " ", "\n", "é", "<%", "."];
         let data = json!({ "a": [1, { "a": false }], "é": "x" });
         let mut template = String::new();
         let n = pieces.len();
@@ -1173,11 +1013,7 @@ mod tests {
             nodes,
             vec![
                 Node::Text("a"),
-                Node::Section {
-                    name: "s",
-                    inverted: false,
-                    end: 4
-                },
+                Node::Section { name: "s", inverted: false, end: 4 },
                 Node::Text("b"),
                 Node::Interpolate("x"),
                 Node::Text("c"),

@@ -1,0 +1,310 @@
+//! The four pipeline protocols ([`Renderer`], [`Parser`], [`Executor`], [`Processor`]) and their
+//! registries, keyed by `template.format.kind`, `template.parser.kind` and `model.provider`.
+
+use super::store::Store;
+use crate::{Agent, Error, Message, Result};
+use serde_json::{Map, Value};
+use std::future::Future;
+use std::ops::Range;
+use std::pin::Pin;
+use std::sync::{Arc, LazyLock};
+
+/// A boxed, sendable future: what the async methods of the protocols return.
+pub type BoxFuture<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;
+
+/// How a renderer writes interpolated values. Writing values through [`RenderContext::write_value`]
+/// (instead of pushing them to the output directly) lets [`crate::prepare`] tell them from template
+/// text, so a role marker inside a value never starts a message.
+///
+/// ```
+/// let ctx = prompty::RenderContext::plain();
+/// let mut out = String::from("Hello ");
+/// ctx.write_value(&mut out, "World");
+/// assert_eq!(out, "Hello World");
+/// ```
+#[derive(Clone, Copy)]
+pub struct RenderContext {
+    pub(crate) marks: Option<crate::mark::Marks>,
+}
+
+impl RenderContext {
+    /// A context that writes values as they are (what [`crate::render`] uses).
+    pub fn plain() -> Self {
+        RenderContext { marks: None }
+    }
+
+    /// Appends an interpolated value to `out`.
+    pub fn write_value(&self, out: &mut String, text: &str) {
+        match &self.marks {
+            Some(m) => m.wrap(out, text),
+            None => out.push_str(text),
+        }
+    }
+}
+
+/// A template engine: the `template.format.kind` of a prompt selects it.
+///
+/// Implement [`Renderer::render`]; the async form defaults to it. Register an implementation with
+/// `#[prompty::renderer("key")]` on the type (it needs `Default`) or with [`register_renderer`].
+///
+/// ```
+/// use prompty::{Agent, RenderContext, Renderer, Result};
+/// use serde_json::{Map, Value};
+///
+/// #[derive(Default)]
+/// struct Upper;
+/// impl Renderer for Upper {
+///     fn render(&self, agent: &Agent, _inputs: &Map<String, Value>, _ctx: &RenderContext) -> Result<String> {
+///         Ok(agent.instructions.clone().unwrap_or_default().to_uppercase())
+///     }
+/// }
+/// prompty::register_renderer("upper", Upper);
+/// assert!(prompty::get_renderer("upper").is_ok());
+/// ```
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` is registered as a renderer but does not implement `prompty::Renderer`",
+    label = "this type needs `impl prompty::Renderer for {Self}`",
+    note = "implement `fn render(&self, agent: &prompty::Agent, inputs: &serde_json::Map<String, serde_json::Value>, ctx: &prompty::RenderContext) -> prompty::Result<String>`"
+)]
+pub trait Renderer: Send + Sync + 'static {
+    /// Renders the agent's template with validated inputs (rich inputs already replaced by nonces).
+    /// Write every interpolated value with [`RenderContext::write_value`].
+    fn render(&self, agent: &Agent, inputs: &Map<String, Value>, ctx: &RenderContext) -> Result<String>;
+
+    /// Async form of [`Renderer::render`]; by default runs it.
+    fn render_async<'a>(
+        &'a self,
+        agent: &'a Agent,
+        inputs: &'a Map<String, Value>,
+        ctx: &'a RenderContext,
+    ) -> BoxFuture<'a, Result<String>> {
+        Box::pin(async move { self.render(agent, inputs, ctx) })
+    }
+}
+
+/// Rendered text handed to a parser: the text, and the byte ranges of it that are interpolated
+/// values (never message boundaries).
+///
+/// ```
+/// let r = prompty::RenderedText { text: "user:\nHi", values: &[] };
+/// assert_eq!(r.text.len(), 8);
+/// ```
+#[derive(Debug, Clone, Copy)]
+pub struct RenderedText<'a> {
+    /// The rendered text.
+    pub text: &'a str,
+    /// Interpolated byte ranges of `text`, sorted.
+    pub values: &'a [Range<usize>],
+}
+
+/// A parser from rendered text to messages: the `template.parser.kind` of a prompt selects it.
+///
+/// ```
+/// use prompty::{Agent, Message, Parser, RenderedText, Result, Role};
+/// #[derive(Default)]
+/// struct OneUserMessage;
+/// impl Parser for OneUserMessage {
+///     fn parse(&self, _agent: &Agent, rendered: RenderedText<'_>) -> Result<Vec<Message>> {
+///         Ok(vec![Message::new(Role::User, rendered.text)])
+///     }
+/// }
+/// prompty::register_parser("one-user", OneUserMessage);
+/// assert!(prompty::get_parser("one-user").is_ok());
+/// ```
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` is registered as a parser but does not implement `prompty::Parser`",
+    label = "this type needs `impl prompty::Parser for {Self}`",
+    note = "implement `fn parse(&self, agent: &prompty::Agent, rendered: prompty::RenderedText<'_>) -> prompty::Result<Vec<prompty::Message>>`"
+)]
+pub trait Parser: Send + Sync + 'static {
+    /// Splits rendered text into messages.
+    fn parse(&self, agent: &Agent, rendered: RenderedText<'_>) -> Result<Vec<Message>>;
+
+    /// Async form of [`Parser::parse`]; by default runs it.
+    fn parse_async<'a>(&'a self, agent: &'a Agent, rendered: RenderedText<'a>) -> BoxFuture<'a, Result<Vec<Message>>> {
+        Box::pin(async move { self.parse(agent, rendered) })
+    }
+}
+
+/// Calls a model: the `model.provider` of a prompt selects it. Returns the provider's raw response.
+///
+/// Implement [`Executor::execute_async`]; the sync [`Executor::execute`] runs it to completion,
+/// also when called from inside a tokio runtime (on a helper thread).
+///
+/// ```
+/// use prompty::{Agent, BoxFuture, Executor, Message, Result};
+/// use serde_json::{json, Value};
+/// #[derive(Default)]
+/// struct Echo;
+/// impl Executor for Echo {
+///     fn execute_async<'a>(&'a self, _agent: &'a Agent, messages: &'a [Message]) -> BoxFuture<'a, Result<Value>> {
+///         Box::pin(async move { Ok(json!(messages.last().map(|m| m.text()))) })
+///     }
+/// }
+/// prompty::register_executor("echo", Echo);
+/// let out = prompty::get_executor("echo")?.execute(&Agent::default(), &[prompty::Message::new(prompty::Role::User, "hi")])?;
+/// assert_eq!(out, json!("hi"));
+/// # Ok::<(), prompty::Error>(())
+/// ```
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` is registered as an executor but does not implement `prompty::Executor`",
+    label = "this type needs `impl prompty::Executor for {Self}`",
+    note = "implement `fn execute_async<'a>(&'a self, agent: &'a prompty::Agent, messages: &'a [prompty::Message]) -> prompty::BoxFuture<'a, prompty::Result<serde_json::Value>>`"
+)]
+pub trait Executor: Send + Sync + 'static {
+    /// Sends the messages to the model and returns the raw response.
+    fn execute_async<'a>(&'a self, agent: &'a Agent, messages: &'a [Message]) -> BoxFuture<'a, Result<Value>>;
+
+    /// Sync form of [`Executor::execute_async`].
+    fn execute(&self, agent: &Agent, messages: &[Message]) -> Result<Value> {
+        crate::blocking::block_on(self.execute_async(agent, messages))?
+    }
+}
+
+/// Turns a provider's raw response into the result: text, tool calls, parsed structured output...
+/// The `model.provider` of a prompt selects it.
+///
+/// ```
+/// use prompty::{Agent, Processor, Result};
+/// use serde_json::{json, Value};
+/// #[derive(Default)]
+/// struct Field;
+/// impl Processor for Field {
+///     fn process(&self, _agent: &Agent, response: Value) -> Result<Value> {
+///         Ok(response["text"].clone())
+///     }
+/// }
+/// prompty::register_processor("field", Field);
+/// let p = prompty::get_processor("field")?;
+/// assert_eq!(p.process(&Agent::default(), json!({"text": "hi"}))?, json!("hi"));
+/// # Ok::<(), prompty::Error>(())
+/// ```
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` is registered as a processor but does not implement `prompty::Processor`",
+    label = "this type needs `impl prompty::Processor for {Self}`",
+    note = "implement `fn process(&self, agent: &prompty::Agent, response: serde_json::Value) -> prompty::Result<serde_json::Value>`"
+)]
+pub trait Processor: Send + Sync + 'static {
+    /// Extracts the result from a raw response.
+    fn process(&self, agent: &Agent, response: Value) -> Result<Value>;
+
+    /// Async form of [`Processor::process`]; by default runs it.
+    fn process_async<'a>(&'a self, agent: &'a Agent, response: Value) -> BoxFuture<'a, Result<Value>> {
+        Box::pin(async move { self.process(agent, response) })
+    }
+}
+
+macro_rules! invoker_registry {
+    ($trait:ident, $reg:ident, $store:ident, $component:literal, $get:ident, $register:ident, $doc_get:literal, $doc_reg:literal) => {
+        /// A link-time registration, submitted by the plugin attribute macro.
+        #[doc(hidden)]
+        pub struct $reg {
+            /// The keys the component answers to.
+            pub keys: &'static [&'static str],
+            /// Builds the component.
+            pub make: fn() -> Arc<dyn $trait>,
+        }
+
+        inventory::collect!($reg);
+
+        static $store: LazyLock<Store<dyn $trait>> = LazyLock::new(|| {
+            Store::new(|| {
+                inventory::iter::<$reg>
+                    .into_iter()
+                    .flat_map(|r| {
+                        let instance = (r.make)();
+                        r.keys.iter().map(move |k| (*k, Arc::clone(&instance)))
+                    })
+                    .collect()
+            })
+        });
+
+        #[doc = $doc_get]
+        pub fn $get(key: &str) -> Result<Arc<dyn $trait>> {
+            $store.get(key).ok_or_else(|| Error::UnknownComponent {
+                component: $component,
+                key: key.to_owned(),
+                known: $store.known(),
+                register: concat!("prompty::", stringify!($register), "(key, ...)"),
+            })
+        }
+
+        #[doc = $doc_reg]
+        pub fn $register(key: impl Into<String>, component: impl $trait) {
+            $store.register(key.into(), Arc::new(component));
+        }
+    };
+}
+
+invoker_registry!(
+    Renderer,
+    RendererRegistration,
+    RENDERERS,
+    "renderer",
+    get_renderer,
+    register_renderer,
+    "The renderer registered under `key` (a `template.format.kind`).\n\n```\nassert!(prompty::get_renderer(\"jinja2\").is_ok());\nlet err = prompty::get_renderer(\"nope\").err().unwrap();\nassert!(err.to_string().contains(\"jinja2\"));\n```",
+    "Registers a renderer under `key`, overriding a link-time registration with the same key.\n\nSee [`Renderer`] for an example."
+);
+invoker_registry!(
+    Parser,
+    ParserRegistration,
+    PARSERS,
+    "parser",
+    get_parser,
+    register_parser,
+    "The parser registered under `key` (a `template.parser.kind`).\n\n```\nassert!(prompty::get_parser(\"prompty\").is_ok());\n```",
+    "Registers a parser under `key`, overriding a link-time registration with the same key.\n\nSee [`Parser`] for an example."
+);
+invoker_registry!(
+    Executor,
+    ExecutorRegistration,
+    EXECUTORS,
+    "executor",
+    get_executor,
+    register_executor,
+    "The executor registered under `key` (a `model.provider`).\n\n```\nassert!(prompty::get_executor(\"no-such-provider\").is_err());\n```",
+    "Registers an executor under `key`, overriding a link-time registration with the same key.\n\nSee [`Executor`] for an example."
+);
+invoker_registry!(
+    Processor,
+    ProcessorRegistration,
+    PROCESSORS,
+    "processor",
+    get_processor,
+    register_processor,
+    "The processor registered under `key` (a `model.provider`).\n\n```\nassert!(prompty::get_processor(\"no-such-provider\").is_err());\n```",
+    "Registers a processor under `key`, overriding a link-time registration with the same key.\n\nSee [`Processor`] for an example."
+);
+
+/// Forgets every explicit renderer, parser, executor and processor registration and every cached
+/// instance; link-time registrations are instantiated again on next use.
+///
+/// ```
+/// prompty::register_renderer("jinja2", prompty::builtins::MustacheRenderer);
+/// prompty::clear_cache();
+/// assert!(prompty::get_renderer("jinja2").is_ok()); // the built-in is back
+/// ```
+pub fn clear_cache() {
+    RENDERERS.clear();
+    PARSERS.clear();
+    EXECUTORS.clear();
+    PROCESSORS.clear();
+}
+
+#[doc(hidden)]
+pub fn __make_renderer<T: Renderer + Default>() -> Arc<dyn Renderer> {
+    Arc::new(T::default())
+}
+#[doc(hidden)]
+pub fn __make_parser<T: Parser + Default>() -> Arc<dyn Parser> {
+    Arc::new(T::default())
+}
+#[doc(hidden)]
+pub fn __make_executor<T: Executor + Default>() -> Arc<dyn Executor> {
+    Arc::new(T::default())
+}
+#[doc(hidden)]
+pub fn __make_processor<T: Processor + Default>() -> Arc<dyn Processor> {
+    Arc::new(T::default())
+}

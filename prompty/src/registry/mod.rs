@@ -1,0 +1,19 @@
+//! Process-wide, thread-safe registries: renderers, parsers, executors, processors and connections.
+//! Components registered at link time with the plugin attributes (`#[prompty::renderer("key")]`,
+//! ...) are collected lazily on first lookup; explicit `register_*` calls override them.
+
+mod connections;
+mod invokers;
+pub(crate) mod store;
+
+pub use connections::{clear_connections, get_connection, get_connection_as, register_connection};
+#[doc(hidden)]
+pub use invokers::{
+    __make_executor, __make_parser, __make_processor, __make_renderer, ExecutorRegistration, ParserRegistration,
+    ProcessorRegistration, RendererRegistration,
+};
+pub use invokers::{
+    clear_cache, get_executor, get_parser, get_processor, get_renderer, register_executor, register_parser,
+    register_processor, register_renderer, BoxFuture, Executor, Parser, Processor, RenderContext, RenderedText,
+    Renderer,
+};

@@ -1,0 +1,123 @@
+//! JSON Schema of properties (spec §7.1.4): what the model sees for tool parameters and structured
+//! outputs.
+
+use crate::{Error, Property, PropertyKind, Result};
+use serde_json::{json, Map, Value};
+
+/// The JSON Schema type of a property kind (`float` is `number`; rich kinds are strings: URLs).
+fn json_type(kind: &PropertyKind) -> &str {
+    match kind {
+        PropertyKind::Float => "number",
+        PropertyKind::Thread | PropertyKind::Image | PropertyKind::File | PropertyKind::Audio => "string",
+        other => other.as_str(),
+    }
+}
+
+/// The object schema of a list of properties: `{type: object, properties, required?}`.
+///
+/// With `strict` (OpenAI strict mode) every property is listed in `required`, optional ones accept
+/// `null` (`type: [T, "null"]`), and every object has `additionalProperties: false`, recursively.
+///
+/// ```
+/// use prompty::{Property, PropertyKind};
+/// let props = [Property::new("city", PropertyKind::String).required(), Property::new("days", PropertyKind::Integer)];
+/// assert_eq!(prompty::properties_schema(&props, false)?, serde_json::json!({
+///     "type": "object",
+///     "properties": {"city": {"type": "string"}, "days": {"type": "integer"}},
+///     "required": ["city"]}));
+/// assert_eq!(prompty::properties_schema(&props, true)?["properties"]["days"]["type"],
+///            serde_json::json!(["integer", "null"]));
+/// # Ok::<(), prompty::Error>(())
+/// ```
+pub fn properties_schema(props: &[Property], strict: bool) -> Result<Value> {
+    let mut properties = Map::new();
+    let mut required = Vec::new();
+    for p in props {
+        let mut schema = property_schema(p, strict)?;
+        if strict && !p.required {
+            make_nullable(&mut schema);
+        }
+        if p.required || strict {
+            required.push(Value::String(p.name.clone()));
+        }
+        properties.insert(p.name.clone(), schema);
+    }
+    let mut out = Map::new();
+    out.insert("type".into(), json!("object"));
+    out.insert("properties".into(), Value::Object(properties));
+    if !required.is_empty() {
+        out.insert("required".into(), Value::Array(required));
+    }
+    if strict {
+        out.insert("additionalProperties".into(), json!(false));
+    }
+    Ok(Value::Object(out))
+}
+
+fn make_nullable(schema: &mut Value) {
+    if let Some(t) = schema.get_mut("type") {
+        if let Value::String(s) = t {
+            *t = json!([s.clone(), "null"]);
+        }
+    }
+}
+
+/// The schema of one property (without its name).
+///
+/// ```
+/// let p = prompty::Property::new("tags", prompty::PropertyKind::Array);
+/// assert_eq!(prompty::property_schema(&p, false)?, serde_json::json!({"type": "array"}));
+/// # Ok::<(), prompty::Error>(())
+/// ```
+pub fn property_schema(p: &Property, strict: bool) -> Result<Value> {
+    let mut s = Map::new();
+    match &p.kind {
+        PropertyKind::Union => {
+            let (key, alts) = match (&p.one_of, &p.any_of) {
+                (Some(a), None) if !a.is_empty() => ("oneOf", a),
+                (None, Some(a)) if !a.is_empty() => ("anyOf", a),
+                _ => {
+                    return Err(Error::InvalidInputs {
+                        message: format!(
+                            "union property '{}' must declare exactly one non-empty `oneOf` or `anyOf`",
+                            p.name
+                        ),
+                    })
+                }
+            };
+            let alts = alts.iter().map(|a| property_schema(a, strict)).collect::<Result<Vec<_>>>()?;
+            s.insert(key.into(), Value::Array(alts));
+        }
+        PropertyKind::Object => {
+            s.insert("type".into(), json!("object"));
+            if let Some(props) = &p.properties {
+                if let Value::Object(inner) = properties_schema(props, strict)? {
+                    for (k, v) in inner {
+                        if k != "type" {
+                            s.insert(k, v);
+                        }
+                    }
+                }
+            } else if strict {
+                s.insert("additionalProperties".into(), json!(false));
+            }
+        }
+        PropertyKind::Array => {
+            s.insert("type".into(), json!("array"));
+            if let Some(items) = &p.items {
+                s.insert("items".into(), property_schema(items, strict)?);
+            }
+        }
+        PropertyKind::Other(k) if k.is_empty() => {}
+        kind => {
+            s.insert("type".into(), json!(json_type(kind)));
+        }
+    }
+    if let Some(d) = &p.description {
+        s.insert("description".into(), json!(d));
+    }
+    if let Some(e) = &p.enum_values {
+        s.insert("enum".into(), Value::Array(e.clone()));
+    }
+    Ok(Value::Object(s))
+}

@@ -1,0 +1,106 @@
+//! Reading the arguments a model sent for a tool call, forgiving the usual slips: code fences around
+//! the JSON, text around the object, trailing commas. Never substitutes `{}` for unreadable input.
+
+use serde_json::Value;
+
+/// Parses tool-call arguments: as JSON; else without a ```` ``` ```` fence; else the first balanced
+/// `{...}` (braces inside strings ignored); else that with trailing commas removed. An empty string
+/// is an empty object.
+pub(crate) fn parse_arguments(raw: &str) -> Result<Value, String> {
+    let raw = raw.trim();
+    if raw.is_empty() {
+        return Ok(Value::Object(Default::default()));
+    }
+    let direct = match serde_json::from_str::<Value>(raw) {
+        Ok(v) => return Ok(v),
+        Err(e) => e,
+    };
+    let unfenced = strip_fence(raw);
+    if let Ok(v) = serde_json::from_str::<Value>(unfenced) {
+        return Ok(v);
+    }
+    if let Some(object) = first_object(unfenced) {
+        if let Ok(v) = serde_json::from_str::<Value>(object) {
+            return Ok(v);
+        }
+        if let Ok(v) = serde_json::from_str::<Value>(&strip_trailing_commas(object)) {
+            return Ok(v);
+        }
+    }
+    Err(format!("arguments are not valid JSON ({direct}): {}", preview(raw)))
+}
+
+fn preview(s: &str) -> String {
+    let p: String = s.chars().take(80).collect();
+    if p.len() < s.len() {
+        format!("{p}…")
+    } else {
+        p
+    }
+}
+
+fn strip_fence(s: &str) -> &str {
+    let Some(rest) = s.strip_prefix("```") else { return s };
+    let rest = rest.split_once('\n').map_or("", |(_, body)| body);
+    rest.trim_end().strip_suffix("```").unwrap_or(rest).trim()
+}
+
+/// The first balanced `{...}`, skipping braces inside JSON strings.
+fn first_object(s: &str) -> Option<&str> {
+    let start = s.find('{')?;
+    let (mut depth, mut in_str, mut escaped) = (0usize, false, false);
+    for (i, c) in s[start..].char_indices() {
+        match c {
+            _ if escaped => escaped = false,
+            '\\' if in_str => escaped = true,
+            '"' => in_str = !in_str,
+            '{' if !in_str => depth += 1,
+            '}' if !in_str => {
+                depth -= 1;
+                if depth == 0 {
+                    return Some(&s[start..start + i + 1]);
+                }
+            }
+            _ => {}
+        }
+    }
+    None
+}
+
+fn strip_trailing_commas(s: &str) -> String {
+    let mut out = String::with_capacity(s.len());
+    let (mut in_str, mut escaped) = (false, false);
+    let chars: Vec<char> = s.chars().collect();
+    for (i, &c) in chars.iter().enumerate() {
+        if escaped {
+            escaped = false;
+        } else if c == '\\' && in_str {
+            escaped = true;
+        } else if c == '"' {
+            in_str = !in_str;
+        } else if c == ',' && !in_str {
+            let next = chars[i + 1..].iter().find(|c| !c.is_whitespace());
+            if matches!(next, Some('}') | Some(']')) {
+                continue;
+            }
+        }
+        out.push(c);
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::parse_arguments;
+    use serde_json::json;
+
+    #[test]
+    fn forgives_fences_surrounding_text_and_trailing_commas() {
+        assert_eq!(parse_arguments(r#"{"a":1}"#).unwrap(), json!({"a": 1}));
+        assert_eq!(parse_arguments("```json\n{\"a\":1}\n```").unwrap(), json!({"a": 1}));
+        assert_eq!(parse_arguments(r#"Sure: {"a":"}{"} thanks"#).unwrap(), json!({"a": "}{"}));
+        assert_eq!(parse_arguments(r#"{"a":[1,2,],}"#).unwrap(), json!({"a": [1, 2]}));
+        assert_eq!(parse_arguments("").unwrap(), json!({}));
+        assert!(parse_arguments("not json").is_err());
+    }
+}

@@ -1,0 +1,24 @@
+//! Tools: functions the model can call, the name registry, kind handlers, dispatch, and the
+//! projection of tool declarations into function definitions.
+
+mod args;
+mod bind;
+mod function;
+mod handlers;
+mod projection;
+mod prompty_tool;
+
+pub use bind::{bind_tools, BoundTools};
+#[doc(hidden)]
+pub use function::ToolRegistration;
+pub use function::{
+    clear_tools, get_tool, register_tool, registered_tools, tool_fn, tool_fn_sync, ToolFunction, Tools,
+};
+pub use handlers::{
+    clear_tool_handlers, execute_tool, execute_tool_async, get_tool_handler, register_tool_handler, ToolContext,
+    ToolHandler,
+};
+pub use projection::{
+    clear_tool_projectors, get_tool_projector, project_tools, register_tool_projector, FunctionDefinition,
+    ToolProjector,
+};
