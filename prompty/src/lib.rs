@@ -13,6 +13,7 @@
 //! | render | [`render`], [`render_async`] (renderers `jinja2` and `mustache`) |
 //! | parse | [`parse`] (parser `prompty`), [`expand_rich`] |
 //! | all three | [`prepare`], [`prepare_async`] |
+//! | execute + process | [`run`], [`run_async`] (prepared messages), [`invoke`], [`invoke_async`] (inputs) |
 //!
 //! ```
 //! let agent = prompty::load_str(
@@ -51,7 +52,9 @@ mod schema;
 mod tools;
 
 pub use parser::{parse, parse_async};
-pub use pipeline::{load_async, load_with_async, prepare, prepare_async, render, render_async, run, run_async};
+pub use pipeline::{
+    invoke, invoke_async, load_async, load_with_async, prepare, prepare_async, render, render_async, run, run_async,
+};
 pub use prompty_core::*;
 pub use registry::*;
 pub use rich::{expand_rich, RichInputs, RichValue};
@@ -68,15 +71,30 @@ pub mod builtins {
 /// Items the macros' generated code uses. Not part of the public API.
 #[doc(hidden)]
 pub mod __private {
+    pub use crate::tools::derive::{tool_args, tool_definition, tool_output, tool_output_result, tool_parameters};
     pub use inventory;
     pub use schemars;
     pub use serde;
     pub use serde_json;
 }
 
-// The macros arrive with the registries and typed-prompt milestones; the re-export is in place so
-// that enabling them needs no change for users.
-#[cfg(feature = "macros")]
-#[allow(unused_imports)]
-#[doc(inline)]
-pub use prompty_macros::*;
+// (re-export of prompty_macros::{executor, parser, processor, renderer, tool} is added back once the
+// macros exist)
+
+/// Makes sure a crate that only holds registrations (`#[prompty::tool]` functions, plugin
+/// attributes) is linked into the binary: the linker drops a dependency nothing names, and its
+/// link-time registrations with it. Put it at item position in the binary (or any crate it links).
+///
+/// ```
+/// prompty::link!(serde_json);
+/// # fn main() {}
+/// ```
+#[macro_export]
+macro_rules! link {
+    ($($krate:ident),+ $(,)?) => {
+        $(
+            #[allow(unused_imports)]
+            use $krate as _;
+        )+
+    };
+}

@@ -97,11 +97,11 @@ fn provider(agent: &Agent) -> Result<&str> {
     })
 }
 
-/// Prepares the prompt, sends the messages to the model with the executor registered for
-/// `model.provider`, and returns what that provider's processor makes of the response.
+/// Sends already prepared messages to the model with the executor registered for `model.provider`,
+/// and returns what that provider's processor makes of the response.
 ///
 /// ```
-/// use prompty::{Agent, BoxFuture, Executor, Message, Processor, Result};
+/// use prompty::{Agent, BoxFuture, Executor, Message, Processor, Result, Role};
 /// use serde_json::{json, Value};
 /// #[derive(Default)]
 /// struct Canned;
@@ -115,14 +115,13 @@ fn provider(agent: &Agent) -> Result<&str> {
 /// }
 /// prompty::register_executor("canned", Canned);
 /// prompty::register_processor("canned", Canned);
-/// let agent = prompty::load_str("---\nmodel: {id: m, provider: canned}\n---\nuser:\nHi {{ who }}", ".", "<string>")?;
-/// assert_eq!(prompty::run(&agent, &json!({"who": "Ann"}))?, json!("Hi Ann"));
+/// let agent = prompty::load_str("---\nmodel: {id: m, provider: canned}\n---\n", ".", "<string>")?;
+/// assert_eq!(prompty::run(&agent, &[Message::new(Role::User, "Hi")])?, json!("Hi"));
 /// # Ok::<(), prompty::Error>(())
 /// ```
-pub fn run(agent: &Agent, inputs: &Value) -> Result<Value> {
-    let messages = prepare(agent, inputs)?;
+pub fn run(agent: &Agent, messages: &[Message]) -> Result<Value> {
     let provider = provider(agent)?;
-    let raw = get_executor(provider)?.execute(agent, &messages)?;
+    let raw = get_executor(provider)?.execute(agent, messages)?;
     get_processor(provider)?.process(agent, raw)
 }
 
@@ -131,14 +130,53 @@ pub fn run(agent: &Agent, inputs: &Value) -> Result<Value> {
 /// ```no_run
 /// # async fn f() -> prompty::Result<()> {
 /// let agent = prompty::load_async("prompts/chat.prompty").await?;
-/// let answer = prompty::run_async(&agent, &serde_json::json!({"question": "Hi"})).await?;
+/// let messages = prompty::prepare_async(&agent, &serde_json::json!({"question": "Hi"})).await?;
+/// let answer = prompty::run_async(&agent, &messages).await?;
 /// # Ok(()) }
 /// ```
-pub async fn run_async(agent: &Agent, inputs: &Value) -> Result<Value> {
-    let messages = prepare_async(agent, inputs).await?;
+pub async fn run_async(agent: &Agent, messages: &[Message]) -> Result<Value> {
     let provider = provider(agent)?;
-    let raw = get_executor(provider)?.execute_async(agent, &messages).await?;
+    let raw = get_executor(provider)?.execute_async(agent, messages).await?;
     get_processor(provider)?.process_async(agent, raw).await
+}
+
+/// Prepares the prompt with `inputs` and runs it: [`prepare`] then [`run`].
+///
+/// ```
+/// use prompty::{Agent, BoxFuture, Executor, Message, Processor, Result};
+/// use serde_json::{json, Value};
+/// #[derive(Default)]
+/// struct Last;
+/// impl Executor for Last {
+///     fn execute_async<'a>(&'a self, _: &'a Agent, m: &'a [Message]) -> BoxFuture<'a, Result<Value>> {
+///         Box::pin(async move { Ok(json!(m.last().map(|m| m.text()))) })
+///     }
+/// }
+/// impl Processor for Last {
+///     fn process(&self, _: &Agent, r: Value) -> Result<Value> { Ok(r) }
+/// }
+/// prompty::register_executor("last", Last);
+/// prompty::register_processor("last", Last);
+/// let agent = prompty::load_str("---\nmodel: {id: m, provider: last}\n---\nuser:\nHi {{ who }}", ".", "<string>")?;
+/// assert_eq!(prompty::invoke(&agent, &json!({"who": "Ann"}))?, json!("Hi Ann"));
+/// # Ok::<(), prompty::Error>(())
+/// ```
+pub fn invoke(agent: &Agent, inputs: &Value) -> Result<Value> {
+    let messages = prepare(agent, inputs)?;
+    run(agent, &messages)
+}
+
+/// Async form of [`invoke`]; gives the same result.
+///
+/// ```no_run
+/// # async fn f() -> prompty::Result<()> {
+/// let agent = prompty::load_async("prompts/chat.prompty").await?;
+/// let answer = prompty::invoke_async(&agent, &serde_json::json!({"question": "Hi"})).await?;
+/// # Ok(()) }
+/// ```
+pub async fn invoke_async(agent: &Agent, inputs: &Value) -> Result<Value> {
+    let messages = prepare_async(agent, inputs).await?;
+    run_async(agent, &messages).await
 }
 
 /// Async form of [`crate::load`]: reads and resolves on tokio's blocking pool, so it must run

@@ -130,21 +130,22 @@ fn thread_messages(name: &str, value: Value) -> Result<Vec<Message>> {
 }
 
 fn media_part(name: &str, kind: &PropertyKind, value: Value) -> Result<ContentPart> {
-    let mut fields =
-        match value {
-            Value::String(source) => {
-                let mut m = Map::new();
-                m.insert("source".into(), Value::String(source));
-                m
-            }
-            Value::Object(m) => m,
-            other => return Err(Error::InvalidInputs {
+    let mut fields = match value {
+        Value::String(source) => {
+            let mut m = Map::new();
+            m.insert("source".into(), Value::String(source));
+            m
+        }
+        Value::Object(m) => m,
+        other => {
+            return Err(Error::InvalidInputs {
                 message: format!(
                     "input '{name}' is of kind {}: give a URL, a data URI or an object with `source`, found {other}",
                     kind.as_str()
                 ),
-            }),
-        };
+            })
+        }
+    };
     fields.insert("kind".into(), Value::String(kind.as_str().to_owned()));
     ContentPart::deserialize(Value::Object(fields)).map_err(|e| Error::InvalidInputs {
         message: format!("input '{name}' is not a valid {} part: {e}", kind.as_str()),

@@ -3,6 +3,7 @@
 
 mod args;
 mod bind;
+pub(crate) mod derive;
 mod function;
 mod handlers;
 mod projection;

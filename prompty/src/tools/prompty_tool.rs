@@ -27,7 +27,7 @@ impl ToolHandler for PromptyToolHandler {
             let path = child_path(ctx.agent, tool)?;
             let child = crate::load_async(&path).await?;
             match p.mode() {
-                "single" => crate::run_async(&child, &args).await,
+                "single" => crate::invoke_async(&child, &args).await,
                 "agentic" => Err(Error::Execution {
                     message: format!(
                         "tool '{}': mode 'agentic' runs the child prompt's own tool loop, which this version of \
