@@ -3,8 +3,27 @@
 //! files with the same `prompty-core` loader the runtime uses, so a compile-time check and a
 //! runtime behaviour never disagree.
 //!
-//! Code generation arrives with the typed-prompts milestone; until then the crate re-exports the
-//! format library it builds on:
+//! It also holds the logic of prompty's attribute macros, as ordinary functions over
+//! [`proc_macro2::TokenStream`] that `prompty-macros` calls (and that tests call without a
+//! compiler):
+//!
+//! - [`tool::expand`]: `#[prompty::tool]` on a fn;
+//! - [`plugin::expand`]: `#[prompty::renderer("key")]`, `#[prompty::parser("key")]`,
+//!   `#[prompty::executor("key")]` and `#[prompty::processor("key")]` on a type or its trait impl.
+//!
+//! Errors are [`syn::Error`]s spanned on the offending tokens, every problem of an input combined
+//! into one error (the macro reports them all at once).
+//!
+//! ```
+//! use quote::quote;
+//! use prompty_build::plugin::{self, Component};
+//!
+//! let out = plugin::expand(Component::Renderer, quote!("upper"), quote!(#[derive(Default)] struct Upper;))?;
+//! assert!(out.to_string().contains("RendererRegistration"));
+//! # Ok::<(), syn::Error>(())
+//! ```
+//!
+//! The crate also re-exports the format library it builds on:
 //!
 //! ```
 //! let agent = prompty_build::core::load_str("---\nname: x\n---\nHi", ".", "x.prompty")?;
@@ -13,3 +32,7 @@
 //! ```
 
 pub use prompty_core as core;
+
+mod errors;
+pub mod plugin;
+pub mod tool;

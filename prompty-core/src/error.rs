@@ -185,11 +185,7 @@ pub enum Error {
     },
 
     /// No component is registered for a key (renderer, parser, executor, processor, connection, ...).
-    #[error(
-        "no {component} registered for '{key}' (registered: {known}). Register one with `{register}`, or \
-             annotate a type with `#[prompty::{component}(\"{key}\")]`; if it lives in a crate the binary never names, \
-             link that crate with `prompty::link!(that_crate);`"
-    )]
+    #[error("no {component} registered for '{key}' (registered: {known}). Register one with `{register}`{hint}")]
     UnknownComponent {
         /// The kind of component: `renderer`, `parser`, ...
         component: &'static str,
@@ -199,6 +195,8 @@ pub enum Error {
         known: String,
         /// The function that registers one, e.g. `prompty::register_renderer(key, ...)`.
         register: &'static str,
+        /// More ways to register one (starts with `; ` or is empty).
+        hint: String,
     },
 
     /// A tool call that no handler can serve.

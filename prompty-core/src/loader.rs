@@ -168,7 +168,12 @@ pub fn load_str_with(text: &str, base_dir: impl AsRef<Path>, name: &str, options
         None => 1,
     };
     let mut agent = agent_from_value(value, &origin)?;
-    agent.source = Some(crate::AgentSource { path: name.to_owned(), base_dir: dir.to_path_buf(), body_line });
+    agent.source = Some(crate::AgentSource {
+        path: name.to_owned(),
+        base_dir: dir.to_path_buf(),
+        body_line,
+        allowed_roots: options.allowed_roots.clone(),
+    });
     Ok(agent)
 }
 

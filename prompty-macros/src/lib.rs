@@ -1,6 +1,183 @@
-//! Procedural macros of prompty. This crate is a thin shell: each macro parses its input and calls
-//! an ordinary function of `prompty-build`, where the logic lives and is tested. Use the macros
-//! through `prompty` (feature `macros`, on by default), which re-exports them.
+//! Procedural macros of prompty. This crate is a thin shell: each macro calls an ordinary function
+//! of `prompty-build` ([`prompty_build::tool::expand`], [`prompty_build::plugin::expand`]), where
+//! the logic lives and is tested, and turns its errors into `compile_error!`s (all of them, not
+//! only the first). Use the macros through `prompty` (feature `macros`, on by default), which
+//! re-exports them: `#[prompty::tool]`, `#[prompty::renderer("key")]`, `#[prompty::parser("key")]`,
+//! `#[prompty::executor("key")]`, `#[prompty::processor("key")]`.
 //!
-//! The macros (`include_prompty!`, `#[tool]` and the plugin attributes) arrive with the typed
-//! prompts and registries of the following milestones; until then this crate exports nothing.
+//! The generated code names `::prompty`, so the crate using the macros depends on `prompty`.
+
+use proc_macro::TokenStream;
+use prompty_build::plugin::{self, Component};
+
+/// Emits the expansion, or every error followed by `fallback` (what the compiler should still see
+/// of the item, so that the errors are not followed by "cannot find" errors where it is used).
+fn emit(
+    result: syn::Result<proc_macro2::TokenStream>,
+    fallback: impl FnOnce() -> proc_macro2::TokenStream,
+) -> TokenStream {
+    match result {
+        Ok(tokens) => tokens.into(),
+        Err(errors) => {
+            let mut tokens = fallback();
+            tokens.extend(errors.into_compile_error());
+            tokens.into()
+        }
+    }
+}
+
+fn plugin(component: Component, attr: TokenStream, item: TokenStream) -> TokenStream {
+    let item = proc_macro2::TokenStream::from(item);
+    emit(plugin::expand(component, attr.into(), item.clone()), || plugin::fallback(item))
+}
+
+/// Makes a fn a tool the model can call, registered at link time in prompty's tool name registry.
+///
+/// The fn may be sync or `async`; its arguments must be owned (`String`, not `&str`) and
+/// implement `Deserialize` and `JsonSchema` (primitives, `String`, `Vec<T>`, maps, `Option<T>`,
+/// and your own types deriving them); it returns any `Serialize` value, or a `Result<T, E>` whose
+/// `Err` (any `E: Display`) becomes a tool error. The fn's doc comment is the tool's description
+/// and each parameter's doc comment the parameter's description; `Option<T>` parameters are not
+/// required. `#[serde(...)]` and `#[schemars(...)]` attributes on a parameter apply to its
+/// argument field (e.g. `#[serde(default)]`).
+///
+/// The fn stays a normal fn. The macro adds a unit struct with the fn's name (types and functions
+/// live in different namespaces) that carries the tool: `get_weather::NAME`,
+/// `get_weather::definition()` (a `prompty::Tool`), and `impl prompty::ToolFunction`
+/// (`get_weather {}` is a value to hand to `prompty::Tools`).
+///
+/// Options: `#[tool(name = "weather")]` (default: the fn's name), `#[tool(description = "...")]`
+/// (default: the doc comment).
+///
+/// ```ignore
+/// /// Today's weather in a city.
+/// #[prompty::tool]
+/// async fn get_weather(
+///     /// The city, e.g. "Paris"
+///     city: String,
+///     /// How many days ahead (default 0)
+///     days: Option<u8>,
+/// ) -> Result<String, std::io::Error> {
+///     Ok(format!("sunny in {city}, {} days ahead", days.unwrap_or(0)))
+/// }
+///
+/// let tool = get_weather::definition();
+/// assert_eq!(tool.name, "get_weather");
+/// assert!(prompty::get_tool("get_weather").is_some());
+/// ```
+#[proc_macro_attribute]
+pub fn tool(attr: TokenStream, item: TokenStream) -> TokenStream {
+    let item = proc_macro2::TokenStream::from(item);
+    emit(prompty_build::tool::expand(attr.into(), item.clone()), || prompty_build::tool::fallback(item))
+}
+
+/// Registers a type as a renderer (template engine) under one or more keys, at link time: a
+/// prompt whose `template.format.kind` is one of the keys is rendered with it.
+///
+/// Put it on the type (a `struct`, `enum` or `union`) or on its `impl prompty::Renderer for Type`
+/// block. The type implements `prompty::Renderer` and `Default` (the registry builds it with
+/// `Default::default()`), and is not generic. `prompty::register_renderer` overrides a key at
+/// run time.
+///
+/// ```ignore
+/// use prompty::{Agent, RenderContext, Renderer, Result};
+/// use serde_json::{Map, Value};
+///
+/// #[derive(Default)]
+/// struct Upper;
+///
+/// #[prompty::renderer("upper", "shout")]
+/// impl Renderer for Upper {
+///     fn render(&self, agent: &Agent, _: &Map<String, Value>, _: &RenderContext) -> Result<String> {
+///         Ok(agent.instructions.clone().unwrap_or_default().to_uppercase())
+///     }
+/// }
+///
+/// assert!(prompty::get_renderer("shout").is_ok());
+/// ```
+#[proc_macro_attribute]
+pub fn renderer(attr: TokenStream, item: TokenStream) -> TokenStream {
+    plugin(Component::Renderer, attr, item)
+}
+
+/// Registers a type as a parser (rendered text to messages) under one or more keys, at link
+/// time: a prompt whose `template.parser.kind` is one of the keys is parsed with it.
+///
+/// Put it on the type or on its `impl prompty::Parser for Type` block; the type implements
+/// `prompty::Parser` and `Default`, and is not generic.
+///
+/// ```ignore
+/// use prompty::{Agent, Message, Parser, RenderedText, Result, Role};
+///
+/// #[prompty::parser("one-user")]
+/// #[derive(Default)]
+/// struct OneUserMessage;
+///
+/// impl Parser for OneUserMessage {
+///     fn parse(&self, _: &Agent, rendered: RenderedText<'_>) -> Result<Vec<Message>> {
+///         Ok(vec![Message::new(Role::User, rendered.text)])
+///     }
+/// }
+///
+/// assert!(prompty::get_parser("one-user").is_ok());
+/// ```
+#[proc_macro_attribute]
+pub fn parser(attr: TokenStream, item: TokenStream) -> TokenStream {
+    plugin(Component::Parser, attr, item)
+}
+
+/// Registers a type as an executor (calls a model) under one or more keys, at link time: a
+/// prompt whose `model.provider` is one of the keys is executed with it. Aliases share one
+/// instance: `#[executor("foundry", "azure")]`.
+///
+/// Put it on the type or on its `impl prompty::Executor for Type` block; the type implements
+/// `prompty::Executor` and `Default`, and is not generic.
+///
+/// ```ignore
+/// use prompty::{Agent, BoxFuture, Executor, Message, Result};
+/// use serde_json::{json, Value};
+///
+/// #[derive(Default)]
+/// struct Echo;
+///
+/// #[prompty::executor("echo")]
+/// impl Executor for Echo {
+///     fn execute_async<'a>(&'a self, _: &'a Agent, messages: &'a [Message]) -> BoxFuture<'a, Result<Value>> {
+///         Box::pin(async move { Ok(json!(messages.last().map(|m| m.text()))) })
+///     }
+/// }
+///
+/// assert!(prompty::get_executor("echo").is_ok());
+/// ```
+#[proc_macro_attribute]
+pub fn executor(attr: TokenStream, item: TokenStream) -> TokenStream {
+    plugin(Component::Executor, attr, item)
+}
+
+/// Registers a type as a processor (turns a provider's raw response into the result) under one or
+/// more keys, at link time: a prompt whose `model.provider` is one of the keys is processed with
+/// it.
+///
+/// Put it on the type or on its `impl prompty::Processor for Type` block; the type implements
+/// `prompty::Processor` and `Default`, and is not generic.
+///
+/// ```ignore
+/// use prompty::{Agent, Processor, Result};
+/// use serde_json::Value;
+///
+/// #[prompty::processor("text-field")]
+/// #[derive(Default)]
+/// struct TextField;
+///
+/// impl Processor for TextField {
+///     fn process(&self, _: &Agent, response: Value) -> Result<Value> {
+///         Ok(response["text"].clone())
+///     }
+/// }
+///
+/// assert!(prompty::get_processor("text-field").is_ok());
+/// ```
+#[proc_macro_attribute]
+pub fn processor(attr: TokenStream, item: TokenStream) -> TokenStream {
+    plugin(Component::Processor, attr, item)
+}

@@ -45,10 +45,13 @@ mod mark;
 mod nonce;
 mod parser;
 mod pipeline;
+pub mod providers;
 mod registry;
 mod renderers;
 mod rich;
 mod schema;
+mod stream;
+mod streaming;
 mod tools;
 
 pub use parser::{parse, parse_async};
@@ -59,6 +62,8 @@ pub use prompty_core::*;
 pub use registry::*;
 pub use rich::{expand_rich, RichInputs, RichValue};
 pub use schema::{properties_schema, property_schema};
+pub use stream::{ChunkStream, Outcome, RawEvent, RawStream, StreamChunk, StreamFailure};
+pub use streaming::*;
 pub use tools::*;
 
 /// The built-in components, registered at link time: renderers `jinja2` (alias `jinja`) and
@@ -78,8 +83,141 @@ pub mod __private {
     pub use serde_json;
 }
 
-// (re-export of prompty_macros::{executor, parser, processor, renderer, tool} is added back once the
-// macros exist)
+/// Makes a fn a tool the model can call, registered at link time under its name.
+///
+/// ```
+/// /// Today's weather in a city.
+/// #[prompty::tool]
+/// async fn get_weather(
+///     /// The city, e.g. "Paris"
+///     city: String,
+///     /// How many days ahead
+///     days: Option<u8>,
+/// ) -> Result<String, std::io::Error> {
+///     Ok(format!("sunny in {city}, {} days ahead", days.unwrap_or(0)))
+/// }
+///
+/// // Still a normal fn.
+/// # tokio::runtime::Runtime::new().unwrap().block_on(async {
+/// assert_eq!(get_weather("Paris".into(), None).await?, "sunny in Paris, 0 days ahead");
+/// # Ok::<(), std::io::Error>(()) }).unwrap();
+///
+/// // Its declaration, for inspection.
+/// let tool = get_weather::definition();
+/// assert_eq!(tool.description.as_deref(), Some("Today's weather in a city."));
+/// let prompty::ToolKind::Function(f) = &tool.kind else { unreachable!() };
+/// assert_eq!(f.parameters[0].description.as_deref(), Some("The city, e.g. \"Paris\""));
+/// assert!(f.parameters[0].required && !f.parameters[1].required);
+///
+/// // Registered: tool calls of the model reach it.
+/// use prompty::{Agent, ToolCall, ToolContext, Tools};
+/// let (agent, inputs, tools) = (Agent::default(), serde_json::Map::new(), Tools::new());
+/// let call = ToolCall::new("1", "get_weather", r#"{"city": "Oslo", "days": 2}"#);
+/// let out = prompty::execute_tool(&call, ToolContext::new(&agent, &inputs, &tools))?;
+/// assert_eq!(out, "sunny in Oslo, 2 days ahead");
+/// # Ok::<(), prompty::Error>(())
+/// ```
+#[cfg(feature = "macros")]
+#[doc(inline)]
+pub use prompty_macros::tool;
+
+/// Registers a type as a renderer under one or more keys (`template.format.kind`), at link time.
+///
+/// ```
+/// use prompty::{Agent, RenderContext, Renderer, Result};
+/// use serde_json::{Map, Value};
+///
+/// #[derive(Default)]
+/// struct Upper;
+///
+/// #[prompty::renderer("upper", "shout")]
+/// impl Renderer for Upper {
+///     fn render(&self, agent: &Agent, _inputs: &Map<String, Value>, _ctx: &RenderContext) -> Result<String> {
+///         Ok(agent.instructions.clone().unwrap_or_default().to_uppercase())
+///     }
+/// }
+///
+/// let mut agent = Agent::default();
+/// agent.instructions = Some("hello".into());
+/// let upper = prompty::get_renderer("shout")?;
+/// assert_eq!(upper.render(&agent, &Map::new(), &RenderContext::plain())?, "HELLO");
+/// # Ok::<(), prompty::Error>(())
+/// ```
+#[cfg(feature = "macros")]
+#[doc(inline)]
+pub use prompty_macros::renderer;
+
+/// Registers a type as a parser under one or more keys (`template.parser.kind`), at link time.
+///
+/// ```
+/// use prompty::{Agent, Message, Parser, RenderedText, Result, Role};
+///
+/// #[prompty::parser("one-user")]
+/// #[derive(Default)]
+/// struct OneUserMessage;
+///
+/// impl Parser for OneUserMessage {
+///     fn parse(&self, _agent: &Agent, rendered: RenderedText<'_>) -> Result<Vec<Message>> {
+///         Ok(vec![Message::new(Role::User, rendered.text)])
+///     }
+/// }
+///
+/// let parser = prompty::get_parser("one-user")?;
+/// let messages = parser.parse(&Agent::default(), RenderedText { text: "hi", values: &[] })?;
+/// assert_eq!(messages[0].text(), "hi");
+/// # Ok::<(), prompty::Error>(())
+/// ```
+#[cfg(feature = "macros")]
+#[doc(inline)]
+pub use prompty_macros::parser;
+
+/// Registers a type as an executor under one or more keys (`model.provider`), at link time.
+///
+/// ```
+/// use prompty::{Agent, BoxFuture, Executor, Message, Result, Role};
+/// use serde_json::{json, Value};
+///
+/// #[derive(Default)]
+/// struct Echo;
+///
+/// #[prompty::executor("echo", "echo-alias")]
+/// impl Executor for Echo {
+///     fn execute_async<'a>(&'a self, _agent: &'a Agent, messages: &'a [Message]) -> BoxFuture<'a, Result<Value>> {
+///         Box::pin(async move { Ok(json!(messages.last().map(|m| m.text()))) })
+///     }
+/// }
+///
+/// let echo = prompty::get_executor("echo-alias")?;
+/// assert_eq!(echo.execute(&Agent::default(), &[Message::new(Role::User, "hi")])?, json!("hi"));
+/// # Ok::<(), prompty::Error>(())
+/// ```
+#[cfg(feature = "macros")]
+#[doc(inline)]
+pub use prompty_macros::executor;
+
+/// Registers a type as a processor under one or more keys (`model.provider`), at link time.
+///
+/// ```
+/// use prompty::{Agent, Processor, Result};
+/// use serde_json::{json, Value};
+///
+/// #[prompty::processor("text-field")]
+/// #[derive(Default)]
+/// struct TextField;
+///
+/// impl Processor for TextField {
+///     fn process(&self, _agent: &Agent, response: Value) -> Result<Value> {
+///         Ok(response["text"].clone())
+///     }
+/// }
+///
+/// let p = prompty::get_processor("text-field")?;
+/// assert_eq!(p.process(&Agent::default(), json!({"text": "hi"}))?, json!("hi"));
+/// # Ok::<(), prompty::Error>(())
+/// ```
+#[cfg(feature = "macros")]
+#[doc(inline)]
+pub use prompty_macros::processor;
 
 /// Makes sure a crate that only holds registrations (`#[prompty::tool]` functions, plugin
 /// attributes) is linked into the binary: the linker drops a dependency nothing names, and its

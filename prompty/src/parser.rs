@@ -51,16 +51,13 @@ pub async fn parse_async(agent: &Agent, rendered: &str) -> Result<Vec<Message>> 
 /// # Ok::<(), prompty::Error>(())
 /// ```
 #[derive(Debug, Default, Clone, Copy)]
+#[prompty::parser("prompty")]
 pub struct PromptyParser;
 
 impl Parser for PromptyParser {
     fn parse(&self, _agent: &Agent, rendered: RenderedText<'_>) -> Result<Vec<Message>> {
         Ok(split_messages(rendered.text, rendered.values))
     }
-}
-
-inventory::submit! {
-    crate::registry::ParserRegistration { keys: &["prompty"], make: crate::registry::__make_parser::<PromptyParser> }
 }
 
 fn split_messages(text: &str, values: &[Range<usize>]) -> Vec<Message> {

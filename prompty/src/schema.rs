@@ -54,10 +54,22 @@ pub fn properties_schema(props: &[Property], strict: bool) -> Result<Value> {
     Ok(Value::Object(out))
 }
 
+/// Lets an optional property be `null` in strict mode: `type: [T, "null"]`, `null` added to an
+/// `enum`, and a union gains a `{type: null}` alternative.
 fn make_nullable(schema: &mut Value) {
     if let Some(t) = schema.get_mut("type") {
         if let Value::String(s) = t {
             *t = json!([s.clone(), "null"]);
+        }
+    }
+    if let Some(Value::Array(values)) = schema.get_mut("enum") {
+        if !values.contains(&Value::Null) {
+            values.push(Value::Null);
+        }
+    }
+    for key in ["anyOf", "oneOf"] {
+        if let Some(Value::Array(alts)) = schema.get_mut(key) {
+            alts.push(json!({"type": "null"}));
         }
     }
 }

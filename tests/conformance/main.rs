@@ -19,14 +19,19 @@
 //! Output: one `FAIL <stage> <name>: <expected> != <got>` line per failing case (compact JSON), then
 //! `<stage>: <passed>/<total>` for every stage in the file (later milestones print `pending`,
 //! informative stages say why they are not run), and last `conformance: N passed, M failed`, which
-//! counts the measured stages (load, parse, render) only. The exit code is 1 when a measured case
-//! failed. A panic inside a case fails that case only.
+//! counts the measured stages only (load, parse, render, wire, process, processStream, discovery,
+//! enrichment). The exit code is 1 when a measured case failed. A panic inside a case fails that
+//! case only.
 
 mod compare;
+mod discovery;
 mod load;
 mod parse;
+mod process;
 mod regex;
 mod render;
+mod stream;
+mod wire;
 
 use compare::{compact, Check};
 use serde_json::Value;
@@ -71,6 +76,11 @@ fn treatment(stage: &str) -> Treatment {
         "load" => Treatment::Measured(load::run),
         "parse" => Treatment::Measured(|_, v| parse::run(v)),
         "render" => Treatment::Measured(|_, v| render::run(v)),
+        "wire" => Treatment::Measured(|_, v| wire::run(v)),
+        "process" => Treatment::Measured(|_, v| process::run(v)),
+        "processStream" => Treatment::Measured(|_, v| stream::run(v)),
+        "discovery" => Treatment::Measured(|_, v| discovery::map(v)),
+        "enrichment" => Treatment::Measured(|_, v| discovery::enrichment(v)),
         "render_segments" => Treatment::Informative("no segments API yet"),
         "agent" | "turn" | "replay" => Treatment::Informative("agent loop not implemented yet"),
         _ => Treatment::Pending,

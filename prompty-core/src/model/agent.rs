@@ -62,6 +62,9 @@ pub struct AgentSource {
     pub path: String,
     /// The folder the prompt's relative paths start from.
     pub base_dir: std::path::PathBuf,
+    /// The extra roots the host allowed when loading it (see [`crate::LoadOptions::allow_root`]);
+    /// files the prompt names (such as `kind: prompty` tool children) may lie there too.
+    pub allowed_roots: Vec<std::path::PathBuf>,
     /// The 1-based line where the body starts.
     pub body_line: usize,
 }

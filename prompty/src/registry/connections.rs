@@ -44,6 +44,7 @@ pub fn get_connection(name: &str) -> Result<Arc<AnyClient>> {
         key: name.to_owned(),
         known: CONNECTIONS.known(),
         register: "prompty::register_connection(name, client)",
+        hint: String::new(),
     })
 }
 

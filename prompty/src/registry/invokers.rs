@@ -2,7 +2,7 @@
 //! registries, keyed by `template.format.kind`, `template.parser.kind` and `model.provider`.
 
 use super::store::Store;
-use crate::{Agent, Error, Message, Result};
+use crate::{Agent, ChunkStream, Error, Message, Outcome, RawStream, Result, StreamChunk, StreamFailure};
 use serde_json::{Map, Value};
 use std::future::Future;
 use std::ops::Range;
@@ -159,6 +159,13 @@ pub trait Executor: Send + Sync + 'static {
     fn execute(&self, agent: &Agent, messages: &[Message]) -> Result<Value> {
         crate::blocking::block_on(self.execute_async(agent, messages))?
     }
+
+    /// Sends the messages and returns the provider's raw event stream. By default: an error saying
+    /// this executor does not stream.
+    fn execute_stream<'a>(&'a self, agent: &'a Agent, _messages: &'a [Message]) -> BoxFuture<'a, Result<RawStream>> {
+        let provider = agent.model.as_ref().and_then(|m| m.provider.clone()).unwrap_or_default();
+        Box::pin(async move { Err(Error::Execution { message: format!("the '{provider}' executor does not stream") }) })
+    }
 }
 
 /// Turns a provider's raw response into the result: text, tool calls, parsed structured output...
@@ -191,6 +198,16 @@ pub trait Processor: Send + Sync + 'static {
     /// Async form of [`Processor::process`]; by default runs it.
     fn process_async<'a>(&'a self, agent: &'a Agent, response: Value) -> BoxFuture<'a, Result<Value>> {
         Box::pin(async move { self.process(agent, response) })
+    }
+
+    /// Turns a raw event stream into typed chunks. By default: one determinate failure saying this
+    /// processor does not stream.
+    fn process_stream(&self, _agent: &Agent, _events: RawStream) -> ChunkStream {
+        let failure = StreamChunk::Failure(StreamFailure {
+            outcome: Outcome::Determinate,
+            message: "this processor does not process streams".to_owned(),
+        });
+        Box::pin(futures_util::stream::iter([failure]))
     }
 }
 
@@ -226,6 +243,11 @@ macro_rules! invoker_registry {
                 key: key.to_owned(),
                 known: $store.known(),
                 register: concat!("prompty::", stringify!($register), "(key, ...)"),
+                hint: format!(
+                    ", or annotate a type with `#[prompty::{}(\"{key}\")]`; if it lives in a crate the binary \
+                     never names, link that crate with `prompty::link!(that_crate);`",
+                    $component
+                ),
             })
         }
 

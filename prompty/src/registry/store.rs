@@ -46,12 +46,15 @@ impl<T: ?Sized + Send + Sync + 'static> Store<T> {
                 return linked.get(key).cloned();
             }
         }
+        // Build the link-time components without holding the lock (a constructor may look up other
+        // components), then publish them and answer under one write lock, so a concurrent `clear`
+        // cannot slip in between.
+        let linked = Self::linked_map(self.collect);
         let mut state = self.write();
         if let Some(v) = state.explicit.get(key) {
             return Some(Arc::clone(v));
         }
-        let collect = self.collect;
-        state.linked.get_or_insert_with(|| Self::linked_map(collect)).get(key).cloned()
+        state.linked.get_or_insert(linked).get(key).cloned()
     }
 
     /// Registers `value` under `key`, replacing an earlier explicit registration.
@@ -73,10 +76,13 @@ impl<T: ?Sized + Send + Sync + 'static> Store<T> {
 
     /// Every registered key, sorted.
     pub(crate) fn keys(&self) -> Vec<String> {
-        let collect = self.collect;
+        let fresh = if self.read().linked.is_none() { Some(Self::linked_map(self.collect)) } else { None };
         let mut state = self.write();
+        if let (None, Some(fresh)) = (&state.linked, fresh) {
+            state.linked = Some(fresh);
+        }
         let mut keys: Vec<String> = state.explicit.keys().cloned().collect();
-        keys.extend(state.linked.get_or_insert_with(|| Self::linked_map(collect)).keys().cloned());
+        keys.extend(state.linked.iter().flat_map(|l| l.keys().cloned()));
         keys.sort();
         keys.dedup();
         keys

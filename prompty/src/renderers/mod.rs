@@ -43,16 +43,13 @@ pub(crate) async fn render_validated_async(
 /// # Ok::<(), prompty::Error>(())
 /// ```
 #[derive(Debug, Default, Clone, Copy)]
+#[prompty::renderer("jinja2", "jinja")]
 pub struct Jinja2Renderer;
 
 impl Renderer for Jinja2Renderer {
     fn render(&self, agent: &Agent, inputs: &Map<String, Value>, ctx: &RenderContext) -> Result<String> {
         jinja::render(agent, agent.instructions.as_deref().unwrap_or(""), inputs, *ctx)
     }
-}
-
-inventory::submit! {
-    crate::registry::RendererRegistration { keys: &["jinja2", "jinja"], make: crate::registry::__make_renderer::<Jinja2Renderer> }
 }
 
 /// The `mustache` renderer: logic-less templates, no HTML escaping, no partials.
@@ -65,6 +62,7 @@ inventory::submit! {
 /// # Ok::<(), prompty::Error>(())
 /// ```
 #[derive(Debug, Default, Clone, Copy)]
+#[prompty::renderer("mustache")]
 pub struct MustacheRenderer;
 
 impl Renderer for MustacheRenderer {
@@ -76,8 +74,4 @@ impl Renderer for MustacheRenderer {
             Error::Template { at: Location::file(file).at(first_line + e.line - 1, e.column), message: e.message }
         })
     }
-}
-
-inventory::submit! {
-    crate::registry::RendererRegistration { keys: &["mustache"], make: crate::registry::__make_renderer::<MustacheRenderer> }
 }

@@ -39,10 +39,16 @@ fn preview(s: &str) -> String {
     }
 }
 
+/// The text inside a ```` ``` ```` fence (with or without a language tag, on one line or several).
 fn strip_fence(s: &str) -> &str {
     let Some(rest) = s.strip_prefix("```") else { return s };
-    let rest = rest.split_once('\n').map_or("", |(_, body)| body);
-    rest.trim_end().strip_suffix("```").unwrap_or(rest).trim()
+    let rest = rest.trim_end().strip_suffix("```").unwrap_or(rest);
+    // Drop a language tag: everything before the first `{`/`[` on the opening line.
+    let first_line_end = rest.find('\n').unwrap_or(rest.len());
+    match rest[..first_line_end].find(['{', '[']) {
+        Some(i) => rest[i..].trim(),
+        None => rest[first_line_end..].trim(),
+    }
 }
 
 /// The first balanced `{...}`, skipping braces inside JSON strings.
@@ -100,6 +106,8 @@ mod tests {
         assert_eq!(parse_arguments("```json\n{\"a\":1}\n```").unwrap(), json!({"a": 1}));
         assert_eq!(parse_arguments(r#"Sure: {"a":"}{"} thanks"#).unwrap(), json!({"a": "}{"}));
         assert_eq!(parse_arguments(r#"{"a":[1,2,],}"#).unwrap(), json!({"a": [1, 2]}));
+        assert_eq!(parse_arguments("```{\"a\": 1}```").unwrap(), json!({"a": 1}));
+        assert_eq!(parse_arguments("```json {\"a\": 1}```").unwrap(), json!({"a": 1}));
         assert_eq!(parse_arguments("").unwrap(), json!({}));
         assert!(parse_arguments("not json").is_err());
     }

@@ -126,6 +126,7 @@ pub fn get_tool_handler(kind: &str) -> Result<Arc<dyn ToolHandler>> {
         key: kind.to_owned(),
         known: HANDLERS.known(),
         register: "prompty::register_tool_handler(kind, ...)",
+        hint: String::new(),
     })
 }
 

@@ -45,7 +45,8 @@ fn project_function(tool: &Tool, _agent: &Agent) -> Result<Vec<FunctionDefinitio
 
 fn project_prompty(tool: &Tool, agent: &Agent) -> Result<Vec<FunctionDefinition>> {
     let path = super::prompty_tool::child_path(agent, tool)?;
-    let child = crate::load(&path)?;
+    let (_, options) = super::prompty_tool::load_context(agent);
+    let child = crate::load_with(&path, &options)?;
     let visible: Vec<_> = child
         .inputs
         .as_deref()
@@ -97,6 +98,7 @@ pub fn get_tool_projector(kind: &str) -> Result<Arc<ToolProjector>> {
         key: kind.to_owned(),
         known: PROJECTORS.known(),
         register: "prompty::register_tool_projector(kind, ...)",
+        hint: String::new(),
     })
 }
 

@@ -11,8 +11,18 @@ pub(crate) fn child_path(parent: &Agent, tool: &Tool) -> Result<PathBuf> {
     let ToolKind::Prompty(p) = &tool.kind else {
         return Err(Error::Execution { message: format!("tool '{}' is not of kind prompty", tool.name) });
     };
-    let base = parent.source.as_ref().map(|s| s.base_dir.clone()).unwrap_or_else(|| PathBuf::from("."));
-    crate::confine_path(&base, &p.path, &LoadOptions::default())
+    let (base, options) = load_context(parent);
+    crate::confine_path(&base, &p.path, &options)
+}
+
+/// The folder and load options a parent's relative files are resolved with.
+pub(crate) fn load_context(parent: &Agent) -> (PathBuf, LoadOptions) {
+    match &parent.source {
+        Some(s) => {
+            (s.base_dir.clone(), s.allowed_roots.iter().fold(LoadOptions::new(), |o, r| o.allow_root(r.clone())))
+        }
+        None => (PathBuf::from("."), LoadOptions::new()),
+    }
 }
 
 /// The built-in handler of `kind: prompty`.
@@ -25,7 +35,8 @@ impl ToolHandler for PromptyToolHandler {
                 return Err(Error::Execution { message: format!("tool '{}' is not of kind prompty", tool.name) });
             };
             let path = child_path(ctx.agent, tool)?;
-            let child = crate::load_async(&path).await?;
+            let (_, options) = load_context(ctx.agent);
+            let child = crate::load_with_async(&path, &options).await?;
             match p.mode() {
                 "single" => crate::invoke_async(&child, &args).await,
                 "agentic" => Err(Error::Execution {

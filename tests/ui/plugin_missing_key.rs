@@ -1,0 +1,5 @@
+#[prompty::renderer]
+#[derive(Default)]
+struct Upper;
+
+fn main() {}

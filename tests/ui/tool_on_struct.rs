@@ -1,0 +1,6 @@
+#[prompty::tool]
+struct GetWeather {
+    city: String,
+}
+
+fn main() {}
