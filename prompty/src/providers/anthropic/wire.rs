@@ -1,0 +1,292 @@
+//! Request bodies for the Anthropic Messages API (spec §7.5, §7.6).
+//!
+//! Replays of an earlier tool-calling round (spec §9.5) use the same message conventions as the
+//! OpenAI bodies: an assistant message's `metadata.tool_calls` become `tool_use` blocks, and `tool`
+//! messages (with `metadata.tool_call_id`) become `tool_result` blocks, consecutive ones batched
+//! into one user message.
+
+use crate::providers::openai::{is_uri, merge_additional, model_of, put, replayed_tool_calls, split_data_uri};
+use crate::{project_tools, Agent, ContentPart, Error, Message, Result, Role};
+use serde_json::{json, Map, Value};
+
+/// `max_tokens` when the prompt sets no `maxOutputTokens` (the API requires one).
+///
+/// ```
+/// assert_eq!(prompty::providers::anthropic::DEFAULT_MAX_TOKENS, 4096);
+/// ```
+pub const DEFAULT_MAX_TOKENS: i64 = 4096;
+
+/// The Messages API body: `model`, `system` (the system and developer messages' text, joined by a
+/// blank line), `messages` (content always as a list of blocks), `max_tokens` (`maxOutputTokens`,
+/// else 4096), `temperature`, `top_p`, `top_k`, `stop_sequences` (other options are ignored),
+/// `tools` as `{name, description, input_schema}`. `options.additionalProperties` are added at the
+/// top level without overwriting anything.
+///
+/// Images become `image` blocks with a base64 source (a data URI is split into media type and
+/// data) or a URL source; files become `document` blocks likewise. Audio is not accepted.
+///
+/// ```
+/// use prompty::{Agent, Message, Role};
+/// let agent = Agent::from_value(serde_json::json!({"model": {"id": "claude-sonnet-4-20250514", "provider": "anthropic"}}))?;
+/// let body = prompty::providers::anthropic::messages_request(&agent, &[
+///     Message::new(Role::System, "Be helpful"), Message::new(Role::User, "Hello")])?;
+/// assert_eq!(body, serde_json::json!({
+///     "model": "claude-sonnet-4-20250514",
+///     "system": "Be helpful",
+///     "messages": [{"role": "user", "content": [{"type": "text", "text": "Hello"}]}],
+///     "max_tokens": 4096}));
+/// # Ok::<(), prompty::Error>(())
+/// ```
+pub fn messages_request(agent: &Agent, messages: &[Message]) -> Result<Value> {
+    let model = model_of(agent)?;
+    let options = model.options.as_ref();
+    let tools = project_tools(agent)?;
+
+    let mut system = Vec::new();
+    let mut wire: Vec<Value> = Vec::new();
+    let mut results: Vec<Value> = Vec::new(); // tool results waiting to be sent as one user message
+    for m in messages {
+        if m.role == Role::Tool {
+            results.push(tool_result(m)?);
+            continue;
+        }
+        if !results.is_empty() {
+            wire.push(json!({"role": "user", "content": std::mem::take(&mut results)}));
+        }
+        match m.role {
+            Role::System | Role::Developer => system.push(m.text()),
+            _ => wire.push(json!({"role": m.role.as_str(), "content": message_blocks(m)?})),
+        }
+    }
+    if !results.is_empty() {
+        wire.push(json!({"role": "user", "content": results}));
+    }
+
+    let mut body = Map::new();
+    body.insert("model".into(), json!(model.id));
+    if !system.is_empty() {
+        body.insert("system".into(), json!(system.join("\n\n")));
+    }
+    body.insert("messages".into(), Value::Array(wire));
+    body.insert("max_tokens".into(), json!(options.and_then(|o| o.max_output_tokens).unwrap_or(DEFAULT_MAX_TOKENS)));
+    if let Some(o) = options {
+        put(&mut body, "temperature", o.temperature);
+        put(&mut body, "top_p", o.top_p);
+        put(&mut body, "top_k", o.top_k);
+        put(&mut body, "stop_sequences", o.stop_sequences.clone());
+        if !tools.is_empty() && o.allow_multiple_tool_calls == Some(false) {
+            body.insert("tool_choice".into(), json!({"type": "auto", "disable_parallel_tool_use": true}));
+        }
+    }
+    if !tools.is_empty() {
+        let wire = tools
+            .iter()
+            .map(|f| {
+                let mut t = Map::new();
+                t.insert("name".into(), json!(f.name));
+                if let Some(d) = &f.description {
+                    t.insert("description".into(), json!(d));
+                }
+                t.insert("input_schema".into(), f.parameters.clone());
+                Value::Object(t)
+            })
+            .collect();
+        body.insert("tools".into(), Value::Array(wire));
+    }
+    merge_additional(&mut body, options);
+    Ok(Value::Object(body))
+}
+
+/// The content blocks of a user or assistant message; an assistant's replayed tool calls follow its
+/// text as `tool_use` blocks.
+fn message_blocks(m: &Message) -> Result<Vec<Value>> {
+    let calls = replayed_tool_calls(m)?;
+    let mut blocks = m.content.iter().map(block).collect::<Result<Vec<_>>>()?;
+    if blocks.len() > 1 || !calls.is_empty() {
+        // Anthropic rejects empty text blocks beside other blocks.
+        blocks.retain(|b| b["type"] != "text" || b["text"] != "");
+    }
+    for c in calls {
+        let input: Value = match c.arguments_value() {
+            Ok(v @ Value::Object(_)) => v,
+            _ => {
+                return Err(Error::Execution {
+                    message: format!("tool call '{}' ({}): arguments are not a JSON object", c.id, c.name),
+                })
+            }
+        };
+        blocks.push(json!({"type": "tool_use", "id": c.id, "name": c.name, "input": input}));
+    }
+    if blocks.is_empty() {
+        blocks.push(json!({"type": "text", "text": ""}));
+    }
+    Ok(blocks)
+}
+
+/// A `tool_result` block for a tool message: its text as a string, or blocks for richer results.
+fn tool_result(m: &Message) -> Result<Value> {
+    let content = match m.content.as_slice() {
+        [ContentPart::Text { value }] => json!(value),
+        parts if parts.iter().all(|p| p.as_text().is_some()) => json!(m.text()),
+        parts => Value::Array(parts.iter().map(block).collect::<Result<_>>()?),
+    };
+    let mut result = Map::new();
+    result.insert("type".into(), json!("tool_result"));
+    result.insert("tool_use_id".into(), m.metadata.get("tool_call_id").cloned().unwrap_or(Value::Null));
+    result.insert("content".into(), content);
+    if let Some(flag @ Value::Bool(true)) = m.metadata.get("is_error") {
+        result.insert("is_error".into(), flag.clone());
+    }
+    Ok(Value::Object(result))
+}
+
+/// One content block.
+fn block(p: &ContentPart) -> Result<Value> {
+    Ok(match p {
+        ContentPart::Text { value } => json!({"type": "text", "text": value}),
+        ContentPart::Image { source, media_type, .. } => {
+            json!({"type": "image", "source": source_json(source, media_type.as_deref(), "image/png")})
+        }
+        ContentPart::File { source, media_type } => {
+            json!({"type": "document", "source": source_json(source, media_type.as_deref(), "application/pdf")})
+        }
+        ContentPart::Audio { .. } => {
+            return Err(Error::Execution { message: "the Anthropic Messages API does not accept audio parts".into() })
+        }
+    })
+}
+
+/// The `source` of an image or document: a data URI or bare base64 data as a base64 source, a URL
+/// as a URL source.
+fn source_json(source: &str, media_type: Option<&str>, default_type: &str) -> Value {
+    if let Some((uri_type, data)) = split_data_uri(source) {
+        let media_type = if uri_type.is_empty() { media_type.unwrap_or(default_type) } else { uri_type };
+        return json!({"type": "base64", "media_type": media_type, "data": data});
+    }
+    if is_uri(source) {
+        return json!({"type": "url", "url": source});
+    }
+    json!({"type": "base64", "media_type": media_type.unwrap_or(default_type), "data": source})
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn agent(model: Value) -> Agent {
+        Agent::from_value(json!({"name": "t", "model": model})).unwrap()
+    }
+
+    #[test]
+    fn max_tokens_defaults_and_options_map() {
+        let a = agent(json!({"id": "c"}));
+        let body = messages_request(&a, &[Message::new(Role::User, "Hi")]).unwrap();
+        assert_eq!(body["max_tokens"], json!(4096));
+        assert!(body.get("system").is_none());
+        let a = agent(json!({"id": "c", "options": {"maxOutputTokens": 10, "temperature": 0.5, "topP": 0.9,
+            "topK": 40, "stopSequences": ["END"], "seed": 1, "frequencyPenalty": 0.1, "presencePenalty": 0.2,
+            "additionalProperties": {"max_tokens": 1, "metadata": {"user_id": "u"}}}}));
+        let body = messages_request(&a, &[Message::new(Role::User, "Hi")]).unwrap();
+        assert_eq!(
+            body,
+            json!({"model": "c", "messages": [{"role": "user", "content": [{"type": "text", "text": "Hi"}]}],
+                   "max_tokens": 10, "temperature": 0.5, "top_p": 0.9, "top_k": 40, "stop_sequences": ["END"],
+                   "metadata": {"user_id": "u"}})
+        );
+    }
+
+    #[test]
+    fn system_and_developer_messages_are_joined() {
+        let a = agent(json!({"id": "c"}));
+        let msgs =
+            [Message::new(Role::System, "A"), Message::new(Role::Developer, "B"), Message::new(Role::User, "Hi")];
+        let body = messages_request(&a, &msgs).unwrap();
+        assert_eq!(body["system"], json!("A\n\nB"));
+        assert_eq!(body["messages"].as_array().unwrap().len(), 1);
+    }
+
+    #[test]
+    fn images_and_documents() {
+        let p = |s: &str, mt: Option<&str>| ContentPart::Image {
+            source: s.into(),
+            detail: None,
+            media_type: mt.map(Into::into),
+        };
+        assert_eq!(
+            block(&p("base64data", Some("image/png"))).unwrap(),
+            json!({"type": "image", "source": {"type": "base64", "media_type": "image/png", "data": "base64data"}})
+        );
+        assert_eq!(
+            block(&p("data:image/jpeg;base64,AAA", None)).unwrap()["source"],
+            json!({"type": "base64", "media_type": "image/jpeg", "data": "AAA"})
+        );
+        assert_eq!(
+            block(&p("https://x/a.png", None)).unwrap()["source"],
+            json!({"type": "url", "url": "https://x/a.png"})
+        );
+        let doc = ContentPart::File { source: "data:application/pdf;base64,JVBE".into(), media_type: None };
+        assert_eq!(
+            block(&doc).unwrap(),
+            json!({"type": "document", "source": {"type": "base64", "media_type": "application/pdf", "data": "JVBE"}})
+        );
+        let audio = ContentPart::Audio { source: "x".into(), media_type: None };
+        assert!(block(&audio).is_err());
+    }
+
+    #[test]
+    fn tools_use_input_schema() {
+        let a = Agent::from_value(json!({"model": {"id": "c", "options": {"allowMultipleToolCalls": false}},
+            "tools": [{"name": "f", "kind": "function", "description": "F",
+                       "parameters": [{"name": "x", "kind": "string", "required": true}]}]}))
+        .unwrap();
+        let body = messages_request(&a, &[Message::new(Role::User, "Hi")]).unwrap();
+        assert_eq!(
+            body["tools"],
+            json!([{"name": "f", "description": "F", "input_schema": {"type": "object",
+                     "properties": {"x": {"type": "string"}}, "required": ["x"]}}])
+        );
+        assert_eq!(body["tool_choice"], json!({"type": "auto", "disable_parallel_tool_use": true}));
+    }
+
+    #[test]
+    fn tool_replays_become_tool_use_and_batched_tool_results() {
+        let a = agent(json!({"id": "c"}));
+        let mut assistant = Message::new(Role::Assistant, "Let me check.");
+        assistant.metadata.insert(
+            "tool_calls".into(),
+            json!([{"id": "t1", "type": "function", "function": {"name": "w", "arguments": "{\"city\":\"Paris\"}"}},
+                   {"id": "t2", "name": "w", "arguments": "{\"city\":\"Rome\"}"}]),
+        );
+        let mut r1 = Message::new(Role::Tool, "sunny");
+        r1.metadata.insert("tool_call_id".into(), json!("t1"));
+        let mut r2 = Message::new(Role::Tool, "rainy");
+        r2.metadata.insert("tool_call_id".into(), json!("t2"));
+        let body = messages_request(&a, &[Message::new(Role::User, "Weather?"), assistant, r1, r2]).unwrap();
+        assert_eq!(
+            body["messages"],
+            json!([
+                {"role": "user", "content": [{"type": "text", "text": "Weather?"}]},
+                {"role": "assistant", "content": [
+                    {"type": "text", "text": "Let me check."},
+                    {"type": "tool_use", "id": "t1", "name": "w", "input": {"city": "Paris"}},
+                    {"type": "tool_use", "id": "t2", "name": "w", "input": {"city": "Rome"}}]},
+                {"role": "user", "content": [
+                    {"type": "tool_result", "tool_use_id": "t1", "content": "sunny"},
+                    {"type": "tool_result", "tool_use_id": "t2", "content": "rainy"}]}
+            ])
+        );
+    }
+
+    #[test]
+    fn empty_assistant_text_is_dropped_beside_tool_use() {
+        let mut assistant = Message::new(Role::Assistant, "");
+        assistant.metadata.insert("tool_calls".into(), json!([{"id": "t1", "name": "w", "arguments": "{}"}]));
+        assert_eq!(
+            message_blocks(&assistant).unwrap(),
+            [json!({"type": "tool_use", "id": "t1", "name": "w", "input": {}})]
+        );
+        let mut bad = Message::new(Role::Assistant, "");
+        bad.metadata.insert("tool_calls".into(), json!([{"id": "t1", "name": "w", "arguments": "nope"}]));
+        assert!(message_blocks(&bad).is_err());
+    }
+}

@@ -1,0 +1,15 @@
+//! Model providers: request building ("wire") and response processing for OpenAI (chat, embeddings,
+//! images, Responses; also Azure OpenAI / Foundry) and Anthropic Messages, plus model discovery.
+//!
+//! Wire building and processing are plain functions, always compiled; the processors are registered
+//! for `openai`, `foundry` (alias `azure`) and `anthropic`. The HTTP executors that send requests
+//! are behind the cargo features `openai` and `anthropic`.
+
+pub mod anthropic;
+pub mod discovery;
+pub mod openai;
+
+#[cfg(any(feature = "openai", feature = "anthropic"))]
+pub mod http;
+#[cfg(any(feature = "openai", feature = "anthropic"))]
+mod sse;

@@ -1,0 +1,691 @@
+//! Request bodies for the OpenAI APIs (spec §7.1 to §7.4): Chat Completions, embeddings, image
+//! generation and the Responses API. Azure OpenAI and Foundry use the same bodies.
+//!
+//! Conventions for messages replayed from an earlier tool-calling round (spec §9.5):
+//! - an assistant message whose `metadata.tool_calls` lists the calls the model made, either in the
+//!   OpenAI shape `{id, type: "function", function: {name, arguments}}` or flat `{id, name,
+//!   arguments}` (`arguments` a JSON string, or an object that is serialized);
+//! - a `tool` message whose `metadata.tool_call_id` names the call it answers;
+//! - for the Responses API also a message whose `metadata.responses_function_call` holds the
+//!   original `function_call` item (spec §7.4.1), answered by the message's text.
+
+use crate::{
+    project_tools, properties_schema, Agent, ContentPart, Error, FunctionDefinition, Message, Model, ModelOptions,
+    Result, Role, ToolCall,
+};
+use serde_json::{json, Map, Value};
+
+/// The request body for the agent's `model.apiType`: `chat` (the default), `embedding`, `image` or
+/// `responses`. Any other API type is an error.
+///
+/// ```
+/// use prompty::{Agent, Message, Role};
+/// let agent = Agent::from_value(serde_json::json!({"model": {"id": "gpt-4o", "apiType": "embedding"}}))?;
+/// let body = prompty::providers::openai::request_body(&agent, &[Message::new(Role::User, "Hello")])?;
+/// assert_eq!(body, serde_json::json!({"model": "gpt-4o", "input": "Hello"}));
+/// # Ok::<(), prompty::Error>(())
+/// ```
+pub fn request_body(agent: &Agent, messages: &[Message]) -> Result<Value> {
+    match api_type(agent) {
+        "chat" => chat_request(agent, messages),
+        "embedding" | "embeddings" => embedding_request(agent, messages),
+        "image" | "images" => image_request(agent, messages),
+        "responses" => responses_request(agent, messages),
+        other => Err(Error::Execution {
+            message: format!(
+                "model.apiType '{other}' is not supported by the OpenAI provider (use chat, embedding, image or responses)"
+            ),
+        }),
+    }
+}
+
+/// The Chat Completions body (spec §7.1): `model`, `messages`, the mapped options, `tools` (only
+/// when the agent has some) and `response_format` (only when it declares outputs, in OpenAI strict
+/// form). `options.additionalProperties` are added at the top level without overwriting anything.
+///
+/// ```
+/// use prompty::{Agent, Message, Role};
+/// let agent = Agent::from_value(serde_json::json!({
+///     "model": {"id": "gpt-4o", "options": {"maxOutputTokens": 100, "stopSequences": ["END"]}}}))?;
+/// let body = prompty::providers::openai::chat_request(&agent, &[
+///     Message::new(Role::System, "Be brief."), Message::new(Role::User, "Hi")])?;
+/// assert_eq!(body, serde_json::json!({
+///     "model": "gpt-4o",
+///     "messages": [{"role": "system", "content": "Be brief."}, {"role": "user", "content": "Hi"}],
+///     "max_completion_tokens": 100, "stop": ["END"]}));
+/// # Ok::<(), prompty::Error>(())
+/// ```
+pub fn chat_request(agent: &Agent, messages: &[Message]) -> Result<Value> {
+    let model = model_of(agent)?;
+    let options = model.options.as_ref();
+    let tools = project_tools(agent)?;
+
+    let mut body = Map::new();
+    body.insert("model".into(), json!(model.id));
+    body.insert("messages".into(), Value::Array(messages.iter().map(chat_message).collect::<Result<_>>()?));
+    if let Some(o) = options {
+        put(&mut body, "temperature", o.temperature);
+        put(&mut body, "max_completion_tokens", o.max_output_tokens);
+        put(&mut body, "top_p", o.top_p);
+        put(&mut body, "frequency_penalty", o.frequency_penalty);
+        put(&mut body, "presence_penalty", o.presence_penalty);
+        put(&mut body, "seed", o.seed);
+        put(&mut body, "stop", o.stop_sequences.clone());
+        if !tools.is_empty() {
+            put(&mut body, "parallel_tool_calls", o.allow_multiple_tool_calls);
+        }
+    }
+    if !tools.is_empty() {
+        let wire = tools.iter().map(|f| json!({"type": "function", "function": function_json(f)})).collect();
+        body.insert("tools".into(), Value::Array(wire));
+    }
+    if let Some(schema) = output_schema(agent)? {
+        body.insert(
+            "response_format".into(),
+            json!({"type": "json_schema", "json_schema": {"name": "structured_output", "strict": true, "schema": schema}}),
+        );
+    }
+    merge_additional(&mut body, options);
+    Ok(Value::Object(body))
+}
+
+/// The embeddings body (spec §7.2): `{model, input}`, where `input` is the one text of the messages
+/// as a string, or all their texts as a list. `options.additionalProperties` (`dimensions`,
+/// `encoding_format`, ...) are added at the top level.
+///
+/// ```
+/// use prompty::{Agent, Message, Role};
+/// let agent = Agent::from_value(serde_json::json!({"model": {"id": "text-embedding-3-small", "apiType": "embedding"}}))?;
+/// let body = prompty::providers::openai::embedding_request(&agent, &[
+///     Message::new(Role::User, "one"), Message::new(Role::User, "two")])?;
+/// assert_eq!(body["input"], serde_json::json!(["one", "two"]));
+/// # Ok::<(), prompty::Error>(())
+/// ```
+pub fn embedding_request(agent: &Agent, messages: &[Message]) -> Result<Value> {
+    let model = model_of(agent)?;
+    let mut texts: Vec<&str> =
+        messages.iter().flat_map(|m| m.content.iter().filter_map(ContentPart::as_text)).collect();
+    let input = if texts.len() == 1 { json!(texts.remove(0)) } else { json!(texts) };
+    let mut body = Map::new();
+    body.insert("model".into(), json!(model.id));
+    body.insert("input".into(), input);
+    merge_additional(&mut body, model.options.as_ref());
+    Ok(Value::Object(body))
+}
+
+/// The image generation body (spec §7.3): `{model, prompt}`, the prompt being the first text of the
+/// last user message (`""` without one). `options.additionalProperties` (`size`, `quality`, `n`,
+/// ...) are added at the top level.
+///
+/// ```
+/// use prompty::{Agent, Message, Role};
+/// let agent = Agent::from_value(serde_json::json!({"model": {"id": "dall-e-3", "apiType": "image",
+///     "options": {"additionalProperties": {"size": "1024x1024"}}}}))?;
+/// let body = prompty::providers::openai::image_request(&agent, &[Message::new(Role::User, "A cat")])?;
+/// assert_eq!(body, serde_json::json!({"model": "dall-e-3", "prompt": "A cat", "size": "1024x1024"}));
+/// # Ok::<(), prompty::Error>(())
+/// ```
+pub fn image_request(agent: &Agent, messages: &[Message]) -> Result<Value> {
+    let model = model_of(agent)?;
+    let prompt = messages
+        .iter()
+        .rev()
+        .find(|m| m.role == Role::User)
+        .and_then(|m| m.content.iter().find_map(ContentPart::as_text))
+        .unwrap_or("");
+    let mut body = Map::new();
+    body.insert("model".into(), json!(model.id));
+    body.insert("prompt".into(), json!(prompt));
+    merge_additional(&mut body, model.options.as_ref());
+    Ok(Value::Object(body))
+}
+
+/// The Responses API body (spec §7.4): system and developer messages become the top-level
+/// `instructions` (joined by a blank line), the others `input` items; tools are flat
+/// `{type: "function", name, description, parameters}`; outputs become `text.format` (OpenAI strict
+/// JSON Schema). Tool-call replays become `function_call` / `function_call_output` items.
+///
+/// ```
+/// use prompty::{Agent, Message, Role};
+/// let agent = Agent::from_value(serde_json::json!({"model": {"id": "gpt-4o", "apiType": "responses"}}))?;
+/// let body = prompty::providers::openai::responses_request(&agent, &[
+///     Message::new(Role::System, "Be helpful"), Message::new(Role::User, "Hello")])?;
+/// assert_eq!(body, serde_json::json!({
+///     "model": "gpt-4o", "instructions": "Be helpful", "input": [{"role": "user", "content": "Hello"}]}));
+/// # Ok::<(), prompty::Error>(())
+/// ```
+pub fn responses_request(agent: &Agent, messages: &[Message]) -> Result<Value> {
+    let model = model_of(agent)?;
+    let options = model.options.as_ref();
+    let tools = project_tools(agent)?;
+
+    let mut instructions = Vec::new();
+    let mut input = Vec::new();
+    let mut replayed_calls: Vec<String> = Vec::new();
+    for m in messages {
+        if let Some(item) = m.metadata.get("responses_function_call") {
+            let call_id =
+                m.metadata.get("tool_call_id").or_else(|| item.get("call_id")).cloned().unwrap_or(Value::Null);
+            if !call_id.as_str().is_some_and(|id| replayed_calls.iter().any(|c| c == id)) {
+                input.push(item.clone());
+            }
+            input.push(json!({"type": "function_call_output", "call_id": call_id, "output": tool_output(m)}));
+            continue;
+        }
+        match m.role {
+            Role::System | Role::Developer => instructions.push(m.text()),
+            Role::Tool => input.push(json!({
+                "type": "function_call_output",
+                "call_id": m.metadata.get("tool_call_id").cloned().unwrap_or(Value::Null),
+                "output": tool_output(m),
+            })),
+            _ => {
+                let calls = replayed_tool_calls(m)?;
+                if calls.is_empty() || m.content.iter().any(|p| p.as_text() != Some("")) {
+                    input.push(json!({"role": m.role.as_str(), "content": responses_content(m)}));
+                }
+                for c in calls {
+                    input.push(
+                        json!({"type": "function_call", "call_id": c.id, "name": c.name, "arguments": c.arguments}),
+                    );
+                    replayed_calls.push(c.id);
+                }
+            }
+        }
+    }
+
+    let mut body = Map::new();
+    body.insert("model".into(), json!(model.id));
+    if !instructions.is_empty() {
+        body.insert("instructions".into(), json!(instructions.join("\n\n")));
+    }
+    body.insert("input".into(), Value::Array(input));
+    if let Some(o) = options {
+        put(&mut body, "temperature", o.temperature);
+        put(&mut body, "max_output_tokens", o.max_output_tokens);
+        put(&mut body, "top_p", o.top_p);
+        if !tools.is_empty() {
+            put(&mut body, "parallel_tool_calls", o.allow_multiple_tool_calls);
+        }
+    }
+    if !tools.is_empty() {
+        let wire = tools
+            .iter()
+            .map(|f| {
+                let mut t = Map::new();
+                t.insert("type".into(), json!("function"));
+                if let Value::Object(fields) = function_json(f) {
+                    t.extend(fields);
+                }
+                Value::Object(t)
+            })
+            .collect();
+        body.insert("tools".into(), Value::Array(wire));
+    }
+    if let Some(schema) = output_schema(agent)? {
+        body.insert(
+            "text".into(),
+            json!({"format": {"type": "json_schema", "name": "structured_output", "strict": true, "schema": schema}}),
+        );
+    }
+    merge_additional(&mut body, options);
+    Ok(Value::Object(body))
+}
+
+/// The API type of the agent's model (`chat` when unset).
+pub(crate) fn api_type(agent: &Agent) -> &str {
+    agent.model.as_ref().map_or("chat", Model::api_type)
+}
+
+/// The agent's model, or an error saying it has none.
+pub(crate) fn model_of(agent: &Agent) -> Result<&Model> {
+    agent.model.as_ref().ok_or_else(|| Error::Execution {
+        message: format!("prompt '{}' has no `model`: set `model: <id>` in its frontmatter", agent.name),
+    })
+}
+
+/// Inserts `key: value` when the option is set.
+pub(crate) fn put<T: serde::Serialize>(body: &mut Map<String, Value>, key: &str, value: Option<T>) {
+    if let Some(v) = value.and_then(|v| serde_json::to_value(v).ok()) {
+        body.insert(key.to_owned(), v);
+    }
+}
+
+/// Adds `options.additionalProperties` at the top level, never overwriting a key already set.
+pub(crate) fn merge_additional(body: &mut Map<String, Value>, options: Option<&ModelOptions>) {
+    for (k, v) in options.and_then(|o| o.additional_properties.as_ref()).into_iter().flatten() {
+        if !body.contains_key(k) {
+            body.insert(k.clone(), v.clone());
+        }
+    }
+}
+
+/// The OpenAI-strict JSON Schema of the agent's outputs, when it declares any (spec §7.1.6).
+pub(crate) fn output_schema(agent: &Agent) -> Result<Option<Value>> {
+    match agent.outputs.as_deref() {
+        Some(outputs) if !outputs.is_empty() => Ok(Some(properties_schema(outputs, true)?)),
+        _ => Ok(None),
+    }
+}
+
+/// `{name, description?, parameters, strict?}` of a projected function.
+fn function_json(f: &FunctionDefinition) -> Value {
+    let mut m = Map::new();
+    m.insert("name".into(), json!(f.name));
+    if let Some(d) = &f.description {
+        m.insert("description".into(), json!(d));
+    }
+    m.insert("parameters".into(), f.parameters.clone());
+    if f.strict {
+        m.insert("strict".into(), json!(true));
+    }
+    Value::Object(m)
+}
+
+/// A message in the Chat Completions shape: `{role, ...metadata, content}` (spec §7.1.1), with
+/// replayed tool calls in the OpenAI shape.
+fn chat_message(m: &Message) -> Result<Value> {
+    let mut wire = Map::new();
+    wire.insert("role".into(), json!(m.role.as_str()));
+    for (k, v) in &m.metadata {
+        match k.as_str() {
+            "role" | "content" | "responses_function_call" => {}
+            "tool_calls" => {
+                let calls = replayed_tool_calls(m)?;
+                if !calls.is_empty() {
+                    let calls = calls
+                        .into_iter()
+                        .map(|c| json!({"id": c.id, "type": "function", "function": {"name": c.name, "arguments": c.arguments}}))
+                        .collect();
+                    wire.insert("tool_calls".into(), Value::Array(calls));
+                }
+            }
+            _ => {
+                wire.insert(k.clone(), v.clone());
+            }
+        }
+    }
+    let content = match m.content.as_slice() {
+        [] => json!(""),
+        [ContentPart::Text { value }] => json!(value),
+        parts => Value::Array(parts.iter().map(chat_part).collect()),
+    };
+    wire.insert("content".into(), content);
+    Ok(Value::Object(wire))
+}
+
+/// A content part in the Chat Completions shape (spec §7.1.2).
+fn chat_part(p: &ContentPart) -> Value {
+    match p {
+        ContentPart::Text { value } => json!({"type": "text", "text": value}),
+        ContentPart::Image { source, detail, media_type } => {
+            let mut image = Map::new();
+            image.insert("url".into(), json!(image_url(source, media_type.as_deref())));
+            if let Some(d) = detail.as_deref().filter(|d| !d.is_empty()) {
+                image.insert("detail".into(), json!(d));
+            }
+            json!({"type": "image_url", "image_url": image})
+        }
+        ContentPart::Audio { source, media_type } => {
+            let (data, format) = audio_data(source, media_type.as_deref());
+            json!({"type": "input_audio", "input_audio": {"data": data, "format": format}})
+        }
+        ContentPart::File { source, .. } => {
+            if source.starts_with("data:") {
+                json!({"type": "file", "file": {"file_data": source}})
+            } else {
+                json!({"type": "file", "file": {"url": source}})
+            }
+        }
+    }
+}
+
+/// The content of a Responses input item: one text part as a string, else typed parts.
+fn responses_content(m: &Message) -> Value {
+    match m.content.as_slice() {
+        [] => json!(""),
+        [ContentPart::Text { value }] => json!(value),
+        parts => Value::Array(parts.iter().map(|p| responses_part(p, m.role)).collect()),
+    }
+}
+
+/// A content part in the Responses API shape (`input_text`, `input_image`, ...).
+fn responses_part(p: &ContentPart, role: Role) -> Value {
+    match p {
+        ContentPart::Text { value } if role == Role::Assistant => json!({"type": "output_text", "text": value}),
+        ContentPart::Text { value } => json!({"type": "input_text", "text": value}),
+        ContentPart::Image { source, detail, media_type } => {
+            let mut part = Map::new();
+            part.insert("type".into(), json!("input_image"));
+            part.insert("image_url".into(), json!(image_url(source, media_type.as_deref())));
+            if let Some(d) = detail.as_deref().filter(|d| !d.is_empty()) {
+                part.insert("detail".into(), json!(d));
+            }
+            Value::Object(part)
+        }
+        ContentPart::Audio { source, media_type } => {
+            let (data, format) = audio_data(source, media_type.as_deref());
+            json!({"type": "input_audio", "input_audio": {"data": data, "format": format}})
+        }
+        ContentPart::File { source, .. } => {
+            if source.starts_with("data:") {
+                json!({"type": "input_file", "file_data": source})
+            } else {
+                json!({"type": "input_file", "file_url": source})
+            }
+        }
+    }
+}
+
+/// The output of a tool message: its text, or typed parts when it carries more than text.
+fn tool_output(m: &Message) -> Value {
+    if m.content.iter().all(|p| p.as_text().is_some()) {
+        json!(m.text())
+    } else {
+        Value::Array(m.content.iter().map(|p| responses_part(p, Role::User)).collect())
+    }
+}
+
+/// An image source as a URL: URLs and data URIs as they are; bare base64 with a media type becomes
+/// a data URI.
+fn image_url(source: &str, media_type: Option<&str>) -> String {
+    match media_type {
+        Some(mt) if !is_uri(source) => format!("data:{mt};base64,{source}"),
+        _ => source.to_owned(),
+    }
+}
+
+/// The base64 data and the `format` of an audio part (spec §7.1.2); a data URI is split.
+fn audio_data(source: &str, media_type: Option<&str>) -> (String, String) {
+    let (uri_type, data) = match split_data_uri(source) {
+        Some((mt, data)) => (Some(mt), data),
+        None => (None, source),
+    };
+    let format = audio_format(media_type.or(uri_type).unwrap_or("audio/wav"));
+    (data.to_owned(), format)
+}
+
+/// The `input_audio.format` of a media type: wav, mp3, flac, ogg, else the subtype.
+pub(crate) fn audio_format(media_type: &str) -> String {
+    let mt = media_type.split(';').next().unwrap_or("").trim().to_ascii_lowercase();
+    match mt.as_str() {
+        "audio/wav" | "audio/x-wav" | "audio/wave" | "audio/vnd.wave" => "wav".into(),
+        "audio/mp3" | "audio/mpeg" | "audio/mpeg3" | "audio/x-mp3" => "mp3".into(),
+        "audio/flac" | "audio/x-flac" => "flac".into(),
+        "audio/ogg" => "ogg".into(),
+        other => other.strip_prefix("audio/").unwrap_or(other).to_owned(),
+    }
+}
+
+/// Whether a source is a URL or a data URI (rather than bare base64 data).
+pub(crate) fn is_uri(source: &str) -> bool {
+    source.starts_with("data:") || source.contains("://")
+}
+
+/// `(media_type, data)` of a base64 data URI (`data:image/png;base64,AAAA`).
+pub(crate) fn split_data_uri(source: &str) -> Option<(&str, &str)> {
+    let rest = source.strip_prefix("data:")?;
+    let (header, data) = rest.split_once(',')?;
+    let mut fields = header.split(';');
+    let media_type = fields.next().unwrap_or("");
+    fields.any(|f| f.eq_ignore_ascii_case("base64")).then_some((media_type, data))
+}
+
+/// The tool calls an assistant message replays (`metadata.tool_calls`), in either the OpenAI shape
+/// or the flat `{id, name, arguments}` shape. Arguments given as JSON values are serialized.
+pub(crate) fn replayed_tool_calls(m: &Message) -> Result<Vec<ToolCall>> {
+    let Some(calls) = m.metadata.get("tool_calls") else { return Ok(Vec::new()) };
+    let bad = |why: &str| Error::Execution { message: format!("{} message: metadata.tool_calls {why}", m.role) };
+    let items = match calls {
+        Value::Null => return Ok(Vec::new()),
+        Value::Array(items) => items,
+        _ => return Err(bad("must be a list")),
+    };
+    items
+        .iter()
+        .map(|item| {
+            let f = item.get("function").filter(|f| f.is_object()).unwrap_or(item);
+            let text = |v: Option<&Value>| v.and_then(Value::as_str).map(str::to_owned);
+            let id = text(item.get("id")).or_else(|| text(item.get("call_id"))).unwrap_or_default();
+            let name = text(f.get("name")).ok_or_else(|| bad("has an entry without `name`"))?;
+            let arguments = match f.get("arguments") {
+                None | Some(Value::Null) => "{}".to_owned(),
+                Some(Value::String(s)) => s.clone(),
+                Some(v) => v.to_string(),
+            };
+            Ok(ToolCall { id, name, arguments })
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::{Property, PropertyKind};
+
+    fn agent(model: Value) -> Agent {
+        Agent::from_value(json!({ "name": "t", "model": model })).unwrap()
+    }
+
+    fn user(text: &str) -> Message {
+        Message::new(Role::User, text)
+    }
+
+    #[test]
+    fn single_text_part_is_a_string_and_several_parts_an_array() {
+        let a = agent(json!({"id": "gpt-4"}));
+        let multi = Message {
+            role: Role::User,
+            content: vec![ContentPart::text("Look"), ContentPart::image("https://x/cat.png")],
+            metadata: Map::new(),
+        };
+        let body = chat_request(&a, &[user("Hi"), multi]).unwrap();
+        assert_eq!(body["messages"][0]["content"], json!("Hi"));
+        assert_eq!(
+            body["messages"][1]["content"],
+            json!([{"type": "text", "text": "Look"}, {"type": "image_url", "image_url": {"url": "https://x/cat.png"}}])
+        );
+    }
+
+    #[test]
+    fn image_detail_is_kept_and_never_empty() {
+        let part = |detail: Option<&str>| ContentPart::Image {
+            source: "https://x/a.png".into(),
+            detail: detail.map(str::to_owned),
+            media_type: None,
+        };
+        assert_eq!(chat_part(&part(Some("high")))["image_url"], json!({"url": "https://x/a.png", "detail": "high"}));
+        assert_eq!(chat_part(&part(Some("")))["image_url"], json!({"url": "https://x/a.png"}));
+    }
+
+    #[test]
+    fn bare_base64_image_with_media_type_becomes_a_data_uri() {
+        let p = ContentPart::Image { source: "AAAA".into(), detail: None, media_type: Some("image/png".into()) };
+        assert_eq!(chat_part(&p)["image_url"]["url"], json!("data:image/png;base64,AAAA"));
+    }
+
+    #[test]
+    fn audio_formats_follow_the_table() {
+        assert_eq!(audio_format("audio/wav"), "wav");
+        assert_eq!(audio_format("audio/x-wav"), "wav");
+        assert_eq!(audio_format("audio/mpeg"), "mp3");
+        assert_eq!(audio_format("audio/mp3"), "mp3");
+        assert_eq!(audio_format("audio/flac"), "flac");
+        assert_eq!(audio_format("audio/ogg"), "ogg");
+        assert_eq!(audio_format("audio/webm"), "webm");
+        let p = ContentPart::Audio { source: "data:audio/mpeg;base64,QUJD".into(), media_type: None };
+        assert_eq!(chat_part(&p), json!({"type": "input_audio", "input_audio": {"data": "QUJD", "format": "mp3"}}));
+    }
+
+    #[test]
+    fn files_use_url_or_file_data() {
+        let url = ContentPart::File { source: "https://x/a.pdf".into(), media_type: None };
+        assert_eq!(chat_part(&url), json!({"type": "file", "file": {"url": "https://x/a.pdf"}}));
+        let data = ContentPart::File { source: "data:application/pdf;base64,AA".into(), media_type: None };
+        assert_eq!(chat_part(&data)["file"], json!({"file_data": "data:application/pdf;base64,AA"}));
+    }
+
+    #[test]
+    fn options_are_mapped_and_additional_properties_never_overwrite() {
+        let a = agent(json!({"id": "gpt-4", "options": {
+            "temperature": 0.5, "maxOutputTokens": 10, "topP": 0.9, "topK": 3, "frequencyPenalty": 0.1,
+            "presencePenalty": 0.2, "seed": 7, "stopSequences": ["x"],
+            "additionalProperties": {"temperature": 2, "logprobs": true}}}));
+        let body = chat_request(&a, &[user("Hi")]).unwrap();
+        assert_eq!(body["temperature"], json!(0.5));
+        assert_eq!(body["max_completion_tokens"], json!(10));
+        assert_eq!(body["top_p"], json!(0.9));
+        assert_eq!(body["frequency_penalty"], json!(0.1));
+        assert_eq!(body["presence_penalty"], json!(0.2));
+        assert_eq!(body["seed"], json!(7));
+        assert_eq!(body["stop"], json!(["x"]));
+        assert_eq!(body["logprobs"], json!(true));
+        assert!(body.get("max_tokens").is_none());
+        assert!(body.get("top_k").is_none());
+    }
+
+    #[test]
+    fn no_tools_means_no_tools_key_and_parallel_flag_only_with_tools() {
+        let a = agent(json!({"id": "gpt-4", "options": {"allowMultipleToolCalls": false}}));
+        let body = chat_request(&a, &[user("Hi")]).unwrap();
+        assert!(body.get("tools").is_none());
+        assert!(body.get("parallel_tool_calls").is_none());
+
+        let a = Agent::from_value(json!({"model": {"id": "gpt-4", "options": {"allowMultipleToolCalls": false}},
+            "tools": [{"name": "f", "kind": "function", "parameters": [{"name": "x", "kind": "string"}]}]}))
+        .unwrap();
+        let body = chat_request(&a, &[user("Hi")]).unwrap();
+        assert_eq!(body["parallel_tool_calls"], json!(false));
+        assert_eq!(body["tools"][0]["function"]["name"], json!("f"));
+    }
+
+    #[test]
+    fn structured_output_is_strict() {
+        let mut a = agent(json!({"id": "gpt-4"}));
+        let mut address = Property::new("address", PropertyKind::Object);
+        address.properties = Some(vec![Property::new("street", PropertyKind::String)]);
+        a.outputs = Some(vec![Property::new("city", PropertyKind::String).required(), address]);
+        let body = chat_request(&a, &[user("Hi")]).unwrap();
+        let format = &body["response_format"];
+        assert_eq!(format["type"], json!("json_schema"));
+        assert_eq!(format["json_schema"]["name"], json!("structured_output"));
+        assert_eq!(format["json_schema"]["strict"], json!(true));
+        let schema = &format["json_schema"]["schema"];
+        assert_eq!(schema["required"], json!(["city", "address"]));
+        assert_eq!(schema["additionalProperties"], json!(false));
+        assert_eq!(schema["properties"]["address"]["type"], json!(["object", "null"]));
+        assert_eq!(schema["properties"]["address"]["additionalProperties"], json!(false));
+        assert_eq!(schema["properties"]["address"]["properties"]["street"]["type"], json!(["string", "null"]));
+    }
+
+    #[test]
+    fn tool_call_replays_come_out_in_the_openai_shape() {
+        let a = agent(json!({"id": "gpt-4"}));
+        let mut assistant = Message::new(Role::Assistant, "");
+        assistant.metadata.insert(
+            "tool_calls".into(),
+            json!([{"id": "c1", "name": "get_weather", "arguments": {"city": "Paris"}},
+                   {"id": "c2", "type": "function", "function": {"name": "t", "arguments": "{}"}}]),
+        );
+        let mut tool = Message::new(Role::Tool, "sunny");
+        tool.metadata.insert("tool_call_id".into(), json!("c1"));
+        let body = chat_request(&a, &[user("Hi"), assistant, tool]).unwrap();
+        assert_eq!(
+            body["messages"][1],
+            json!({"role": "assistant", "content": "", "tool_calls": [
+                {"id": "c1", "type": "function", "function": {"name": "get_weather", "arguments": "{\"city\":\"Paris\"}"}},
+                {"id": "c2", "type": "function", "function": {"name": "t", "arguments": "{}"}}]})
+        );
+        assert_eq!(body["messages"][2], json!({"role": "tool", "tool_call_id": "c1", "content": "sunny"}));
+    }
+
+    #[test]
+    fn other_metadata_is_passed_through() {
+        let a = agent(json!({"id": "gpt-4"}));
+        let mut m = user("Hi");
+        m.metadata.insert("name".into(), json!("Bob"));
+        let body = chat_request(&a, &[m]).unwrap();
+        assert_eq!(body["messages"][0], json!({"role": "user", "name": "Bob", "content": "Hi"}));
+    }
+
+    #[test]
+    fn embedding_and_image_bodies() {
+        let a = agent(json!({"id": "e", "apiType": "embedding"}));
+        assert_eq!(request_body(&a, &[user("x")]).unwrap(), json!({"model": "e", "input": "x"}));
+        let a = agent(json!({"id": "d", "apiType": "image"}));
+        let body = request_body(&a, &[user("first"), Message::new(Role::Assistant, "ok"), user("last")]).unwrap();
+        assert_eq!(body, json!({"model": "d", "prompt": "last"}));
+        assert_eq!(image_request(&a, &[Message::new(Role::System, "s")]).unwrap()["prompt"], json!(""));
+    }
+
+    #[test]
+    fn unknown_api_type_and_missing_model_are_errors() {
+        let a = agent(json!({"id": "x", "apiType": "speech"}));
+        assert!(request_body(&a, &[]).unwrap_err().to_string().contains("speech"));
+        assert!(chat_request(&Agent::default(), &[]).is_err());
+    }
+
+    #[test]
+    fn responses_moves_system_to_instructions_and_replays_calls() {
+        let a = Agent::from_value(json!({"model": {"id": "gpt-4o", "apiType": "responses"},
+            "tools": [{"name": "f", "kind": "function", "description": "F", "strict": true,
+                       "parameters": [{"name": "x", "kind": "string", "required": true}]}],
+            "outputs": [{"name": "city", "kind": "string"}]}))
+        .unwrap();
+        let mut assistant = Message::new(Role::Assistant, "");
+        assistant
+            .metadata
+            .insert("tool_calls".into(), json!([{"id": "c1", "name": "f", "arguments": "{\"x\":\"1\"}"}]));
+        let mut tool = Message::new(Role::Tool, "done");
+        tool.metadata.insert("tool_call_id".into(), json!("c1"));
+        let msgs = [Message::new(Role::System, "A"), Message::new(Role::Developer, "B"), user("Hi"), assistant, tool];
+        let body = responses_request(&a, &msgs).unwrap();
+        assert_eq!(body["instructions"], json!("A\n\nB"));
+        assert_eq!(
+            body["input"],
+            json!([{"role": "user", "content": "Hi"},
+                   {"type": "function_call", "call_id": "c1", "name": "f", "arguments": "{\"x\":\"1\"}"},
+                   {"type": "function_call_output", "call_id": "c1", "output": "done"}])
+        );
+        assert_eq!(body["tools"][0]["strict"], json!(true));
+        assert_eq!(body["tools"][0]["name"], json!("f"));
+        assert_eq!(body["text"]["format"]["schema"]["properties"]["city"]["type"], json!(["string", "null"]));
+    }
+
+    #[test]
+    fn responses_replays_function_call_items_from_metadata() {
+        let a = agent(json!({"id": "gpt-4o", "apiType": "responses"}));
+        let mut tool = Message::new(Role::Tool, "72F");
+        tool.metadata.insert(
+            "responses_function_call".into(),
+            json!({"type": "function_call", "id": "fc_1", "call_id": "call_1", "name": "w", "arguments": "{}"}),
+        );
+        tool.metadata.insert("tool_call_id".into(), json!("call_1"));
+        let body = responses_request(&a, &[tool]).unwrap();
+        assert_eq!(
+            body["input"],
+            json!([{"type": "function_call", "id": "fc_1", "call_id": "call_1", "name": "w", "arguments": "{}"},
+                   {"type": "function_call_output", "call_id": "call_1", "output": "72F"}])
+        );
+    }
+
+    #[test]
+    fn responses_parts_use_input_types() {
+        let m = Message {
+            role: Role::User,
+            content: vec![ContentPart::text("see"), ContentPart::image("https://x/a.png")],
+            metadata: Map::new(),
+        };
+        assert_eq!(
+            responses_content(&m),
+            json!([{"type": "input_text", "text": "see"}, {"type": "input_image", "image_url": "https://x/a.png"}])
+        );
+    }
+
+    #[test]
+    fn data_uris_split() {
+        assert_eq!(split_data_uri("data:image/png;base64,AAA"), Some(("image/png", "AAA")));
+        assert_eq!(split_data_uri("data:text/plain,hi"), None);
+        assert_eq!(split_data_uri("https://x"), None);
+    }
+}
