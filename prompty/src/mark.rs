@@ -3,7 +3,8 @@
 //!
 //! While rendering for [`crate::prepare`], the renderer wraps every interpolated value in
 //! `OPEN nonce ... CLOSE nonce`, where OPEN and CLOSE are the Unicode noncharacters U+FDD0 and
-//! U+FDD1 and the nonce is fresh for every render: a value cannot forge or close a mark.
+//! U+FDD1 and the nonce (8 decimal digits, so a renderer that changes case keeps it intact) is
+//! fresh for every render: a value cannot forge or close a mark.
 
 use crate::nonce::{self, Nonce};
 use std::ops::Range;
