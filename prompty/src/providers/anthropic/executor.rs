@@ -1,0 +1,187 @@
+//! The HTTP executor for Anthropic Messages ([`AnthropicExecutor`], provider key `anthropic`) and
+//! model discovery ([`list_models`]).
+//!
+//! Requests go to `POST {endpoint}/v1/messages` with `anthropic-version: 2023-06-01` and, when the
+//! key has a value, `x-api-key`. The endpoint is the prompt's `model.connection.endpoint`, else
+//! `ANTHROPIC_BASE_URL`, else `https://api.anthropic.com`; the key is the connection's `apiKey`,
+//! else `ANTHROPIC_API_KEY`.
+
+use crate::providers::discovery::{self, ModelInfo};
+use crate::providers::http::{self, ApiRequest, EnvNames, HttpClient, Resolved, RetryPolicy};
+use crate::providers::sse;
+use crate::{Agent, BoxFuture, Connection, Executor, Message, RawStream, Result};
+use reqwest::header::{HeaderMap, HeaderName, HeaderValue};
+use serde_json::Value;
+
+/// The endpoint used when neither the prompt nor the environment names one.
+pub const ANTHROPIC_DEFAULT_ENDPOINT: &str = "https://api.anthropic.com";
+/// The `anthropic-version` header every request carries.
+pub const ANTHROPIC_VERSION: &str = "2023-06-01";
+
+const ANTHROPIC_ENV: EnvNames = EnvNames { endpoint: &["ANTHROPIC_BASE_URL"], key: "ANTHROPIC_API_KEY" };
+
+/// The events that end a Messages stream.
+const ANTHROPIC_END: sse::End = sse::End::Types(&["message_stop", "error"]);
+
+/// Pages of a model listing fetched at most.
+const MAX_LISTING_PAGES: usize = 50;
+
+/// The executor of `model.provider: anthropic` (Messages API, plain and streamed).
+///
+/// The prompt's connection may be `key`, `anonymous`, `remote`/`foundry` or `reference` (a
+/// [`Connection`] registered with [`crate::register_connection`]), as for
+/// [`crate::providers::openai::OpenAiExecutor`]. Registered at link time with the shared
+/// [`HttpClient`]; register another instance to change timeouts or retries:
+///
+/// ```
+/// use prompty::providers::anthropic::AnthropicExecutor;
+/// use prompty::providers::http::RetryPolicy;
+/// prompty::register_executor("anthropic", AnthropicExecutor::new().with_retry(RetryPolicy::none()));
+/// # prompty::clear_cache();
+/// ```
+#[derive(Debug, Clone, Default)]
+pub struct AnthropicExecutor {
+    http: HttpClient,
+}
+
+inventory::submit! {
+    crate::ExecutorRegistration { keys: &["anthropic"], make: crate::__make_executor::<AnthropicExecutor> }
+}
+
+impl AnthropicExecutor {
+    /// An executor using the shared [`HttpClient`].
+    pub fn new() -> Self {
+        AnthropicExecutor::default()
+    }
+
+    /// An executor using `client` (its timeouts, retries and connection pool).
+    pub fn with_client(client: HttpClient) -> Self {
+        AnthropicExecutor { http: client }
+    }
+
+    /// The same executor with another retry policy.
+    pub fn with_retry(self, retry: RetryPolicy) -> Self {
+        AnthropicExecutor { http: self.http.with_retry(retry) }
+    }
+
+    /// The HTTP client this executor uses.
+    pub fn client(&self) -> &HttpClient {
+        &self.http
+    }
+
+    /// The models the endpoint lists (`GET {endpoint}/v1/models`, every page), as [`ModelInfo`]s
+    /// enriched from the capabilities table. `None`: endpoint and key from the environment.
+    pub async fn list_models(&self, connection: Option<&Connection>) -> Result<Vec<ModelInfo>> {
+        let resolved = http::resolve(connection, &ANTHROPIC_ENV, "anthropic")?;
+        let base = base_url(&resolved);
+        let mut models = Vec::new();
+        let mut after: Option<String> = None;
+        for _ in 0..MAX_LISTING_PAGES {
+            let url = match &after {
+                Some(id) => format!("{base}/models?limit=1000&after_id={id}"),
+                None => format!("{base}/models?limit=1000"),
+            };
+            let raw = self.http.json(&ApiRequest::get("anthropic", &url, headers(&resolved)?)).await?;
+            models.extend(
+                discovery::map_listing(&raw, "anthropic").into_iter().map(|m| discovery::enrich(m, "anthropic")),
+            );
+            let more = raw.get("has_more").and_then(Value::as_bool).unwrap_or(false);
+            match raw.get("last_id").and_then(Value::as_str) {
+                Some(last) if more && after.as_deref() != Some(last) => after = Some(last.to_owned()),
+                _ => break,
+            }
+        }
+        Ok(models)
+    }
+}
+
+/// The models Anthropic lists, with the shared [`HttpClient`]: see
+/// [`AnthropicExecutor::list_models`]. Discovery is never needed to run a prompt.
+///
+/// ```no_run
+/// # async fn f() -> prompty::Result<()> {
+/// for model in prompty::providers::anthropic::list_models(None).await? {
+///     println!("{} ({:?})", model.id, model.display_name);
+/// }
+/// # Ok(()) }
+/// ```
+pub async fn list_models(connection: Option<&Connection>) -> Result<Vec<ModelInfo>> {
+    AnthropicExecutor::new().list_models(connection).await
+}
+
+/// `{endpoint}/v1` (an endpoint that already ends in `/v1` is kept as it is).
+fn base_url(resolved: &Resolved) -> String {
+    let endpoint = resolved.endpoint.as_deref().unwrap_or(ANTHROPIC_DEFAULT_ENDPOINT);
+    if endpoint.ends_with("/v1") {
+        endpoint.to_owned()
+    } else {
+        format!("{endpoint}/v1")
+    }
+}
+
+fn headers(resolved: &Resolved) -> Result<HeaderMap> {
+    let mut headers = HeaderMap::new();
+    headers.insert(HeaderName::from_static("anthropic-version"), HeaderValue::from_static(ANTHROPIC_VERSION));
+    http::insert_secret(&mut headers, HeaderName::from_static("x-api-key"), "", resolved.key.as_ref(), "anthropic")?;
+    Ok(headers)
+}
+
+fn target(agent: &Agent) -> Result<(String, HeaderMap)> {
+    let connection = agent.model.as_ref().and_then(|m| m.connection.as_ref());
+    let resolved = http::resolve(connection, &ANTHROPIC_ENV, "anthropic")?;
+    Ok((format!("{}/messages", base_url(&resolved)), headers(&resolved)?))
+}
+
+impl Executor for AnthropicExecutor {
+    fn execute_async<'a>(&'a self, agent: &'a Agent, messages: &'a [Message]) -> BoxFuture<'a, Result<Value>> {
+        Box::pin(async move {
+            let (url, headers) = target(agent)?;
+            let body = super::messages_request(agent, messages)?;
+            let request = ApiRequest::post("anthropic", &url, headers, &body)?;
+            Ok(self.http.json(&request).await?)
+        })
+    }
+
+    fn execute(&self, agent: &Agent, messages: &[Message]) -> Result<Value> {
+        http::block_on(self.execute_async(agent, messages))?
+    }
+
+    fn execute_stream<'a>(&'a self, agent: &'a Agent, messages: &'a [Message]) -> BoxFuture<'a, Result<RawStream>> {
+        Box::pin(async move {
+            let (url, headers) = target(agent)?;
+            let mut body = super::messages_request(agent, messages)?;
+            if let Value::Object(map) = &mut body {
+                map.insert("stream".to_owned(), Value::Bool(true));
+            }
+            let request = ApiRequest::post("anthropic", &url, headers, &body)?;
+            let response = self.http.stream(&request).await?;
+            Ok(sse::events(response, ANTHROPIC_END, self.http.config().stream_idle_timeout, "anthropic"))
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::{ConnectionCommon, Model, Secret};
+
+    #[test]
+    fn url_and_headers() {
+        let mut model = Model::new("claude-sonnet-4");
+        model.provider = Some("anthropic".into());
+        model.connection = Some(Connection::Key {
+            endpoint: Some("http://127.0.0.1:9/".into()),
+            api_key: Some(Secret::new("sk-ant")),
+            common: ConnectionCommon::default(),
+        });
+        let mut agent = Agent::default();
+        agent.model = Some(model);
+        let (url, h) = target(&agent).unwrap();
+        assert_eq!(url, "http://127.0.0.1:9/v1/messages");
+        assert_eq!(h.get("anthropic-version").unwrap(), ANTHROPIC_VERSION);
+        assert!(h.get("x-api-key").unwrap().is_sensitive());
+        let r = Resolved { endpoint: Some("http://h/v1".into()), key: None };
+        assert_eq!(base_url(&r), "http://h/v1");
+        assert!(headers(&r).unwrap().get("x-api-key").is_none());
+    }
+}

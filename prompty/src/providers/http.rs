@@ -1,0 +1,762 @@
+//! The HTTP layer the provider executors share: one [`HttpClient`] (a `reqwest` client with connect
+//! and request timeouts and a `User-Agent: prompty-rs/<version>` header), a [`RetryPolicy`]
+//! (429, 5xx and connection errors are retried with exponential backoff and jitter, honouring
+//! `Retry-After`; other 4xx never are), and [`HttpError`], which says what went wrong: the HTTP
+//! status, the provider's own error message, the request id and, when the body could not be
+//! parsed, the raw body.
+//!
+//! API keys are [`Secret`]s: they are written into sensitive header values and never appear in an
+//! error, a log line or `Debug` output.
+//!
+//! Every executor uses [`HttpClient::shared`] unless it is given another client; configure one in
+//! code and register the executor under its provider key:
+//!
+//! ```no_run
+//! # #[cfg(feature = "openai")] {
+//! use prompty::providers::http::{HttpClient, HttpConfig, RetryPolicy};
+//! use prompty::providers::openai::OpenAiExecutor;
+//! use std::time::Duration;
+//!
+//! let client = HttpClient::new(HttpConfig {
+//!     request_timeout: Duration::from_secs(120),
+//!     retry: RetryPolicy { max_attempts: 5, ..RetryPolicy::default() },
+//!     ..HttpConfig::default()
+//! })?;
+//! prompty::register_executor("openai", OpenAiExecutor::with_client(client));
+//! # }
+//! # Ok::<(), prompty::Error>(())
+//! ```
+
+use crate::{Connection, Error, Result, Secret};
+use bytes::Bytes;
+use reqwest::header::{HeaderMap, HeaderName, HeaderValue, CONTENT_TYPE, USER_AGENT};
+use reqwest::{Method, StatusCode};
+use serde_json::Value;
+use std::fmt;
+use std::future::Future;
+use std::sync::{Arc, LazyLock};
+use std::time::{Duration, SystemTime};
+
+/// The `User-Agent` every request carries: `prompty-rs/<version>`.
+pub const USER_AGENT_VALUE: &str = concat!("prompty-rs/", env!("CARGO_PKG_VERSION"));
+
+/// The longest piece of a raw response body an [`HttpError`] keeps.
+const MAX_BODY_IN_ERROR: usize = 4096;
+
+/// How failed requests are retried.
+///
+/// A request is retried when the server answers 429 (too many requests) or a 5xx status, or when
+/// the connection fails (refused, reset, timed out) before a response was read. Any other 4xx is
+/// never retried. Between attempts the client waits for the server's `Retry-After` (or
+/// `retry-after-ms`) when it sends one, otherwise for an exponential backoff with jitter:
+/// attempt `n` (1-based) waits between half and all of `base_delay * 2^(n-1)`, never more than
+/// `max_delay`. When the server asks for a longer wait than `max_delay`, the error is returned at
+/// once instead of retrying early.
+///
+/// A stream is retried only until its response starts; once events flow, a broken stream is
+/// reported to the caller (its outcome may be indeterminate).
+///
+/// ```
+/// use prompty::providers::http::RetryPolicy;
+/// use std::time::Duration;
+/// let p = RetryPolicy::default();
+/// assert_eq!(p.max_attempts, 3);
+/// assert!(p.backoff(1) <= p.base_delay);
+/// assert!(p.backoff(30) <= p.max_delay);
+/// assert_eq!(RetryPolicy::none().max_attempts, 1);
+/// ```
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct RetryPolicy {
+    /// How many times a request is sent at most, the first attempt included (`1`: no retries).
+    pub max_attempts: u32,
+    /// The backoff before the first retry (before jitter).
+    pub base_delay: Duration,
+    /// The longest wait between two attempts, `Retry-After` included.
+    pub max_delay: Duration,
+}
+
+impl Default for RetryPolicy {
+    /// Three attempts, 500 ms base delay, waits of at most 60 s.
+    fn default() -> Self {
+        RetryPolicy { max_attempts: 3, base_delay: Duration::from_millis(500), max_delay: Duration::from_secs(60) }
+    }
+}
+
+impl RetryPolicy {
+    /// One attempt, no retries.
+    pub fn none() -> Self {
+        RetryPolicy { max_attempts: 1, ..RetryPolicy::default() }
+    }
+
+    /// The backoff before retry number `retry` (1-based), with jitter: between half and all of
+    /// `base_delay * 2^(retry-1)`, capped at `max_delay`.
+    pub fn backoff(&self, retry: u32) -> Duration {
+        let exp = self.base_delay.saturating_mul(1u32 << retry.saturating_sub(1).min(20)).min(self.max_delay);
+        let half = exp / 2;
+        let nanos = u64::try_from(half.as_nanos()).unwrap_or(u64::MAX);
+        let jitter = if nanos == 0 { 0 } else { random_u64() % (nanos + 1) };
+        half + Duration::from_nanos(jitter)
+    }
+
+    /// How long to wait before retry number `retry`, given the server's `Retry-After`; `None` when
+    /// the server asks for more than `max_delay` (then the request is not retried).
+    fn delay(&self, retry: u32, retry_after: Option<Duration>) -> Option<Duration> {
+        match retry_after {
+            Some(d) if d > self.max_delay => None,
+            Some(d) => Some(d),
+            None => Some(self.backoff(retry)),
+        }
+    }
+}
+
+fn random_u64() -> u64 {
+    let mut b = [0u8; 8];
+    if getrandom::fill(&mut b).is_err() {
+        // Jitter only spreads retries out; the clock is random enough for that.
+        let t = SystemTime::now().duration_since(SystemTime::UNIX_EPOCH).unwrap_or_default();
+        return u64::from(t.subsec_nanos());
+    }
+    u64::from_le_bytes(b)
+}
+
+/// Settings of an [`HttpClient`].
+///
+/// ```
+/// let c = prompty::providers::http::HttpConfig::default();
+/// assert_eq!(c.connect_timeout.as_secs(), 10);
+/// assert_eq!(c.request_timeout.as_secs(), 600);
+/// ```
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct HttpConfig {
+    /// How long establishing a connection (TCP and TLS) may take. Default 10 s.
+    pub connect_timeout: Duration,
+    /// How long one attempt of a non-streamed request may take, from sending it to the last byte of
+    /// the response; for a stream, how long until the response starts. Default 600 s.
+    pub request_timeout: Duration,
+    /// How long a stream may stay silent between two pieces of data before it is reported broken.
+    /// Default 300 s.
+    pub stream_idle_timeout: Duration,
+    /// How failed attempts are retried.
+    pub retry: RetryPolicy,
+}
+
+impl Default for HttpConfig {
+    fn default() -> Self {
+        HttpConfig {
+            connect_timeout: Duration::from_secs(10),
+            request_timeout: Duration::from_secs(600),
+            stream_idle_timeout: Duration::from_secs(300),
+            retry: RetryPolicy::default(),
+        }
+    }
+}
+
+/// A failed provider request: what the server said, or why no answer came.
+///
+/// `Display` gives one line with everything known; the API key is never part of it. Executors turn
+/// it into [`Error::Execution`] with that line as the message.
+///
+/// ```
+/// use prompty::providers::http::HttpError;
+/// let e = HttpError {
+///     provider: "openai".into(),
+///     status: Some(429),
+///     message: "Rate limit reached".into(),
+///     request_id: Some("req_1".into()),
+///     body: None,
+///     attempts: 3,
+/// };
+/// assert_eq!(
+///     e.to_string(),
+///     "openai request failed: HTTP 429 Too Many Requests: Rate limit reached (request id req_1; 3 attempts)"
+/// );
+/// assert!(e.is_retryable());
+/// ```
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct HttpError {
+    /// The provider the request went to (`openai`, `azure`, `anthropic`, ...).
+    pub provider: String,
+    /// The HTTP status, when a response arrived.
+    pub status: Option<u16>,
+    /// The provider's error message (`error.message` of its JSON body), or what went wrong locally.
+    pub message: String,
+    /// The request id the server gave (`x-request-id`, `request-id`, `apim-request-id`).
+    pub request_id: Option<String>,
+    /// The raw response body (at most 4 KiB), when it could not be parsed.
+    pub body: Option<String>,
+    /// How many attempts were made.
+    pub attempts: u32,
+}
+
+impl HttpError {
+    /// Whether the failure is of a kind that is retried (429, 5xx, no response at all).
+    pub fn is_retryable(&self) -> bool {
+        match self.status {
+            Some(s) => s == 429 || (500..600).contains(&s),
+            None => true,
+        }
+    }
+
+    fn local(provider: &str, message: impl Into<String>) -> Self {
+        HttpError {
+            provider: provider.to_owned(),
+            status: None,
+            message: message.into(),
+            request_id: None,
+            body: None,
+            attempts: 0,
+        }
+    }
+}
+
+impl fmt::Display for HttpError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{} request failed: ", self.provider)?;
+        if let Some(status) = self.status {
+            write!(f, "HTTP {status}")?;
+            if let Some(reason) = StatusCode::from_u16(status).ok().and_then(|s| s.canonical_reason()) {
+                write!(f, " {reason}")?;
+            }
+            f.write_str(": ")?;
+        }
+        f.write_str(&self.message)?;
+        let mut notes = Vec::new();
+        if let Some(id) = &self.request_id {
+            notes.push(format!("request id {id}"));
+        }
+        if self.attempts > 1 {
+            notes.push(format!("{} attempts", self.attempts));
+        }
+        if !notes.is_empty() {
+            write!(f, " ({})", notes.join("; "))?;
+        }
+        if let Some(body) = &self.body {
+            write!(f, "; response body: {body}")?;
+        }
+        Ok(())
+    }
+}
+
+impl std::error::Error for HttpError {}
+
+impl From<HttpError> for Error {
+    fn from(e: HttpError) -> Self {
+        Error::Execution { message: e.to_string() }
+    }
+}
+
+/// The HTTP client of the provider executors: a `reqwest::Client` (connection pool, TLS) and the
+/// [`HttpConfig`] it applies. Cloning is cheap and shares the pool.
+///
+/// ```
+/// use prompty::providers::http::{HttpClient, RetryPolicy};
+/// let client = HttpClient::shared().with_retry(RetryPolicy::none());
+/// assert_eq!(client.config().retry.max_attempts, 1);
+/// assert!(format!("{client:?}").starts_with("HttpClient"));
+/// ```
+#[derive(Clone)]
+pub struct HttpClient {
+    client: std::result::Result<reqwest::Client, Arc<str>>,
+    config: Arc<HttpConfig>,
+}
+
+impl fmt::Debug for HttpClient {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("HttpClient").field("config", &*self.config).field("ready", &self.client.is_ok()).finish()
+    }
+}
+
+impl Default for HttpClient {
+    /// The same as [`HttpClient::shared`].
+    fn default() -> Self {
+        HttpClient::shared()
+    }
+}
+
+static SHARED: LazyLock<HttpClient> = LazyLock::new(|| {
+    let config = HttpConfig::default();
+    HttpClient { client: build_reqwest(&config).map_err(Arc::from), config: Arc::new(config) }
+});
+
+fn build_reqwest(config: &HttpConfig) -> std::result::Result<reqwest::Client, String> {
+    let mut headers = HeaderMap::new();
+    headers.insert(USER_AGENT, HeaderValue::from_static(USER_AGENT_VALUE));
+    reqwest::Client::builder()
+        .default_headers(headers)
+        .connect_timeout(config.connect_timeout)
+        .build()
+        .map_err(|e| format!("cannot build the HTTP client: {}", error_chain(&e)))
+}
+
+impl HttpClient {
+    /// A client with its own connection pool and these settings.
+    ///
+    /// ```
+    /// let c = prompty::providers::http::HttpClient::new(Default::default())?;
+    /// # Ok::<(), prompty::Error>(())
+    /// ```
+    pub fn new(config: HttpConfig) -> Result<Self> {
+        let client = build_reqwest(&config).map_err(|message| Error::Execution { message })?;
+        Ok(HttpClient { client: Ok(client), config: Arc::new(config) })
+    }
+
+    /// The process-wide client with the default [`HttpConfig`], built on first use; the executors
+    /// registered at link time use it.
+    pub fn shared() -> Self {
+        SHARED.clone()
+    }
+
+    /// A client around a `reqwest::Client` you configured (proxy, TLS roots, ...). The
+    /// `User-Agent` header is still sent; `config` gives the timeouts and retries.
+    pub fn from_reqwest(client: reqwest::Client, config: HttpConfig) -> Self {
+        HttpClient { client: Ok(client), config: Arc::new(config) }
+    }
+
+    /// The same client (and pool) with another retry policy.
+    pub fn with_retry(self, retry: RetryPolicy) -> Self {
+        let config = HttpConfig { retry, ..(*self.config).clone() };
+        HttpClient { client: self.client, config: Arc::new(config) }
+    }
+
+    /// The settings this client applies.
+    pub fn config(&self) -> &HttpConfig {
+        &self.config
+    }
+
+    /// The underlying `reqwest` client, if it could be built.
+    pub fn reqwest(&self) -> Option<&reqwest::Client> {
+        self.client.as_ref().ok()
+    }
+
+    /// Sends `request` and returns its JSON response, retrying as the policy says.
+    pub(crate) async fn json(&self, request: &ApiRequest<'_>) -> std::result::Result<Value, HttpError> {
+        match self.send(request, false).await? {
+            Sent::Json(v) => Ok(v),
+            Sent::Stream(_) => Err(HttpError::local(request.provider, "internal error: unexpected stream")),
+        }
+    }
+
+    /// Sends `request` and returns the successful response, unread, for streaming.
+    pub(crate) async fn stream(&self, request: &ApiRequest<'_>) -> std::result::Result<reqwest::Response, HttpError> {
+        match self.send(request, true).await? {
+            Sent::Stream(r) => Ok(r),
+            Sent::Json(_) => Err(HttpError::local(request.provider, "internal error: unexpected JSON")),
+        }
+    }
+
+    async fn send(&self, request: &ApiRequest<'_>, stream: bool) -> std::result::Result<Sent, HttpError> {
+        let provider = request.provider;
+        let client = self.client.as_ref().map_err(|m| HttpError::local(provider, m.to_string()))?;
+        let policy = self.config.retry;
+        let max_attempts = policy.max_attempts.max(1);
+        let mut attempt = 0;
+        loop {
+            attempt += 1;
+            let (error, retry_after) = match self.attempt(client, request, stream).await {
+                Ok(sent) => return Ok(sent),
+                Err(Failure::Final(mut e)) => {
+                    e.attempts = attempt;
+                    return Err(e);
+                }
+                Err(Failure::Retryable(e, retry_after)) => (e, retry_after),
+            };
+            let delay = if attempt < max_attempts { policy.delay(attempt, retry_after) } else { None };
+            match delay {
+                Some(d) => tokio::time::sleep(d).await,
+                None => return Err(HttpError { attempts: attempt, ..error }),
+            }
+        }
+    }
+
+    async fn attempt(
+        &self,
+        client: &reqwest::Client,
+        request: &ApiRequest<'_>,
+        stream: bool,
+    ) -> std::result::Result<Sent, Failure> {
+        let provider = request.provider;
+        let mut builder = client.request(request.method.clone(), request.url).headers(request.headers.clone());
+        if let Some(body) = &request.body {
+            builder = builder.header(CONTENT_TYPE, HeaderValue::from_static("application/json")).body(body.clone());
+        }
+        let sent = if stream {
+            // The whole-request timeout would cut the stream: bound only the wait for its start.
+            builder = builder.header(reqwest::header::ACCEPT, HeaderValue::from_static("text/event-stream"));
+            match tokio::time::timeout(self.config.request_timeout, builder.send()).await {
+                Ok(sent) => sent,
+                Err(_) => {
+                    let message = format!("no response within {:?} (request timeout)", self.config.request_timeout);
+                    return Err(Failure::Retryable(HttpError::local(provider, message), None));
+                }
+            }
+        } else {
+            builder.timeout(self.config.request_timeout).send().await
+        };
+        let response = match sent {
+            Err(e) => return Err(transport_failure(provider, &e)),
+            Ok(r) => r,
+        };
+        let status = response.status();
+        let request_id = request_id(response.headers());
+        if status.is_success() {
+            if stream {
+                return Ok(Sent::Stream(response));
+            }
+            let body = match response.bytes().await {
+                Ok(b) => b,
+                Err(e) => {
+                    let mut failure = transport_failure(provider, &e);
+                    let (Failure::Retryable(err, _) | Failure::Final(err)) = &mut failure;
+                    err.status = Some(status.as_u16());
+                    err.request_id = request_id;
+                    return Err(failure);
+                }
+            };
+            return match serde_json::from_slice::<Value>(&body) {
+                Ok(v) => Ok(Sent::Json(v)),
+                Err(e) => Err(Failure::Final(HttpError {
+                    provider: provider.to_owned(),
+                    status: Some(status.as_u16()),
+                    message: format!("the response is not valid JSON: {e}"),
+                    request_id,
+                    body: Some(truncate_body(&body)),
+                    attempts: 0,
+                })),
+            };
+        }
+        let retry_after = retry_after(response.headers());
+        let body = response.bytes().await.unwrap_or_default();
+        let (message, raw) = match provider_message(&body) {
+            Some(m) => (m, None),
+            None if body.is_empty() => ("the response has no body".to_owned(), None),
+            None => ("the error response could not be parsed".to_owned(), Some(truncate_body(&body))),
+        };
+        let error = HttpError {
+            provider: provider.to_owned(),
+            status: Some(status.as_u16()),
+            message,
+            request_id,
+            body: raw,
+            attempts: 0,
+        };
+        if error.is_retryable() {
+            Err(Failure::Retryable(error, retry_after))
+        } else {
+            Err(Failure::Final(error))
+        }
+    }
+}
+
+enum Sent {
+    Json(Value),
+    Stream(reqwest::Response),
+}
+
+enum Failure {
+    Retryable(HttpError, Option<Duration>),
+    Final(HttpError),
+}
+
+fn transport_failure(provider: &str, e: &reqwest::Error) -> Failure {
+    let error = HttpError::local(provider, error_chain(e));
+    if e.is_builder() || e.is_redirect() {
+        Failure::Final(error)
+    } else {
+        Failure::Retryable(error, None)
+    }
+}
+
+/// An error and its sources, joined with `: ` (reqwest's own message alone says little).
+pub(crate) fn error_chain(e: &(dyn std::error::Error + 'static)) -> String {
+    let mut out = e.to_string();
+    let mut source = e.source();
+    while let Some(s) = source {
+        let text = s.to_string();
+        if !out.contains(&text) {
+            out.push_str(": ");
+            out.push_str(&text);
+        }
+        source = s.source();
+    }
+    out
+}
+
+/// One request to a provider.
+pub(crate) struct ApiRequest<'a> {
+    /// Provider name for errors.
+    pub provider: &'a str,
+    pub method: Method,
+    pub url: &'a str,
+    /// Auth and provider headers (values holding keys are marked sensitive).
+    pub headers: HeaderMap,
+    /// The JSON body, serialized.
+    pub body: Option<Bytes>,
+}
+
+impl<'a> ApiRequest<'a> {
+    /// A POST of `body` as JSON.
+    pub fn post(provider: &'a str, url: &'a str, headers: HeaderMap, body: &Value) -> Result<Self> {
+        let body = serde_json::to_vec(body)
+            .map_err(|e| Error::Execution { message: format!("{provider}: cannot serialize the request: {e}") })?;
+        Ok(ApiRequest { provider, method: Method::POST, url, headers, body: Some(Bytes::from(body)) })
+    }
+
+    /// A GET.
+    pub fn get(provider: &'a str, url: &'a str, headers: HeaderMap) -> Self {
+        ApiRequest { provider, method: Method::GET, url, headers, body: None }
+    }
+}
+
+/// Adds a header carrying a secret (marked sensitive, so `http`'s `Debug` redacts it). A key with
+/// no value adds nothing.
+pub(crate) fn insert_secret(
+    headers: &mut HeaderMap,
+    name: HeaderName,
+    prefix: &str,
+    key: Option<&Secret>,
+    provider: &str,
+) -> Result<()> {
+    let Some(key) = key.filter(|k| !k.is_empty()) else { return Ok(()) };
+    let mut value = HeaderValue::try_from(format!("{prefix}{}", key.expose())).map_err(|_| Error::Execution {
+        message: format!("{provider}: the API key contains characters that cannot be sent in an HTTP header"),
+    })?;
+    value.set_sensitive(true);
+    headers.insert(name, value);
+    Ok(())
+}
+
+fn request_id(headers: &HeaderMap) -> Option<String> {
+    ["x-request-id", "request-id", "apim-request-id", "x-ms-request-id"]
+        .iter()
+        .find_map(|h| headers.get(*h))
+        .and_then(|v| v.to_str().ok())
+        .map(str::to_owned)
+}
+
+/// `retry-after-ms`, or `Retry-After` in seconds or as an HTTP date.
+fn retry_after(headers: &HeaderMap) -> Option<Duration> {
+    let text = |name: &str| headers.get(name).and_then(|v| v.to_str().ok()).map(str::trim);
+    if let Some(ms) = text("retry-after-ms").and_then(|v| v.parse::<f64>().ok()) {
+        if ms.is_finite() && ms >= 0.0 {
+            return Some(Duration::from_secs_f64(ms / 1000.0));
+        }
+    }
+    let value = text("retry-after")?;
+    if let Ok(secs) = value.parse::<f64>() {
+        return (secs.is_finite() && secs >= 0.0).then(|| Duration::from_secs_f64(secs.min(1e9)));
+    }
+    let at = httpdate::parse_http_date(value).ok()?;
+    Some(at.duration_since(SystemTime::now()).unwrap_or_default())
+}
+
+/// The provider's error message in a JSON error body: `error.message` (OpenAI, Azure, Anthropic),
+/// `error` as a string, `message`, or `detail`.
+fn provider_message(body: &[u8]) -> Option<String> {
+    let v: Value = serde_json::from_slice(body).ok()?;
+    let pick = |v: &Value| v.as_str().filter(|s| !s.is_empty()).map(str::to_owned);
+    let error = v.get("error");
+    error
+        .and_then(|e| e.get("message"))
+        .and_then(pick)
+        .or_else(|| error.and_then(pick))
+        .or_else(|| v.get("message").and_then(pick))
+        .or_else(|| v.get("detail").and_then(pick))
+        .or_else(|| Some(serde_json::to_string(&v).ok()?).filter(|_| v.is_object() || v.is_array()))
+}
+
+fn truncate_body(body: &[u8]) -> String {
+    let text = String::from_utf8_lossy(body);
+    if text.len() <= MAX_BODY_IN_ERROR {
+        return text.into_owned();
+    }
+    let mut end = MAX_BODY_IN_ERROR;
+    while !text.is_char_boundary(end) {
+        end -= 1;
+    }
+    format!("{}... ({} bytes)", &text[..end], body.len())
+}
+
+/// The endpoint and key a request goes to, resolved from a prompt's connection and the
+/// environment.
+#[derive(Clone, PartialEq, Eq)]
+pub(crate) struct Resolved {
+    /// The endpoint, without a trailing `/`.
+    pub endpoint: Option<String>,
+    /// The key; `None` or empty: no auth header.
+    pub key: Option<Secret>,
+}
+
+impl fmt::Debug for Resolved {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Resolved").field("endpoint", &self.endpoint).field("key", &self.key).finish()
+    }
+}
+
+/// Where a provider looks in the environment.
+pub(crate) struct EnvNames {
+    /// Endpoint variables, first set wins.
+    pub endpoint: &'static [&'static str],
+    /// The key variable.
+    pub key: &'static str,
+}
+
+fn env(name: &str) -> Option<String> {
+    std::env::var(name).ok().filter(|v| !v.trim().is_empty())
+}
+
+fn trim_endpoint(e: &str) -> String {
+    e.trim().trim_end_matches('/').to_owned()
+}
+
+/// Resolves a prompt's `model.connection`:
+/// - none: endpoint and key from the environment;
+/// - `key`: its endpoint and `apiKey` (the environment fills what it leaves out; an empty `apiKey`
+///   sends no key);
+/// - `anonymous`: its endpoint (or the environment's), never a key;
+/// - `foundry`, `remote`: their endpoint (or the environment's), the key from the environment;
+/// - `reference`: the [`Connection`] registered under its name with
+///   [`crate::register_connection`], resolved by these same rules.
+pub(crate) fn resolve(connection: Option<&Connection>, names: &EnvNames, provider: &str) -> Result<Resolved> {
+    let env_endpoint = || names.endpoint.iter().find_map(|n| env(n)).map(|e| trim_endpoint(&e));
+    let env_key = || env(names.key).map(Secret::new);
+    let endpoint_or_env = |e: &Option<String>| match e.as_deref().filter(|e| !e.trim().is_empty()) {
+        Some(e) => Some(trim_endpoint(e)),
+        None => env_endpoint(),
+    };
+    Ok(match connection {
+        None => Resolved { endpoint: env_endpoint(), key: env_key() },
+        Some(Connection::Key { endpoint, api_key, .. }) => Resolved {
+            endpoint: endpoint_or_env(endpoint),
+            key: match api_key {
+                Some(k) => Some(k.clone()),
+                None => env_key(),
+            },
+        },
+        Some(Connection::Anonymous { endpoint, .. }) => Resolved { endpoint: endpoint_or_env(endpoint), key: None },
+        Some(Connection::Foundry { endpoint, .. }) | Some(Connection::Remote { endpoint, .. }) => {
+            Resolved { endpoint: endpoint_or_env(endpoint), key: env_key() }
+        }
+        Some(Connection::Reference { name, .. }) => {
+            let registered = crate::get_connection_as::<Connection>(name).map_err(|e| Error::Execution {
+                message: format!(
+                    "{provider}: the prompt's connection refers to '{name}': {e}. Register a `prompty::Connection` \
+                     (kind key, anonymous or foundry) with `prompty::register_connection(\"{name}\", ...)`"
+                ),
+            })?;
+            if let Connection::Reference { name: inner, .. } = &*registered {
+                return Err(Error::Execution {
+                    message: format!(
+                        "{provider}: connection '{name}' is registered as another reference ('{inner}'); register \
+                         a connection of kind key, anonymous or foundry"
+                    ),
+                });
+            }
+            resolve(Some(&registered), names, provider)?
+        }
+        Some(other) => {
+            return Err(Error::Execution {
+                message: format!(
+                    "{provider}: connection kind '{}' is not supported (use key, anonymous, foundry or reference)",
+                    other.kind()
+                ),
+            })
+        }
+    })
+}
+
+/// Runs `future` to completion from sync code on a runtime the HTTP layer keeps for that purpose,
+/// so the shared connection pool outlives every call (a runtime made per call would leave its
+/// pooled connections dead). Inside an async context it blocks a helper thread, not the runtime.
+pub(crate) fn block_on<F: Future + Send>(future: F) -> Result<F::Output>
+where
+    F::Output: Send,
+{
+    static RUNTIME: LazyLock<std::result::Result<tokio::runtime::Runtime, String>> = LazyLock::new(|| {
+        tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(1)
+            .thread_name("prompty-http")
+            .enable_all()
+            .build()
+            .map_err(|e| e.to_string())
+    });
+    let rt =
+        RUNTIME.as_ref().map_err(|e| Error::Task(format!("cannot start the HTTP runtime for a blocking call: {e}")))?;
+    if tokio::runtime::Handle::try_current().is_ok() {
+        std::thread::scope(|s| match s.spawn(|| rt.block_on(future)).join() {
+            Ok(out) => Ok(out),
+            Err(payload) => std::panic::resume_unwind(payload),
+        })
+    } else {
+        Ok(rt.block_on(future))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn backoff_grows_and_is_capped() {
+        let p =
+            RetryPolicy { max_attempts: 5, base_delay: Duration::from_millis(100), max_delay: Duration::from_secs(1) };
+        for _ in 0..50 {
+            let d1 = p.backoff(1);
+            assert!(d1 >= Duration::from_millis(50) && d1 <= Duration::from_millis(100), "{d1:?}");
+            let d3 = p.backoff(3);
+            assert!(d3 >= Duration::from_millis(200) && d3 <= Duration::from_millis(400), "{d3:?}");
+            assert!(p.backoff(40) <= Duration::from_secs(1));
+        }
+        assert_eq!(p.delay(1, Some(Duration::from_secs(2))), None);
+        assert_eq!(p.delay(1, Some(Duration::from_millis(300))), Some(Duration::from_millis(300)));
+    }
+
+    #[test]
+    fn retry_after_forms() {
+        let mut h = HeaderMap::new();
+        h.insert("retry-after", HeaderValue::from_static("2"));
+        assert_eq!(retry_after(&h), Some(Duration::from_secs(2)));
+        h.insert("retry-after-ms", HeaderValue::from_static("150"));
+        assert_eq!(retry_after(&h), Some(Duration::from_millis(150)));
+        let mut h = HeaderMap::new();
+        let later = SystemTime::now() + Duration::from_secs(30);
+        h.insert("retry-after", HeaderValue::try_from(httpdate::fmt_http_date(later)).unwrap());
+        let d = retry_after(&h).unwrap();
+        assert!(d > Duration::from_secs(27) && d <= Duration::from_secs(30), "{d:?}");
+        h.insert("retry-after", HeaderValue::from_static("Wed, 21 Oct 2015 07:28:00 GMT"));
+        assert_eq!(retry_after(&h), Some(Duration::ZERO));
+        h.insert("retry-after", HeaderValue::from_static("soon"));
+        assert_eq!(retry_after(&h), None);
+    }
+
+    #[test]
+    fn provider_messages() {
+        assert_eq!(provider_message(br#"{"error":{"message":"bad key","type":"x"}}"#).as_deref(), Some("bad key"));
+        assert_eq!(
+            provider_message(br#"{"type":"error","error":{"type":"overloaded_error","message":"Overloaded"}}"#)
+                .as_deref(),
+            Some("Overloaded")
+        );
+        assert_eq!(provider_message(br#"{"error":"nope"}"#).as_deref(), Some("nope"));
+        assert_eq!(provider_message(br#"{"detail":"Not Found"}"#).as_deref(), Some("Not Found"));
+        assert_eq!(provider_message(b"<html>502</html>"), None);
+    }
+
+    #[test]
+    fn errors_never_show_keys() {
+        let mut h = HeaderMap::new();
+        insert_secret(&mut h, reqwest::header::AUTHORIZATION, "Bearer ", Some(&Secret::new("sk-secret")), "openai")
+            .unwrap();
+        assert!(!format!("{h:?}").contains("sk-secret"));
+        insert_secret(&mut h, HeaderName::from_static("x-api-key"), "", Some(&Secret::new("")), "x").unwrap();
+        assert!(h.get("x-api-key").is_none());
+        let r = Resolved { endpoint: None, key: Some(Secret::new("sk-secret")) };
+        assert!(!format!("{r:?}").contains("sk-secret"));
+    }
+
+    #[test]
+    fn long_bodies_are_truncated() {
+        let body = "é".repeat(5000);
+        let t = truncate_body(body.as_bytes());
+        assert!(t.len() < 4200 && t.ends_with("(10000 bytes)"));
+    }
+}

@@ -1,0 +1,436 @@
+//! The HTTP executors for OpenAI ([`OpenAiExecutor`], provider key `openai`) and Azure OpenAI /
+//! Foundry ([`FoundryExecutor`], provider keys `foundry` and `azure`), and model discovery
+//! ([`list_models`]).
+//!
+//! Where a request goes, from the prompt's `model.connection` (see the executors for the kinds
+//! accepted), else from the environment:
+//!
+//! | provider | endpoint | key | header |
+//! |---|---|---|---|
+//! | `openai` | `OPENAI_BASE_URL`, `OPENAI_ENDPOINT`, else `https://api.openai.com/v1` | `OPENAI_API_KEY` | `Authorization: Bearer <key>` |
+//! | `foundry`, `azure` | `AZURE_OPENAI_ENDPOINT` | `AZURE_OPENAI_API_KEY` | `api-key: <key>` |
+//!
+//! A key that has no value sends no auth header. `AZURE_OPENAI_API_VERSION` sets the Azure
+//! `api-version` (default [`AZURE_API_VERSION`], [`AZURE_RESPONSES_API_VERSION`] for the Responses
+//! API).
+
+use crate::providers::discovery::{self, ModelInfo};
+use crate::providers::http::{self, ApiRequest, EnvNames, HttpClient, Resolved, RetryPolicy};
+use crate::providers::sse;
+use crate::{Agent, BoxFuture, Connection, Error, Executor, Message, RawStream, Result};
+use reqwest::header::{HeaderMap, HeaderName, AUTHORIZATION};
+use serde_json::{json, Value};
+
+/// The endpoint used when neither the prompt nor the environment names one.
+pub const OPENAI_DEFAULT_ENDPOINT: &str = "https://api.openai.com/v1";
+/// The Azure OpenAI `api-version` used when `AZURE_OPENAI_API_VERSION` is not set.
+pub const AZURE_API_VERSION: &str = "2024-10-21";
+/// The Azure OpenAI `api-version` of the Responses API when `AZURE_OPENAI_API_VERSION` is not set.
+pub const AZURE_RESPONSES_API_VERSION: &str = "2025-04-01-preview";
+
+const OPENAI_ENV: EnvNames = EnvNames { endpoint: &["OPENAI_BASE_URL", "OPENAI_ENDPOINT"], key: "OPENAI_API_KEY" };
+/// The events that end a Responses API stream.
+const RESPONSES_END: sse::End =
+    sse::End::Types(&["response.completed", "response.failed", "response.incomplete", "error"]);
+
+const AZURE_ENV: EnvNames = EnvNames { endpoint: &["AZURE_OPENAI_ENDPOINT"], key: "AZURE_OPENAI_API_KEY" };
+
+/// The executor of `model.provider: openai`: OpenAI's Chat Completions, embeddings, image
+/// generation and Responses APIs, or any server that speaks them (`connection.endpoint` or
+/// `OPENAI_BASE_URL`).
+///
+/// The prompt's connection may be `key` (endpoint and `apiKey`; what it leaves out comes from the
+/// environment), `anonymous` (no key is sent), `foundry`/`remote` (their endpoint, the key from the
+/// environment) or `reference` (a [`Connection`] registered with [`crate::register_connection`]).
+///
+/// Registered at link time with the shared [`HttpClient`]; register another instance to change
+/// timeouts or retries:
+///
+/// ```
+/// use prompty::providers::http::RetryPolicy;
+/// use prompty::providers::openai::OpenAiExecutor;
+/// prompty::register_executor("openai", OpenAiExecutor::new().with_retry(RetryPolicy::none()));
+/// # prompty::clear_cache();
+/// ```
+#[derive(Debug, Clone, Default)]
+pub struct OpenAiExecutor {
+    http: HttpClient,
+}
+
+/// The executor of `model.provider: foundry` (alias `azure`): Azure OpenAI and Foundry
+/// deployments, at `{endpoint}/openai/deployments/{model.id}/{api path}?api-version=...` with an
+/// `api-key` header. An endpoint that already ends in `/openai/v1` (Azure's v1 API) is used like
+/// OpenAI's: `{endpoint}/{api path}`. The Responses API goes to `{endpoint}/openai/responses`.
+///
+/// The connection kinds accepted are those of [`OpenAiExecutor`]; the environment variables are
+/// `AZURE_OPENAI_ENDPOINT`, `AZURE_OPENAI_API_KEY` and `AZURE_OPENAI_API_VERSION`.
+///
+/// ```
+/// use prompty::providers::openai::FoundryExecutor;
+/// let executor = FoundryExecutor::new().with_api_version("2024-10-21");
+/// # let _ = executor;
+/// ```
+#[derive(Debug, Clone, Default)]
+pub struct FoundryExecutor {
+    http: HttpClient,
+    api_version: Option<String>,
+}
+
+inventory::submit! {
+    crate::ExecutorRegistration { keys: &["openai"], make: crate::__make_executor::<OpenAiExecutor> }
+}
+inventory::submit! {
+    crate::ExecutorRegistration { keys: &["foundry", "azure"], make: crate::__make_executor::<FoundryExecutor> }
+}
+
+impl OpenAiExecutor {
+    /// An executor using the shared [`HttpClient`].
+    pub fn new() -> Self {
+        OpenAiExecutor::default()
+    }
+
+    /// An executor using `client` (its timeouts, retries and connection pool).
+    pub fn with_client(client: HttpClient) -> Self {
+        OpenAiExecutor { http: client }
+    }
+
+    /// The same executor with another retry policy.
+    pub fn with_retry(self, retry: RetryPolicy) -> Self {
+        OpenAiExecutor { http: self.http.with_retry(retry) }
+    }
+
+    /// The HTTP client this executor uses.
+    pub fn client(&self) -> &HttpClient {
+        &self.http
+    }
+
+    /// The models the connection's endpoint lists (`GET {endpoint}/models`), as [`ModelInfo`]s
+    /// enriched from the capabilities table. `None`: endpoint and key from the environment.
+    pub async fn list_models(&self, connection: Option<&Connection>) -> Result<Vec<ModelInfo>> {
+        let resolved = http::resolve(connection, &OPENAI_ENV, "openai")?;
+        let base = resolved.endpoint.clone().unwrap_or_else(|| OPENAI_DEFAULT_ENDPOINT.to_owned());
+        let url = format!("{base}/models");
+        let headers = auth_headers(Flavor::OpenAi, &resolved)?;
+        let raw = self.http.json(&ApiRequest::get("openai", &url, headers)).await?;
+        Ok(discovery::map_listing(&raw, "openai").into_iter().map(|m| discovery::enrich(m, "openai")).collect())
+    }
+}
+
+impl FoundryExecutor {
+    /// An executor using the shared [`HttpClient`].
+    pub fn new() -> Self {
+        FoundryExecutor::default()
+    }
+
+    /// An executor using `client` (its timeouts, retries and connection pool).
+    pub fn with_client(client: HttpClient) -> Self {
+        FoundryExecutor { http: client, api_version: None }
+    }
+
+    /// The same executor with another retry policy.
+    pub fn with_retry(self, retry: RetryPolicy) -> Self {
+        FoundryExecutor { http: self.http.with_retry(retry), ..self }
+    }
+
+    /// The same executor sending this `api-version` (instead of `AZURE_OPENAI_API_VERSION` or the
+    /// default).
+    pub fn with_api_version(self, version: impl Into<String>) -> Self {
+        FoundryExecutor { api_version: Some(version.into()), ..self }
+    }
+
+    /// The HTTP client this executor uses.
+    pub fn client(&self) -> &HttpClient {
+        &self.http
+    }
+}
+
+/// The models an OpenAI-compatible endpoint lists, with the shared [`HttpClient`]: see
+/// [`OpenAiExecutor::list_models`]. Discovery is never needed to run a prompt.
+///
+/// ```no_run
+/// # async fn f() -> prompty::Result<()> {
+/// for model in prompty::providers::openai::list_models(None).await? {
+///     println!("{}", model.id);
+/// }
+/// # Ok(()) }
+/// ```
+pub async fn list_models(connection: Option<&Connection>) -> Result<Vec<ModelInfo>> {
+    OpenAiExecutor::new().list_models(connection).await
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Flavor {
+    OpenAi,
+    Azure,
+}
+
+impl Flavor {
+    fn provider(self) -> &'static str {
+        match self {
+            Flavor::OpenAi => "openai",
+            Flavor::Azure => "azure",
+        }
+    }
+}
+
+/// The API path of the agent's `model.apiType`.
+fn api_path(agent: &Agent) -> Result<(&'static str, bool)> {
+    let api = agent.model.as_ref().map_or("chat", |m| m.api_type());
+    Ok(match api {
+        "chat" => ("chat/completions", false),
+        "embedding" | "embeddings" => ("embeddings", false),
+        "image" | "images" => ("images/generations", false),
+        "responses" => ("responses", true),
+        other => {
+            return Err(Error::Execution {
+                message: format!(
+                    "model.apiType '{other}' is not supported by the OpenAI provider (use chat, embedding, image or responses)"
+                ),
+            })
+        }
+    })
+}
+
+fn auth_headers(flavor: Flavor, resolved: &Resolved) -> Result<HeaderMap> {
+    let mut headers = HeaderMap::new();
+    match flavor {
+        Flavor::OpenAi => http::insert_secret(&mut headers, AUTHORIZATION, "Bearer ", resolved.key.as_ref(), "openai")?,
+        Flavor::Azure => {
+            http::insert_secret(&mut headers, HeaderName::from_static("api-key"), "", resolved.key.as_ref(), "azure")?
+        }
+    }
+    Ok(headers)
+}
+
+/// Where one call goes.
+struct Target {
+    url: String,
+    headers: HeaderMap,
+}
+
+fn openai_target(agent: &Agent) -> Result<Target> {
+    let (path, _) = api_path(agent)?;
+    let connection = agent.model.as_ref().and_then(|m| m.connection.as_ref());
+    let resolved = http::resolve(connection, &OPENAI_ENV, "openai")?;
+    let base = resolved.endpoint.as_deref().unwrap_or(OPENAI_DEFAULT_ENDPOINT);
+    Ok(Target { url: format!("{base}/{path}"), headers: auth_headers(Flavor::OpenAi, &resolved)? })
+}
+
+fn azure_target(agent: &Agent, api_version: Option<&str>) -> Result<Target> {
+    let (path, responses) = api_path(agent)?;
+    let model = agent.model.as_ref();
+    let connection = model.and_then(|m| m.connection.as_ref());
+    let resolved = http::resolve(connection, &AZURE_ENV, "azure")?;
+    let endpoint = resolved.endpoint.as_deref().ok_or_else(|| Error::Execution {
+        message: "azure: no endpoint: set `model.connection.endpoint` in the prompt or the AZURE_OPENAI_ENDPOINT \
+                  environment variable"
+            .to_owned(),
+    })?;
+    let headers = auth_headers(Flavor::Azure, &resolved)?;
+    if endpoint.ends_with("/openai/v1") {
+        return Ok(Target { url: format!("{endpoint}/{path}"), headers });
+    }
+    let env_version = std::env::var("AZURE_OPENAI_API_VERSION").ok().filter(|v| !v.trim().is_empty());
+    let default_version = if responses { AZURE_RESPONSES_API_VERSION } else { AZURE_API_VERSION };
+    let version = api_version.map(str::to_owned).or(env_version).unwrap_or_else(|| default_version.to_owned());
+    let version = encode_component(&version);
+    if responses {
+        return Ok(Target { url: format!("{endpoint}/openai/responses?api-version={version}"), headers });
+    }
+    let deployment = model
+        .map(|m| m.id.as_str())
+        .filter(|id| !id.is_empty())
+        .ok_or_else(|| Error::Execution { message: "azure: `model.id` must name the deployment".to_owned() })?;
+    let deployment = encode_component(deployment);
+    Ok(Target { url: format!("{endpoint}/openai/deployments/{deployment}/{path}?api-version={version}"), headers })
+}
+
+/// Percent-encodes what may not appear as-is in a path segment or query value.
+fn encode_component(s: &str) -> String {
+    let mut out = String::with_capacity(s.len());
+    for b in s.bytes() {
+        if b.is_ascii_alphanumeric() || matches!(b, b'-' | b'_' | b'.' | b'~') {
+            out.push(b as char);
+        } else {
+            out.push_str(&format!("%{b:02X}"));
+        }
+    }
+    out
+}
+
+/// The body with streaming turned on (and, for chat, usage in the last chunk).
+fn streaming_body(agent: &Agent, messages: &[Message]) -> Result<(Value, bool)> {
+    let (path, responses) = api_path(agent)?;
+    if !(path == "chat/completions" || responses) {
+        return Err(Error::Execution {
+            message: format!("streaming is supported for the chat and responses APIs, not '{path}'"),
+        });
+    }
+    let mut body = super::request_body(agent, messages)?;
+    if let Value::Object(map) = &mut body {
+        map.insert("stream".to_owned(), Value::Bool(true));
+        if !responses {
+            match map.get_mut("stream_options") {
+                Some(Value::Object(opts)) => {
+                    opts.entry("include_usage").or_insert(Value::Bool(true));
+                }
+                _ => {
+                    map.insert("stream_options".to_owned(), json!({"include_usage": true}));
+                }
+            }
+        }
+    }
+    Ok((body, responses))
+}
+
+async fn execute(http: &HttpClient, flavor: Flavor, target: Target, body: Value) -> Result<Value> {
+    let request = ApiRequest::post(flavor.provider(), &target.url, target.headers, &body)?;
+    Ok(http.json(&request).await?)
+}
+
+async fn execute_stream(
+    http: &HttpClient,
+    flavor: Flavor,
+    target: Target,
+    body: Value,
+    responses: bool,
+) -> Result<RawStream> {
+    let request = ApiRequest::post(flavor.provider(), &target.url, target.headers, &body)?;
+    let response = http.stream(&request).await?;
+    let end = if responses { RESPONSES_END } else { sse::End::Done };
+    Ok(sse::events(response, end, http.config().stream_idle_timeout, flavor.provider()))
+}
+
+impl Executor for OpenAiExecutor {
+    fn execute_async<'a>(&'a self, agent: &'a Agent, messages: &'a [Message]) -> BoxFuture<'a, Result<Value>> {
+        Box::pin(async move {
+            let target = openai_target(agent)?;
+            let body = super::request_body(agent, messages)?;
+            execute(&self.http, Flavor::OpenAi, target, body).await
+        })
+    }
+
+    fn execute(&self, agent: &Agent, messages: &[Message]) -> Result<Value> {
+        http::block_on(self.execute_async(agent, messages))?
+    }
+
+    fn execute_stream<'a>(&'a self, agent: &'a Agent, messages: &'a [Message]) -> BoxFuture<'a, Result<RawStream>> {
+        Box::pin(async move {
+            let target = openai_target(agent)?;
+            let (body, responses) = streaming_body(agent, messages)?;
+            execute_stream(&self.http, Flavor::OpenAi, target, body, responses).await
+        })
+    }
+}
+
+impl Executor for FoundryExecutor {
+    fn execute_async<'a>(&'a self, agent: &'a Agent, messages: &'a [Message]) -> BoxFuture<'a, Result<Value>> {
+        Box::pin(async move {
+            let target = azure_target(agent, self.api_version.as_deref())?;
+            let body = super::request_body(agent, messages)?;
+            execute(&self.http, Flavor::Azure, target, body).await
+        })
+    }
+
+    fn execute(&self, agent: &Agent, messages: &[Message]) -> Result<Value> {
+        http::block_on(self.execute_async(agent, messages))?
+    }
+
+    fn execute_stream<'a>(&'a self, agent: &'a Agent, messages: &'a [Message]) -> BoxFuture<'a, Result<RawStream>> {
+        Box::pin(async move {
+            let target = azure_target(agent, self.api_version.as_deref())?;
+            let (body, responses) = streaming_body(agent, messages)?;
+            execute_stream(&self.http, Flavor::Azure, target, body, responses).await
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::{ConnectionCommon, Model, Secret};
+
+    fn agent(provider: &str, api: Option<&str>, connection: Option<Connection>) -> Agent {
+        let mut model = Model::new("gpt-4o");
+        model.provider = Some(provider.to_owned());
+        model.api_type = api.map(str::to_owned);
+        model.connection = connection;
+        let mut agent = Agent::default();
+        agent.model = Some(model);
+        agent
+    }
+
+    fn key(endpoint: &str, key: &str) -> Connection {
+        Connection::Key {
+            endpoint: Some(endpoint.to_owned()),
+            api_key: Some(Secret::new(key)),
+            common: ConnectionCommon::default(),
+        }
+    }
+
+    #[test]
+    fn openai_urls_per_api_type() {
+        let c = key("http://127.0.0.1:9/v1/", "sk-1");
+        for (api, path) in [
+            (None, "chat/completions"),
+            (Some("embedding"), "embeddings"),
+            (Some("image"), "images/generations"),
+            (Some("responses"), "responses"),
+        ] {
+            let t = openai_target(&agent("openai", api, Some(c.clone()))).unwrap();
+            assert_eq!(t.url, format!("http://127.0.0.1:9/v1/{path}"));
+            assert_eq!(t.headers.get(AUTHORIZATION).unwrap().to_str().unwrap(), "Bearer sk-1");
+            assert!(t.headers.get(AUTHORIZATION).unwrap().is_sensitive());
+        }
+        assert!(openai_target(&agent("openai", Some("audio"), Some(c))).is_err());
+    }
+
+    #[test]
+    fn no_key_no_header() {
+        let anon = Connection::Anonymous { endpoint: Some("http://h/v1".into()), common: ConnectionCommon::default() };
+        let t = openai_target(&agent("openai", None, Some(anon))).unwrap();
+        assert!(t.headers.is_empty());
+        let t = openai_target(&agent("openai", None, Some(key("http://h/v1", "")))).unwrap();
+        assert!(t.headers.is_empty());
+    }
+
+    #[test]
+    fn azure_urls() {
+        let c = key("https://res.openai.azure.com/", "k");
+        let t = azure_target(&agent("azure", None, Some(c.clone())), Some("2024-10-21")).unwrap();
+        assert_eq!(
+            t.url,
+            "https://res.openai.azure.com/openai/deployments/gpt-4o/chat/completions?api-version=2024-10-21"
+        );
+        assert_eq!(t.headers.get("api-key").unwrap().to_str().unwrap(), "k");
+        assert!(t.headers.get(AUTHORIZATION).is_none());
+        let t = azure_target(&agent("azure", Some("embedding"), Some(c.clone())), Some("v")).unwrap();
+        assert!(t.url.ends_with("/openai/deployments/gpt-4o/embeddings?api-version=v"));
+        let t = azure_target(&agent("azure", Some("responses"), Some(c)), Some("p")).unwrap();
+        assert_eq!(t.url, "https://res.openai.azure.com/openai/responses?api-version=p");
+        let v1 = key("https://res.openai.azure.com/openai/v1", "k");
+        let t = azure_target(&agent("azure", None, Some(v1)), None).unwrap();
+        assert_eq!(t.url, "https://res.openai.azure.com/openai/v1/chat/completions");
+    }
+
+    #[test]
+    fn reference_connections_resolve_through_the_registry() {
+        crate::register_connection("exec-test-ref", key("http://ref.example/v1", "sk-ref"));
+        let r =
+            Connection::Reference { name: "exec-test-ref".into(), target: None, common: ConnectionCommon::default() };
+        let t = openai_target(&agent("openai", None, Some(r))).unwrap();
+        assert_eq!(t.url, "http://ref.example/v1/chat/completions");
+        let missing = Connection::Reference {
+            name: "exec-test-missing".into(),
+            target: None,
+            common: ConnectionCommon::default(),
+        };
+        let err = openai_target(&agent("openai", None, Some(missing))).err().unwrap().to_string();
+        assert!(err.contains("exec-test-missing"), "{err}");
+    }
+
+    #[test]
+    fn encoding() {
+        assert_eq!(encode_component("my dep/1"), "my%20dep%2F1");
+    }
+}

@@ -1,0 +1,62 @@
+//! Streamed model calls: [`run_stream`] (prepared messages) and [`invoke_stream`] (inputs).
+
+use crate::{get_executor, get_processor, Agent, ChunkStream, Error, Message, Result};
+use serde_json::Value;
+
+/// Sends already prepared messages to the model as a streamed request, with the executor
+/// registered for `model.provider`, and returns the typed chunks that provider's processor makes of
+/// the events: text deltas, thinking, whole tool calls (their deltas accumulated), usage, and at
+/// most one [`crate::StreamChunk::Failure`], which ends the stream.
+///
+/// The future fails (with nothing streamed) when the request cannot be sent or the server refuses
+/// it; once the stream has started, a broken connection arrives as a failure chunk whose outcome
+/// says whether output had already been produced.
+///
+/// ```no_run
+/// use futures_util::StreamExt;
+/// # async fn f() -> prompty::Result<()> {
+/// let agent = prompty::load_async("prompts/chat.prompty").await?;
+/// let messages = prompty::prepare_async(&agent, &serde_json::json!({"question": "Hi"})).await?;
+/// let mut chunks = prompty::run_stream(&agent, &messages).await?;
+/// while let Some(chunk) = chunks.next().await {
+///     match chunk {
+///         prompty::StreamChunk::Text(t) => print!("{t}"),
+///         prompty::StreamChunk::Failure(f) => eprintln!("stream failed: {}", f.message),
+///         _ => {}
+///     }
+/// }
+/// # Ok(()) }
+/// ```
+pub async fn run_stream(agent: &Agent, messages: &[Message]) -> Result<ChunkStream> {
+    let provider = agent.model.as_ref().and_then(|m| m.provider.as_deref()).ok_or_else(|| Error::Execution {
+        message: format!(
+            "agent '{}' names no model provider: set `model.provider` (openai, anthropic, foundry, ...) in its frontmatter",
+            agent.name
+        ),
+    })?;
+    let executor = get_executor(provider)?;
+    let processor = get_processor(provider)?;
+    let events = executor.execute_stream(agent, messages).await?;
+    Ok(processor.process_stream(agent, events))
+}
+
+/// Prepares the prompt with `inputs` and runs it streamed: [`crate::prepare_async`] then
+/// [`run_stream`].
+///
+/// ```no_run
+/// use futures_util::StreamExt;
+/// # async fn f() -> prompty::Result<()> {
+/// let agent = prompty::load_async("prompts/chat.prompty").await?;
+/// let mut chunks = prompty::invoke_stream(&agent, &serde_json::json!({"question": "Hi"})).await?;
+/// let mut answer = String::new();
+/// while let Some(chunk) = chunks.next().await {
+///     if let Some(text) = chunk.text() {
+///         answer.push_str(text);
+///     }
+/// }
+/// # Ok(()) }
+/// ```
+pub async fn invoke_stream(agent: &Agent, inputs: &Value) -> Result<ChunkStream> {
+    let messages = crate::prepare_async(agent, inputs).await?;
+    run_stream(agent, &messages).await
+}

@@ -1,0 +1,182 @@
+//! Shared setup of the end-to-end tests: a real `@copilotkit/aimock` server (`llmock`, pinned in
+//! `package.json` / `package-lock.json` beside this file) started on 127.0.0.1 for one test, with
+//! the fixtures of `fixtures/llm.json`, and read back through its request journal.
+//!
+//! `npm ci` runs first when `node_modules/.bin/llmock` is missing. The server is killed (by its
+//! process id) when the [`Aimock`] value is dropped. Nothing here talks to anything but 127.0.0.1.
+
+#![allow(dead_code)]
+
+use serde_json::Value;
+use std::io::{Read, Write};
+use std::net::{TcpListener, TcpStream};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::sync::Mutex;
+use std::time::{Duration, Instant};
+
+/// The folder holding `package.json`, `node_modules` and `fixtures`.
+pub fn e2e_dir() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests").join("e2e")
+}
+
+static INSTALL: Mutex<bool> = Mutex::new(false);
+
+/// Installs the pinned aimock with `npm ci` when it is not there yet (once per process).
+fn ensure_installed() -> PathBuf {
+    let dir = e2e_dir();
+    let bin = dir.join("node_modules").join(".bin").join("llmock");
+    let mut done = INSTALL.lock().unwrap_or_else(|e| e.into_inner());
+    if !*done && !bin.exists() {
+        let status = Command::new("npm")
+            .args(["ci", "--no-audit", "--no-fund", "--prefix"])
+            .arg(&dir)
+            .status()
+            .unwrap_or_else(|e| panic!("cannot run `npm ci` (node and npm are needed for the e2e tests): {e}"));
+        assert!(status.success(), "`npm ci --prefix {}` failed: {status}", dir.display());
+        assert!(bin.exists(), "`npm ci` did not install {}", bin.display());
+    }
+    *done = true;
+    bin
+}
+
+fn free_port() -> u16 {
+    TcpListener::bind("127.0.0.1:0").and_then(|l| l.local_addr()).map(|a| a.port()).expect("no free port")
+}
+
+/// A running aimock server.
+pub struct Aimock {
+    child: Child,
+    /// Its port on 127.0.0.1.
+    pub port: u16,
+    log: PathBuf,
+    /// The key the journal is read with, when the server checks keys.
+    admin_key: Option<String>,
+}
+
+impl Aimock {
+    /// Starts aimock with `fixtures/llm.json` and waits (at most 20 s) until it answers.
+    pub fn start() -> Aimock {
+        Aimock::start_with("llm.json", &[])
+    }
+
+    /// Starts aimock so that it accepts only requests carrying one of `keys` (as `Authorization:
+    /// Bearer`, `x-api-key` or `api-key`) and answers others with 401: proof that the client sent
+    /// exactly that key (the journal shows keys redacted).
+    pub fn start_with_keys(keys: &[&str]) -> Aimock {
+        Aimock::start_with("llm.json", keys)
+    }
+
+    /// Starts aimock with `fixtures/<file>` (and key checking when `keys` is not empty).
+    pub fn start_with(fixtures: &str, keys: &[&str]) -> Aimock {
+        let bin = ensure_installed();
+        let fixtures = e2e_dir().join("fixtures").join(fixtures);
+        let mut last_log = String::new();
+        for _ in 0..3 {
+            let port = free_port();
+            let log = std::env::temp_dir().join(format!("prompty-aimock-{port}.log"));
+            let out = std::fs::File::create(&log).expect("cannot create the aimock log file");
+            let err = out.try_clone().expect("cannot clone the log file handle");
+            let mut command = Command::new(&bin);
+            if keys.is_empty() {
+                command.env_remove("AIMOCK_API_KEYS");
+            } else {
+                command.env("AIMOCK_API_KEYS", keys.join(","));
+            }
+            let child = command
+                .args(["-h", "127.0.0.1", "-p", &port.to_string(), "--log-level", "warn", "-f"])
+                .arg(&fixtures)
+                .stdin(Stdio::null())
+                .stdout(out)
+                .stderr(err)
+                .spawn()
+                .unwrap_or_else(|e| panic!("cannot start {}: {e}", bin.display()));
+            let admin_key = keys.first().map(|k| k.to_string());
+            let mut server = Aimock { child, port, log, admin_key };
+            let deadline = Instant::now() + Duration::from_secs(20);
+            while Instant::now() < deadline {
+                if let Ok(Some(_)) = server.child.try_wait() {
+                    break;
+                }
+                if let Ok((200, _)) = server.get("/health") {
+                    return server;
+                }
+                std::thread::sleep(Duration::from_millis(50));
+            }
+            last_log = std::fs::read_to_string(&server.log).unwrap_or_default();
+        }
+        panic!("aimock did not become ready; its log:\n{last_log}");
+    }
+
+    /// `http://127.0.0.1:<port>`.
+    pub fn url(&self) -> String {
+        format!("http://127.0.0.1:{}", self.port)
+    }
+
+    /// A plain HTTP/1.0 GET to the server (no client library in between): status and body.
+    pub fn get(&self, path: &str) -> std::io::Result<(u16, String)> {
+        let mut s = TcpStream::connect(("127.0.0.1", self.port))?;
+        s.set_read_timeout(Some(Duration::from_secs(5)))?;
+        let auth = self.admin_key.as_ref().map(|k| format!("Authorization: Bearer {k}\r\n")).unwrap_or_default();
+        write!(s, "GET {path} HTTP/1.0\r\nHost: 127.0.0.1:{}\r\n{auth}Connection: close\r\n\r\n", self.port)?;
+        let mut raw = Vec::new();
+        s.read_to_end(&mut raw)?;
+        let text = String::from_utf8_lossy(&raw).into_owned();
+        let (head, body) = text.split_once("\r\n\r\n").unwrap_or((&text, ""));
+        let status = head.split_whitespace().nth(1).and_then(|c| c.parse().ok()).unwrap_or(0);
+        Ok((status, body.to_owned()))
+    }
+
+    /// Every provider request the server received, oldest first (its journal, without the health
+    /// checks of the setup).
+    pub fn journal(&self) -> Vec<Value> {
+        let (status, body) = self.get("/__aimock/journal").expect("cannot read the aimock journal");
+        assert_eq!(status, 200, "journal: {body}");
+        let all: Vec<Value> = serde_json::from_str(&body).expect("the journal is not a JSON array");
+        all.into_iter()
+            .filter(|e| {
+                let p = e["path"].as_str().unwrap_or("");
+                !(p.starts_with("/health") || p.starts_with("/ready") || p.starts_with("/__aimock"))
+            })
+            .collect()
+    }
+
+    /// The journal entries for a path (query included), oldest first.
+    pub fn requests_to(&self, path: &str) -> Vec<Value> {
+        self.journal().into_iter().filter(|e| e["path"] == path).collect()
+    }
+}
+
+impl Drop for Aimock {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+        let _ = std::fs::remove_file(&self.log);
+    }
+}
+
+/// The `User-Agent` prompty sends.
+pub fn user_agent() -> String {
+    format!("prompty-rs/{}", env!("CARGO_PKG_VERSION"))
+}
+
+/// Loads a prompt from text.
+pub fn prompt(text: &str) -> prompty::Agent {
+    prompty::load_str(text, ".", "e2e.prompty").unwrap_or_else(|e| panic!("bad test prompt: {e}\n{text}"))
+}
+
+/// Runs `f` with a bound: no test waits forever on a server.
+pub async fn within<T>(f: impl std::future::Future<Output = T>) -> T {
+    tokio::time::timeout(Duration::from_secs(60), f).await.expect("the test took more than 60 s")
+}
+
+/// Every chunk of a stream.
+pub async fn collect(stream: prompty::ChunkStream) -> Vec<prompty::StreamChunk> {
+    use futures_util::StreamExt;
+    within(stream.collect::<Vec<_>>()).await
+}
+
+/// The text chunks of a stream, joined.
+pub fn text_of(chunks: &[prompty::StreamChunk]) -> String {
+    chunks.iter().filter_map(|c| c.text()).collect()
+}
