@@ -21,6 +21,7 @@ use std::path::{Path, PathBuf};
 #[derive(Debug, Clone, Default)]
 pub struct LoadOptions {
     allowed_roots: Vec<PathBuf>,
+    keep_env: bool,
 }
 
 impl LoadOptions {
@@ -38,6 +39,21 @@ impl LoadOptions {
     /// The extra folders `${file:}` references may read.
     pub fn allowed_roots(&self) -> &[PathBuf] {
         &self.allowed_roots
+    }
+
+    /// Leave `${env:...}` references unresolved (as the literal strings). Compile-time loading uses
+    /// this so that no secret from the build machine's environment reaches a binary; resolve them
+    /// later with [`crate::Agent::with_env_resolved`].
+    ///
+    /// ```
+    /// let opts = prompty_core::LoadOptions::new().keep_env_references();
+    /// let a = prompty_core::load_str_with("---\nmodel:\n  id: ${env:MODEL_ID_UNSET}\n---\n", ".", "x", &opts)?;
+    /// assert_eq!(a.model.unwrap().id, "${env:MODEL_ID_UNSET}");
+    /// # Ok::<(), prompty_core::Error>(())
+    /// ```
+    pub fn keep_env_references(mut self) -> Self {
+        self.keep_env = true;
+        self
     }
 }
 
@@ -63,6 +79,28 @@ pub fn confine_path(base_dir: &Path, relative: &str, options: &LoadOptions) -> R
         Err(Confine::NotFound(p)) => Err(Error::FileNotFound { path: p }),
         Err(Confine::Io(p, source)) => Err(Error::Io { path: p, source }),
     }
+}
+
+/// Resolves the `${env:}` references left in an agent loaded with
+/// [`LoadOptions::keep_env_references`]; errors name the agent's file and the key path.
+pub(crate) fn resolve_agent_env(agent: &Agent) -> Result<Agent> {
+    let file = agent.source.as_ref().map_or_else(|| format!("<agent {}>", agent.name), |s| s.path.clone());
+    let origin = Origin { file, frontmatter: None };
+    let mut value = serde_json::to_value(agent).map_err(|e| Error::InvalidField {
+        at: origin.at(&KeyPath::default()),
+        field: String::new(),
+        message: e.to_string(),
+    })?;
+    if let Value::Object(map) = &mut value {
+        // The template body is not frontmatter: it is never resolved.
+        map.remove("instructions");
+    }
+    references::resolve_env(&mut value, &origin, &mut KeyPath::default())?;
+    let mut resolved = agent_from_value(value, &origin)?;
+    resolved.instructions = agent.instructions.clone();
+    resolved.source = agent.source.clone();
+    resolved.cache = agent.cache.clone();
+    Ok(resolved)
 }
 
 /// Where the text being loaded came from, for error messages.
@@ -155,7 +193,8 @@ pub fn load_str_with(text: &str, base_dir: impl AsRef<Path>, name: &str, options
         Some((yaml, first_line)) => parse_yaml(yaml, first_line, name)?,
     };
     let dir = base_dir.as_ref();
-    let roots = Roots::new(dir, &options.allowed_roots);
+    let mut roots = Roots::new(dir, &options.allowed_roots);
+    roots.keep_env = options.keep_env;
     references::resolve(&mut value, dir, &roots, &origin, &mut KeyPath::default(), 0)?;
     if let Value::Object(map) = &mut value {
         map.remove("kind");

@@ -17,11 +17,13 @@ pub(crate) struct Roots<'a> {
     prompt_dir: &'a Path,
     extra: &'a [PathBuf],
     canonical: std::cell::OnceCell<Vec<PathBuf>>,
+    /// Leave `${env:}` references as they are (compile time: no secret reaches a binary).
+    pub(crate) keep_env: bool,
 }
 
 impl<'a> Roots<'a> {
     pub(crate) fn new(prompt_dir: &'a Path, extra: &'a [PathBuf]) -> Roots<'a> {
-        Roots { prompt_dir, extra, canonical: std::cell::OnceCell::new() }
+        Roots { prompt_dir, extra, canonical: std::cell::OnceCell::new(), keep_env: false }
     }
 
     fn allows(&self, path: &Path) -> bool {
@@ -105,17 +107,10 @@ fn resolve_string(
         return Ok(None);
     };
     if let Some(spec) = inner.strip_prefix("env:") {
-        let (var, default) = match spec.split_once(':') {
-            Some((var, default)) => (var, Some(default)),
-            None => (spec, None),
-        };
-        return match (std::env::var(var), default) {
-            (Ok(v), _) => Ok(Some(Value::String(v))),
-            (Err(_), Some(d)) => Ok(Some(Value::String(d.to_owned()))),
-            (Err(_), None) => {
-                Err(Error::EnvVarNotSet { at: origin.at(path), field: path.to_string(), var: var.to_owned() })
-            }
-        };
+        if roots.keep_env {
+            return Ok(None);
+        }
+        return env_value(spec, origin, path).map(Some);
     }
     if let Some(reference) = inner.strip_prefix("file:") {
         return read_file(reference, dir, roots, origin, path, depth).map(Some);
@@ -146,6 +141,48 @@ pub(crate) fn confine(reference: &str, dir: &Path, roots: &Roots) -> std::result
         return Err(Confine::Outside);
     }
     Ok(path)
+}
+
+/// The value of `${env:VAR}` / `${env:VAR:default}` (`spec` is what follows `env:`).
+fn env_value(spec: &str, origin: &Origin, path: &KeyPath) -> Result<Value> {
+    let (var, default) = match spec.split_once(':') {
+        Some((var, default)) => (var, Some(default)),
+        None => (spec, None),
+    };
+    match (std::env::var(var), default) {
+        (Ok(v), _) => Ok(Value::String(v)),
+        (Err(_), Some(d)) => Ok(Value::String(d.to_owned())),
+        (Err(_), None) => Err(Error::EnvVarNotSet { at: origin.at(path), field: path.to_string(), var: var.to_owned() }),
+    }
+}
+
+/// Resolves only the `${env:}` references inside `value`, in place.
+pub(crate) fn resolve_env(value: &mut Value, origin: &Origin, path: &mut KeyPath) -> Result<()> {
+    match value {
+        Value::String(s) => {
+            if let Some(spec) = s.trim().strip_prefix("${env:").and_then(|r| r.strip_suffix('}')) {
+                *value = env_value(spec, origin, path)?;
+            }
+        }
+        Value::Array(items) => {
+            for (i, item) in items.iter_mut().enumerate() {
+                path.0.push(Seg::Index(i));
+                let r = resolve_env(item, origin, path);
+                path.0.pop();
+                r?;
+            }
+        }
+        Value::Object(map) => {
+            for (k, item) in map.iter_mut() {
+                path.0.push(Seg::Key(k.clone()));
+                let r = resolve_env(item, origin, path);
+                path.0.pop();
+                r?;
+            }
+        }
+        _ => {}
+    }
+    Ok(())
 }
 
 fn read_file(

@@ -53,6 +53,7 @@ mod schema;
 mod stream;
 mod streaming;
 mod tools;
+mod typed;
 
 pub use parser::{parse, parse_async};
 pub use pipeline::{
@@ -65,6 +66,7 @@ pub use schema::{properties_schema, property_schema};
 pub use stream::{ChunkStream, Outcome, RawEvent, RawStream, StreamChunk, StreamFailure};
 pub use streaming::*;
 pub use tools::*;
+pub use typed::{cast, Media};
 
 /// The built-in components, registered at link time: renderers `jinja2` (alias `jinja`) and
 /// `mustache`, parser `prompty`.
@@ -77,6 +79,7 @@ pub mod builtins {
 #[doc(hidden)]
 pub mod __private {
     pub use crate::tools::derive::{tool_args, tool_definition, tool_output, tool_output_result, tool_parameters};
+    pub use crate::typed::{compiled_agent, invoke_typed, prepare_typed, typed_inputs};
     pub use inventory;
     pub use schemars;
     pub use serde;

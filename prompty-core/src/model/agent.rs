@@ -117,6 +117,20 @@ impl Agent {
         self.inputs.as_deref()?.iter().find(|p| p.name == name)
     }
 
+    /// A copy of the agent with every `${env:VAR}` / `${env:VAR:default}` reference resolved from
+    /// the environment now (for agents loaded with
+    /// [`crate::LoadOptions::keep_env_references`], such as the typed prompts compiled into a binary).
+    ///
+    /// ```
+    /// let opts = prompty_core::LoadOptions::new().keep_env_references();
+    /// let a = prompty_core::load_str_with("---\nmodel:\n  id: ${env:PROMPTY_DOC_MODEL:gpt-4o}\n---\n", ".", "x", &opts)?;
+    /// assert_eq!(a.with_env_resolved()?.model.unwrap().id, "gpt-4o");
+    /// # Ok::<(), prompty_core::Error>(())
+    /// ```
+    pub fn with_env_resolved(&self) -> crate::Result<Agent> {
+        crate::loader::resolve_agent_env(self)
+    }
+
     /// The runtime's cache of compiled forms of this agent's template.
     #[doc(hidden)]
     pub fn runtime_cache(&self) -> &RuntimeCache {
