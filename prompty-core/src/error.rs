@@ -226,6 +226,10 @@ pub enum Error {
         message: String,
     },
 
+    /// An HTTP request to a provider failed: status, the provider's message, the request id.
+    #[error("{0}")]
+    Http(Box<HttpFailure>),
+
     /// A model call failed (no provider configured, an executor error, ...).
     #[error("{message}")]
     Execution {
@@ -236,6 +240,60 @@ pub enum Error {
     /// An asynchronous task running a blocking step failed.
     #[error("background task failed: {0}")]
     Task(String),
+}
+
+/// What an HTTP request to a provider failed with ([`Error::Http`]). It never holds a credential.
+///
+/// ```
+/// let f = prompty_core::HttpFailure {
+///     provider: "openai".into(), status: Some(429), reason: Some("Too Many Requests".into()),
+///     message: "slow down".into(), request_id: Some("req-1".into()), body: None, attempts: 3 };
+/// assert_eq!(f.to_string(), "openai request failed: HTTP 429 Too Many Requests: slow down (request id req-1; 3 attempts)");
+/// ```
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct HttpFailure {
+    /// The provider the request went to (`openai`, `azure`, `anthropic`, ...).
+    pub provider: String,
+    /// The HTTP status, when a response arrived.
+    pub status: Option<u16>,
+    /// The status's reason phrase (`Too Many Requests`).
+    pub reason: Option<String>,
+    /// The provider's error message, or what went wrong locally (no response, unreadable body).
+    pub message: String,
+    /// The request id the server gave.
+    pub request_id: Option<String>,
+    /// The raw response body (shortened), when it could not be parsed.
+    pub body: Option<String>,
+    /// How many attempts were made.
+    pub attempts: u32,
+}
+
+impl fmt::Display for HttpFailure {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{} request failed: ", self.provider)?;
+        if let Some(status) = self.status {
+            write!(f, "HTTP {status}")?;
+            if let Some(reason) = &self.reason {
+                write!(f, " {reason}")?;
+            }
+            f.write_str(": ")?;
+        }
+        f.write_str(&self.message)?;
+        let mut notes = Vec::new();
+        if let Some(id) = &self.request_id {
+            notes.push(format!("request id {id}"));
+        }
+        if self.attempts > 1 {
+            notes.push(format!("{} attempts", self.attempts));
+        }
+        if !notes.is_empty() {
+            write!(f, " ({})", notes.join("; "))?;
+        }
+        if let Some(body) = &self.body {
+            write!(f, "; response body: {body}")?;
+        }
+        Ok(())
+    }
 }
 
 /// `Result` with prompty's [`Error`].

@@ -34,7 +34,7 @@ mod validate;
 mod yaml;
 
 pub use cache::RuntimeCache;
-pub use error::{Error, Location, Result};
+pub use error::{Error, HttpFailure, Location, Result};
 pub use loader::{confine_path, load, load_str, load_str_with, load_with, LoadOptions};
 pub use model::*;
 pub use validate::validate_inputs;

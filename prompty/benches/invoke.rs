@@ -117,7 +117,7 @@ struct Setup {
 async fn one_call(setup: &Setup, client: Client) {
     match client {
         Client::Prompty => {
-            let out = prompty::invoke_async(&setup.agent, &setup.inputs).await.expect("invoke");
+            let out = prompty::invoke_async::<serde_json::Value>(&setup.agent, &setup.inputs).await.expect("invoke");
             std::hint::black_box(out);
         }
         Client::Bare => {
@@ -240,7 +240,7 @@ fn main() {
     let cpu_available = client_cpu_ns(server_tid).is_some();
     rt.block_on(async {
         // Both produce the same answer.
-        let answer = prompty::invoke_async(&setup.agent, &setup.inputs).await.expect("invoke");
+        let answer = prompty::invoke_async::<serde_json::Value>(&setup.agent, &setup.inputs).await.expect("invoke");
         assert_eq!(answer, json!("Paris is the capital of France."));
 
         let (rounds, c1_calls, c64_calls) = if quick { (3, 500, 1280) } else { (7, 3000, 6400) };

@@ -5,6 +5,7 @@ use crate::{
     get_executor, get_parser, get_processor, nonce, renderers, rich, Agent, Error, LoadOptions, Message, RenderContext,
     RenderedText, Result,
 };
+use serde::de::DeserializeOwned;
 use serde_json::Value;
 use std::path::Path;
 
@@ -140,7 +141,9 @@ pub async fn run_async(agent: &Agent, messages: &[Message]) -> Result<Value> {
     get_processor(provider)?.process_async(agent, raw).await
 }
 
-/// Prepares the prompt with `inputs` and runs it: [`prepare`] then [`run`].
+/// Prepares the prompt with `inputs` and runs it ([`prepare`] then [`run`]), returning the result
+/// as a `T` through [`crate::cast`]: `serde_json::Value`, `String`, or your own `Deserialize` type
+/// for structured output.
 ///
 /// ```
 /// use prompty::{Agent, BoxFuture, Executor, Message, Processor, Result};
@@ -158,12 +161,13 @@ pub async fn run_async(agent: &Agent, messages: &[Message]) -> Result<Value> {
 /// prompty::register_executor("last", Last);
 /// prompty::register_processor("last", Last);
 /// let agent = prompty::load_str("---\nmodel: {id: m, provider: last}\n---\nuser:\nHi {{ who }}", ".", "<string>")?;
-/// assert_eq!(prompty::invoke(&agent, &json!({"who": "Ann"}))?, json!("Hi Ann"));
+/// let answer: String = prompty::invoke(&agent, &json!({"who": "Ann"}))?;
+/// assert_eq!(answer, "Hi Ann");
 /// # Ok::<(), prompty::Error>(())
 /// ```
-pub fn invoke(agent: &Agent, inputs: &Value) -> Result<Value> {
+pub fn invoke<T: DeserializeOwned>(agent: &Agent, inputs: &Value) -> Result<T> {
     let messages = prepare(agent, inputs)?;
-    run(agent, &messages)
+    crate::cast(&run(agent, &messages)?)
 }
 
 /// Async form of [`invoke`]; gives the same result.
@@ -171,12 +175,12 @@ pub fn invoke(agent: &Agent, inputs: &Value) -> Result<Value> {
 /// ```no_run
 /// # async fn f() -> prompty::Result<()> {
 /// let agent = prompty::load_async("prompts/chat.prompty").await?;
-/// let answer = prompty::invoke_async(&agent, &serde_json::json!({"question": "Hi"})).await?;
+/// let answer: String = prompty::invoke_async(&agent, &serde_json::json!({"question": "Hi"})).await?;
 /// # Ok(()) }
 /// ```
-pub async fn invoke_async(agent: &Agent, inputs: &Value) -> Result<Value> {
+pub async fn invoke_async<T: DeserializeOwned>(agent: &Agent, inputs: &Value) -> Result<T> {
     let messages = prepare_async(agent, inputs).await?;
-    run_async(agent, &messages).await
+    crate::cast(&run_async(agent, &messages).await?)
 }
 
 /// Async form of [`crate::load`]: reads and resolves on tokio's blocking pool, so it must run

@@ -107,6 +107,5 @@ pub fn prepare_typed<I: Serialize>(agent: &Agent, inputs: &I) -> Result<Vec<Mess
 #[doc(hidden)]
 pub async fn invoke_typed<I: Serialize, O: DeserializeOwned>(agent: &Agent, inputs: &I) -> Result<O> {
     let agent = agent.with_env_resolved()?;
-    let value = crate::invoke_async(&agent, &typed_inputs(inputs)?).await?;
-    cast(&value)
+    crate::invoke_async(&agent, &typed_inputs(inputs)?).await
 }

@@ -37,7 +37,7 @@ async fn messages() {
     // The server accepts only this key: the answer proves it was sent as it is.
     let server = Aimock::start_with_keys(&["sk-ant-e2e"]);
     let agent = claude_prompt(&server, "", "hello");
-    let out = within(prompty::invoke_async(&agent, &json!({}))).await.unwrap();
+    let out = within(prompty::invoke_async::<serde_json::Value>(&agent, &json!({}))).await.unwrap();
     assert_eq!(out, json!("Hi there!"));
 
     let body = only_request(&server)["body"].clone();
@@ -65,7 +65,7 @@ async fn messages_streamed() {
 async fn tool_use() {
     let server = Aimock::start();
     let agent = claude_prompt(&server, WEATHER_TOOL, "What is the weather in Paris?");
-    let out = within(prompty::invoke_async(&agent, &json!({}))).await.unwrap();
+    let out = within(prompty::invoke_async::<serde_json::Value>(&agent, &json!({}))).await.unwrap();
     let calls = out.as_array().cloned().unwrap_or_default();
     assert_eq!(calls.len(), 1, "{out:#}");
     assert_eq!(calls[0]["name"], "get_weather");
@@ -100,7 +100,7 @@ async fn tool_use_streamed() {
 async fn server_error_is_retried_then_reported() {
     let server = Aimock::start();
     let agent = claude_prompt(&server, "", "broken");
-    let err = within(prompty::invoke_async(&agent, &json!({}))).await.unwrap_err().to_string();
+    let err = within(prompty::invoke_async::<serde_json::Value>(&agent, &json!({}))).await.unwrap_err().to_string();
     assert!(err.starts_with("anthropic request failed: HTTP 500"), "{err}");
     assert!(err.contains("The server had an error while processing your request"), "{err}");
     assert!(err.contains("3 attempts") && err.contains("request id req-"), "{err}");

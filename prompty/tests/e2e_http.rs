@@ -33,7 +33,7 @@ async fn rate_limited_then_success() {
     let server = Aimock::start();
     let agent = chat_prompt(&format!("{}/v1", server.url()), "flaky");
     let started = Instant::now();
-    let out = within(prompty::invoke_async(&agent, &json!({}))).await.unwrap();
+    let out = within(prompty::invoke_async::<serde_json::Value>(&agent, &json!({}))).await.unwrap();
     assert_eq!(out, json!("recovered after a 429"));
     assert!(started.elapsed() >= Duration::from_millis(950), "Retry-After: 1 honoured, waited {:?}", started.elapsed());
 
@@ -50,9 +50,9 @@ async fn rate_limited_then_success() {
 async fn server_error_exhausts_the_default_retries() {
     let server = Aimock::start();
     let agent = chat_prompt(&format!("{}/v1", server.url()), "broken");
-    let err = within(prompty::invoke_async(&agent, &json!({}))).await.unwrap_err();
+    let err = within(prompty::invoke_async::<serde_json::Value>(&agent, &json!({}))).await.unwrap_err();
     let msg = err.to_string();
-    assert!(matches!(err, prompty::Error::Execution { .. }));
+    assert!(matches!(&err, prompty::Error::Http(f) if f.status == Some(500) && f.attempts == 3), "{err:?}");
     assert!(msg.starts_with("openai request failed: HTTP 500 Internal Server Error: "), "{msg}");
     assert!(msg.contains("The server had an error while processing your request"), "{msg}");
     assert!(msg.contains("request id req-") && msg.contains("3 attempts"), "{msg}");
@@ -85,7 +85,7 @@ async fn configured_retry_policy() {
 async fn client_errors_are_never_retried() {
     let server = Aimock::start();
     let agent = chat_prompt(&format!("{}/v1", server.url()), "forbidden");
-    let msg = within(prompty::invoke_async(&agent, &json!({}))).await.unwrap_err().to_string();
+    let msg = within(prompty::invoke_async::<serde_json::Value>(&agent, &json!({}))).await.unwrap_err().to_string();
     assert!(msg.starts_with("openai request failed: HTTP 401 Unauthorized: Incorrect API key provided"), "{msg}");
     assert!(msg.contains("(request id req-"), "{msg}");
     assert!(!msg.contains(SECRET), "the key never shows: {msg}");
@@ -96,7 +96,7 @@ async fn client_errors_are_never_retried() {
 async fn malformed_body() {
     let server = Aimock::start();
     let agent = chat_prompt(&format!("{}/v1", server.url()), "garbled");
-    let msg = within(prompty::invoke_async(&agent, &json!({}))).await.unwrap_err().to_string();
+    let msg = within(prompty::invoke_async::<serde_json::Value>(&agent, &json!({}))).await.unwrap_err().to_string();
     assert!(msg.starts_with("openai request failed: HTTP 200 OK: the response is not valid JSON"), "{msg}");
     assert!(msg.contains("; response body: {malformed json: <<<chaos>>>"), "the raw body is kept: {msg}");
     assert_eq!(server.requests_to("/v1/chat/completions").len(), 1, "a malformed answer is not retried");
@@ -165,7 +165,7 @@ async fn endpoint_and_key_from_the_environment() {
     std::env::set_var("OPENAI_BASE_URL", format!("{}/v1", server.url()));
     std::env::set_var("OPENAI_API_KEY", SECRET);
     let agent = prompt("---\nmodel:\n  id: gpt-4o\n  provider: openai\n---\nuser:\nhello");
-    let out = within(prompty::invoke_async(&agent, &json!({}))).await;
+    let out = within(prompty::invoke_async::<serde_json::Value>(&agent, &json!({}))).await;
     std::env::remove_var("OPENAI_BASE_URL");
     std::env::remove_var("OPENAI_API_KEY");
     assert_eq!(out.unwrap(), json!("Hi there!"));
@@ -194,7 +194,7 @@ fn runtimes_come_and_go() {
     let agent = chat_prompt(&format!("{}/v1", server.url()), "hello");
     for _ in 0..3 {
         let rt = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
-        assert_eq!(rt.block_on(within(prompty::invoke_async(&agent, &json!({})))).unwrap(), json!("Hi there!"));
+        assert_eq!(rt.block_on(within(prompty::invoke_async::<serde_json::Value>(&agent, &json!({})))).unwrap(), json!("Hi there!"));
         drop(rt);
     }
     let entries = server.requests_to("/v1/chat/completions");

@@ -37,7 +37,7 @@ async fn chat() {
     // The server accepts only this key: the answer proves it was sent as it is.
     let server = Aimock::start_with_keys(&["sk-e2e-test"]);
     let agent = chat_prompt(&server, "", "hello");
-    let out = within(prompty::invoke_async(&agent, &json!({}))).await.unwrap();
+    let out = within(prompty::invoke_async::<serde_json::Value>(&agent, &json!({}))).await.unwrap();
     assert_eq!(out, json!("Hi there!"));
 
     let e = only_request(&server, "/v1/chat/completions");
@@ -57,7 +57,7 @@ fn chat_from_sync_code() {
     let agent = chat_prompt(&server, "", "hello");
     // Twice: the second call reuses the pooled connection of the HTTP layer's own runtime.
     for _ in 0..2 {
-        assert_eq!(prompty::invoke(&agent, &json!({})).unwrap(), json!("Hi there!"));
+        assert_eq!(prompty::invoke::<serde_json::Value>(&agent, &json!({})).unwrap(), json!("Hi there!"));
     }
     assert_eq!(server.requests_to("/v1/chat/completions").len(), 2);
 }
@@ -82,7 +82,7 @@ async fn chat_streamed() {
 async fn tool_calls() {
     let server = Aimock::start();
     let agent = chat_prompt(&server, WEATHER_TOOL, "What is the weather in Paris?");
-    let out = within(prompty::invoke_async(&agent, &json!({}))).await.unwrap();
+    let out = within(prompty::invoke_async::<serde_json::Value>(&agent, &json!({}))).await.unwrap();
     assert_eq!(out, json!([{"id": "call_weather_1", "name": "get_weather", "arguments": "{\"city\":\"Paris\"}"}]));
 
     let e = only_request(&server, "/v1/chat/completions");
@@ -120,7 +120,7 @@ async fn embeddings() {
          kind: key\n    endpoint: {}/v1\n    apiKey: sk-e2e-test\n---\nuser:\nhello world",
         server.url()
     ));
-    let out = within(prompty::invoke_async(&agent, &json!({}))).await.unwrap();
+    let out = within(prompty::invoke_async::<serde_json::Value>(&agent, &json!({}))).await.unwrap();
     assert_eq!(out, json!([0.25, -0.5, 0.75]));
 
     let e = only_request(&server, "/v1/embeddings");
@@ -137,7 +137,7 @@ async fn images() {
          endpoint: {}/v1\n    apiKey: sk-e2e-test\n---\nuser:\nA cat on a windowsill",
         server.url()
     ));
-    let out = within(prompty::invoke_async(&agent, &json!({}))).await.unwrap();
+    let out = within(prompty::invoke_async::<serde_json::Value>(&agent, &json!({}))).await.unwrap();
     assert_eq!(out, json!("https://images.example/cat.png"));
 
     let e = only_request(&server, "/v1/images/generations");
@@ -156,7 +156,7 @@ fn responses_prompt(server: &Aimock, user: &str) -> prompty::Agent {
 #[tokio::test]
 async fn responses() {
     let server = Aimock::start();
-    let out = within(prompty::invoke_async(&responses_prompt(&server, "hello"), &json!({}))).await.unwrap();
+    let out = within(prompty::invoke_async::<serde_json::Value>(&responses_prompt(&server, "hello"), &json!({}))).await.unwrap();
     assert_eq!(out, json!("Hi there!"));
 
     let e = only_request(&server, "/v1/responses");
@@ -187,7 +187,7 @@ async fn azure_deployment() {
          apiKey: azure-e2e-key\n---\nuser:\nhello",
         server.url()
     ));
-    let out = within(prompty::invoke_async(&agent, &json!({}))).await.unwrap();
+    let out = within(prompty::invoke_async::<serde_json::Value>(&agent, &json!({}))).await.unwrap();
     assert_eq!(out, json!("Hi there!"));
 
     let path = format!("/openai/deployments/my-gpt4o-deployment/chat/completions?api-version={}", {
@@ -222,7 +222,7 @@ async fn anonymous_connection_sends_no_key() {
          user:\nhello",
         server.url()
     ));
-    assert_eq!(within(prompty::invoke_async(&agent, &json!({}))).await.unwrap(), json!("Hi there!"));
+    assert_eq!(within(prompty::invoke_async::<serde_json::Value>(&agent, &json!({}))).await.unwrap(), json!("Hi there!"));
     let e = only_request(&server, "/v1/chat/completions");
     assert!(e["headers"].get("authorization").is_none(), "{e:#}");
 }
@@ -235,7 +235,7 @@ async fn empty_key_sends_no_auth_header() {
          apiKey: \"\"\n---\nuser:\nhello",
         server.url()
     ));
-    assert_eq!(within(prompty::invoke_async(&agent, &json!({}))).await.unwrap(), json!("Hi there!"));
+    assert_eq!(within(prompty::invoke_async::<serde_json::Value>(&agent, &json!({}))).await.unwrap(), json!("Hi there!"));
     let e = only_request(&server, "/v1/chat/completions");
     assert!(e["headers"].get("authorization").is_none(), "{e:#}");
 }
@@ -255,7 +255,7 @@ async fn reference_connection() {
         "---\nmodel:\n  id: gpt-4o\n  provider: openai\n  connection:\n    kind: reference\n    name: e2e-openai-ref\n---\n\
          user:\nhello",
     );
-    assert_eq!(within(prompty::invoke_async(&agent, &json!({}))).await.unwrap(), json!("Hi there!"));
+    assert_eq!(within(prompty::invoke_async::<serde_json::Value>(&agent, &json!({}))).await.unwrap(), json!("Hi there!"));
     let e = only_request(&server, "/v1/chat/completions");
     assert!(e["headers"]["authorization"].is_string());
 }

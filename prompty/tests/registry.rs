@@ -513,7 +513,7 @@ fn sync_and_async_forms_of_custom_components_give_the_same_results() {
     assert_eq!(ec.get(), (1, 1));
     assert_eq!(xc.get(), (1, 1));
 
-    assert_eq!(invoke(&a, &inputs).unwrap(), runtime.block_on(invoke_async(&a, &inputs)).unwrap());
+    assert_eq!(invoke::<serde_json::Value>(&a, &inputs).unwrap(), runtime.block_on(invoke_async::<serde_json::Value>(&a, &inputs)).unwrap());
 
     // the default async forms of the built-ins agree with their sync forms too
     let j = get_renderer("jinja2").unwrap();
@@ -537,7 +537,7 @@ fn default_execute_inside_runtime(provider: &str) {
     let e = get_executor(provider).unwrap();
     assert_eq!(e.execute(&a, &msgs).unwrap(), json!({"echo": "inside", "count": 1}));
     assert_eq!(run(&a, &msgs).unwrap(), json!("inside"));
-    assert_eq!(invoke(&a, &json!({"who": "Bo"})).unwrap(), json!("Hi Bo"));
+    assert_eq!(invoke::<serde_json::Value>(&a, &json!({"who": "Bo"})).unwrap(), json!("Hi Bo"));
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -547,7 +547,7 @@ async fn default_sync_execute_works_inside_a_multi_thread_runtime() {
     default_execute_inside_runtime("inside_multi_thread_provider");
     // and the async path in the same runtime
     let a = agent("---\nmodel: {id: m, provider: inside_multi_thread_provider}\n---\nuser:\nHi {{ who }}");
-    assert_eq!(invoke_async(&a, &json!({"who": "Cy"})).await.unwrap(), json!("Hi Cy"));
+    assert_eq!(invoke_async::<serde_json::Value>(&a, &json!({"who": "Cy"})).await.unwrap(), json!("Hi Cy"));
 }
 
 #[tokio::test(flavor = "current_thread")]
@@ -556,7 +556,7 @@ async fn default_sync_execute_works_inside_a_current_thread_runtime() {
     let _g = lock();
     default_execute_inside_runtime("inside_current_thread_provider");
     let a = agent("---\nmodel: {id: m, provider: inside_current_thread_provider}\n---\nuser:\nHi {{ who }}");
-    assert_eq!(invoke_async(&a, &json!({"who": "Cy"})).await.unwrap(), json!("Hi Cy"));
+    assert_eq!(invoke_async::<serde_json::Value>(&a, &json!({"who": "Cy"})).await.unwrap(), json!("Hi Cy"));
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -574,9 +574,9 @@ fn run_and_invoke_go_through_the_registered_executor_and_processor() {
     assert_eq!(run(&a, &msgs).unwrap(), json!("prepared"));
     let runtime = rt();
     assert_eq!(runtime.block_on(run_async(&a, &msgs)).unwrap(), json!("prepared"));
-    assert_eq!(invoke(&a, &json!({"who": "Ada"})).unwrap(), json!("Hello Ada"));
-    assert_eq!(invoke(&a, &json!({})).unwrap(), json!("Hello World"));
-    assert_eq!(runtime.block_on(invoke_async(&a, &json!({"who": "Ada"}))).unwrap(), json!("Hello Ada"));
+    assert_eq!(invoke::<serde_json::Value>(&a, &json!({"who": "Ada"})).unwrap(), json!("Hello Ada"));
+    assert_eq!(invoke::<serde_json::Value>(&a, &json!({})).unwrap(), json!("Hello World"));
+    assert_eq!(runtime.block_on(invoke_async::<serde_json::Value>(&a, &json!({"who": "Ada"}))).unwrap(), json!("Hello Ada"));
 }
 
 #[test]
@@ -589,8 +589,8 @@ fn run_without_a_provider_is_an_execution_error_naming_the_problem() {
         for err in [
             run(&a, &msgs).unwrap_err(),
             runtime.block_on(run_async(&a, &msgs)).unwrap_err(),
-            invoke(&a, &json!({})).unwrap_err(),
-            runtime.block_on(invoke_async(&a, &json!({}))).unwrap_err(),
+            invoke::<serde_json::Value>(&a, &json!({})).unwrap_err(),
+            runtime.block_on(invoke_async::<serde_json::Value>(&a, &json!({}))).unwrap_err(),
         ] {
             assert!(matches!(err, Error::Execution { .. }), "{err:?}");
             let msg = err.to_string();

@@ -241,7 +241,16 @@ impl std::error::Error for HttpError {}
 
 impl From<HttpError> for Error {
     fn from(e: HttpError) -> Self {
-        Error::Execution { message: e.to_string() }
+        let reason = e.status.and_then(|s| StatusCode::from_u16(s).ok()).and_then(|s| s.canonical_reason());
+        Error::Http(Box::new(crate::HttpFailure {
+            provider: e.provider,
+            status: e.status,
+            reason: reason.map(str::to_owned),
+            message: e.message,
+            request_id: e.request_id,
+            body: e.body,
+            attempts: e.attempts,
+        }))
     }
 }
 

@@ -38,7 +38,7 @@ impl ToolHandler for PromptyToolHandler {
             let (_, options) = load_context(ctx.agent);
             let child = crate::load_with_async(&path, &options).await?;
             match p.mode() {
-                "single" => crate::invoke_async(&child, &args).await,
+                "single" => crate::invoke_async::<Value>(&child, &args).await,
                 "agentic" => Err(Error::Execution {
                     message: format!(
                         "tool '{}': mode 'agentic' runs the child prompt's own tool loop, which this version of \
