@@ -13,7 +13,9 @@
 //! | render | [`render`], [`render_async`] (renderers `jinja2` and `mustache`) |
 //! | parse | [`parse`] (parser `prompty`), [`expand_rich`] |
 //! | all three | [`prepare`], [`prepare_async`] |
-//! | execute + process | [`run`], [`run_async`] (prepared messages), [`invoke`], [`invoke_async`] (inputs) |
+//! | execute + process | [`run`], [`run_async`] (prepared messages), [`invoke`], [`invoke_async`] (inputs, result cast to any `Deserialize` type) |
+//! | streaming | [`run_stream`], [`invoke_stream`] ([`StreamChunk`]s) |
+//! | tools | [`execute_tool`], [`bind_tools`], [`project_tools`], `#[tool]` |
 //!
 //! ```
 //! let agent = prompty::load_str(
@@ -33,8 +35,19 @@
 //! - Templates have no file system or network access; `${file:}` references are confined to the
 //!   prompt's folder; `.env` files are never read; API keys are [`Secret`]s that `Debug` redacts.
 //!
+//! ## Registries
+//! Every stage is pluggable. Renderers (`template.format.kind`), parsers (`template.parser.kind`),
+//! executors and processors (`model.provider`) are registered at link time with
+//! `#[prompty::renderer("key")]`, `#[prompty::parser(..)]`, `#[prompty::executor(..)]`,
+//! `#[prompty::processor(..)]`, or at run time with [`register_renderer`] and its siblings; tools
+//! with `#[prompty::tool]` or [`register_tool`]; connections with [`register_connection`]. A crate
+//! that only holds registrations must be named by the binary: [`link!`].
+//!
 //! ## Feature flags
 //! - `macros` (default): re-export prompty's procedural macros.
+//! - `openai`: the HTTP executor for OpenAI, Azure OpenAI and Foundry (`model.provider: openai`,
+//!   `foundry`, `azure`). Request building and response processing are always available.
+//! - `anthropic`: the HTTP executor for Anthropic (`model.provider: anthropic`).
 
 #![deny(missing_docs)]
 

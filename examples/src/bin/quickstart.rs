@@ -1,19 +1,24 @@
-//! Quickstart: load `prompts/chat.prompty`, prepare it with a question, print the messages.
+//! Quickstart: load `prompts/chat.prompty`, prepare it with a question, print the messages, and,
+//! when a model is configured, ask it.
 //!
 //! ```text
 //! cargo run -p prompty-examples --bin quickstart -- "What is Prompty?"
 //! ```
 //!
-//! The earlier conversation (a `thread` input) is spliced in as messages with their own roles; a
-//! role marker typed into the question stays inside the user's message.
+//! The model is called when `OPENAI_API_KEY` is set (and `OPENAI_BASE_URL` for an
+//! OpenAI-compatible server other than api.openai.com); without it the example runs offline and
+//! stops after printing the messages. The earlier conversation (a `thread` input) is spliced in as
+//! messages with their own roles; a role marker typed into the question stays inside the user's
+//! message.
 
 use serde_json::json;
 use std::path::Path;
 
-fn main() -> Result<(), Box<dyn std::error::Error>> {
+#[tokio::main]
+async fn main() -> Result<(), Box<dyn std::error::Error>> {
     let question = std::env::args().nth(1).unwrap_or_else(|| "What is a .prompty file?".to_owned());
     let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("prompts/chat.prompty");
-    let agent = prompty::load(&path)?;
+    let agent = prompty::load_async(&path).await?;
     let model = agent.model.as_ref().map(|m| m.id.as_str()).unwrap_or("(none)");
     println!("Loaded '{}' ({} inputs, model {model})\n", agent.name, agent.inputs.as_ref().map_or(0, Vec::len));
 
@@ -25,8 +30,16 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             {"role": "assistant", "content": "Nice to meet you, Ada. How can I help?"}
         ]
     });
-    for message in prompty::prepare(&agent, &inputs)? {
+    let messages = prompty::prepare_async(&agent, &inputs).await?;
+    for message in &messages {
         println!("[{}]\n{}\n", message.role, message.text());
     }
+
+    if std::env::var("OPENAI_API_KEY").map_or(true, |k| k.is_empty()) {
+        println!("(offline: set OPENAI_API_KEY, and OPENAI_BASE_URL for another OpenAI-compatible server, to ask the model)");
+        return Ok(());
+    }
+    let answer: String = prompty::cast(&prompty::run_async(&agent, &messages).await?)?;
+    println!("[model]\n{answer}");
     Ok(())
 }
