@@ -152,7 +152,9 @@ fn env_value(spec: &str, origin: &Origin, path: &KeyPath) -> Result<Value> {
     match (std::env::var(var), default) {
         (Ok(v), _) => Ok(Value::String(v)),
         (Err(_), Some(d)) => Ok(Value::String(d.to_owned())),
-        (Err(_), None) => Err(Error::EnvVarNotSet { at: origin.at(path), field: path.to_string(), var: var.to_owned() }),
+        (Err(_), None) => {
+            Err(Error::EnvVarNotSet { at: origin.at(path), field: path.to_string(), var: var.to_owned() })
+        }
     }
 }
 

@@ -81,19 +81,16 @@ pub fn compiled_agent(json: &str, path: &str, base_dir: &str, body_line: usize) 
     let mut agent = Agent::from_value(value).unwrap_or_else(|e| {
         panic!("prompty: the agent compiled from {path} cannot be read back ({e}); rebuild the crate with the same prompty version")
     });
-    agent.source = Some(AgentSource {
-        path: path.to_owned(),
-        base_dir: base_dir.into(),
-        body_line,
-        allowed_roots: Vec::new(),
-    });
+    agent.source =
+        Some(AgentSource { path: path.to_owned(), base_dir: base_dir.into(), body_line, allowed_roots: Vec::new() });
     agent
 }
 
 /// The JSON inputs of a typed prompt's `Inputs` struct.
 #[doc(hidden)]
 pub fn typed_inputs<I: Serialize>(inputs: &I) -> Result<Value> {
-    serde_json::to_value(inputs).map_err(|e| Error::InvalidInputs { message: format!("cannot serialize the inputs: {e}") })
+    serde_json::to_value(inputs)
+        .map_err(|e| Error::InvalidInputs { message: format!("cannot serialize the inputs: {e}") })
 }
 
 /// `prepare` for a typed prompt.

@@ -194,7 +194,10 @@ fn runtimes_come_and_go() {
     let agent = chat_prompt(&format!("{}/v1", server.url()), "hello");
     for _ in 0..3 {
         let rt = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
-        assert_eq!(rt.block_on(within(prompty::invoke_async::<serde_json::Value>(&agent, &json!({})))).unwrap(), json!("Hi there!"));
+        assert_eq!(
+            rt.block_on(within(prompty::invoke_async::<serde_json::Value>(&agent, &json!({})))).unwrap(),
+            json!("Hi there!")
+        );
         drop(rt);
     }
     let entries = server.requests_to("/v1/chat/completions");

@@ -156,7 +156,9 @@ fn responses_prompt(server: &Aimock, user: &str) -> prompty::Agent {
 #[tokio::test]
 async fn responses() {
     let server = Aimock::start();
-    let out = within(prompty::invoke_async::<serde_json::Value>(&responses_prompt(&server, "hello"), &json!({}))).await.unwrap();
+    let out = within(prompty::invoke_async::<serde_json::Value>(&responses_prompt(&server, "hello"), &json!({})))
+        .await
+        .unwrap();
     assert_eq!(out, json!("Hi there!"));
 
     let e = only_request(&server, "/v1/responses");
@@ -222,7 +224,10 @@ async fn anonymous_connection_sends_no_key() {
          user:\nhello",
         server.url()
     ));
-    assert_eq!(within(prompty::invoke_async::<serde_json::Value>(&agent, &json!({}))).await.unwrap(), json!("Hi there!"));
+    assert_eq!(
+        within(prompty::invoke_async::<serde_json::Value>(&agent, &json!({}))).await.unwrap(),
+        json!("Hi there!")
+    );
     let e = only_request(&server, "/v1/chat/completions");
     assert!(e["headers"].get("authorization").is_none(), "{e:#}");
 }
@@ -235,7 +240,10 @@ async fn empty_key_sends_no_auth_header() {
          apiKey: \"\"\n---\nuser:\nhello",
         server.url()
     ));
-    assert_eq!(within(prompty::invoke_async::<serde_json::Value>(&agent, &json!({}))).await.unwrap(), json!("Hi there!"));
+    assert_eq!(
+        within(prompty::invoke_async::<serde_json::Value>(&agent, &json!({}))).await.unwrap(),
+        json!("Hi there!")
+    );
     let e = only_request(&server, "/v1/chat/completions");
     assert!(e["headers"].get("authorization").is_none(), "{e:#}");
 }
@@ -255,7 +263,10 @@ async fn reference_connection() {
         "---\nmodel:\n  id: gpt-4o\n  provider: openai\n  connection:\n    kind: reference\n    name: e2e-openai-ref\n---\n\
          user:\nhello",
     );
-    assert_eq!(within(prompty::invoke_async::<serde_json::Value>(&agent, &json!({}))).await.unwrap(), json!("Hi there!"));
+    assert_eq!(
+        within(prompty::invoke_async::<serde_json::Value>(&agent, &json!({}))).await.unwrap(),
+        json!("Hi there!")
+    );
     let e = only_request(&server, "/v1/chat/completions");
     assert!(e["headers"]["authorization"].is_string());
 }

@@ -513,7 +513,10 @@ fn sync_and_async_forms_of_custom_components_give_the_same_results() {
     assert_eq!(ec.get(), (1, 1));
     assert_eq!(xc.get(), (1, 1));
 
-    assert_eq!(invoke::<serde_json::Value>(&a, &inputs).unwrap(), runtime.block_on(invoke_async::<serde_json::Value>(&a, &inputs)).unwrap());
+    assert_eq!(
+        invoke::<serde_json::Value>(&a, &inputs).unwrap(),
+        runtime.block_on(invoke_async::<serde_json::Value>(&a, &inputs)).unwrap()
+    );
 
     // the default async forms of the built-ins agree with their sync forms too
     let j = get_renderer("jinja2").unwrap();
@@ -576,7 +579,10 @@ fn run_and_invoke_go_through_the_registered_executor_and_processor() {
     assert_eq!(runtime.block_on(run_async(&a, &msgs)).unwrap(), json!("prepared"));
     assert_eq!(invoke::<serde_json::Value>(&a, &json!({"who": "Ada"})).unwrap(), json!("Hello Ada"));
     assert_eq!(invoke::<serde_json::Value>(&a, &json!({})).unwrap(), json!("Hello World"));
-    assert_eq!(runtime.block_on(invoke_async::<serde_json::Value>(&a, &json!({"who": "Ada"}))).unwrap(), json!("Hello Ada"));
+    assert_eq!(
+        runtime.block_on(invoke_async::<serde_json::Value>(&a, &json!({"who": "Ada"}))).unwrap(),
+        json!("Hello Ada")
+    );
 }
 
 #[test]

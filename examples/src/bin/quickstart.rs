@@ -36,7 +36,9 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     }
 
     if std::env::var("OPENAI_API_KEY").map_or(true, |k| k.is_empty()) {
-        println!("(offline: set OPENAI_API_KEY, and OPENAI_BASE_URL for another OpenAI-compatible server, to ask the model)");
+        println!(
+            "(offline: set OPENAI_API_KEY, and OPENAI_BASE_URL for another OpenAI-compatible server, to ask the model)"
+        );
         return Ok(());
     }
     let answer: String = prompty::cast(&prompty::run_async(&agent, &messages).await?)?;
