@@ -40,12 +40,9 @@ const MAX_LISTING_PAGES: usize = 50;
 /// # prompty::clear_cache();
 /// ```
 #[derive(Debug, Clone, Default)]
+#[prompty::executor("anthropic")]
 pub struct AnthropicExecutor {
     http: HttpClient,
-}
-
-inventory::submit! {
-    crate::ExecutorRegistration { keys: &["anthropic"], make: crate::__make_executor::<AnthropicExecutor> }
 }
 
 impl AnthropicExecutor {

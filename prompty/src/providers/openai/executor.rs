@@ -53,6 +53,7 @@ const AZURE_ENV: EnvNames = EnvNames { endpoint: &["AZURE_OPENAI_ENDPOINT"], key
 /// # prompty::clear_cache();
 /// ```
 #[derive(Debug, Clone, Default)]
+#[prompty::executor("openai")]
 pub struct OpenAiExecutor {
     http: HttpClient,
 }
@@ -71,16 +72,10 @@ pub struct OpenAiExecutor {
 /// # let _ = executor;
 /// ```
 #[derive(Debug, Clone, Default)]
+#[prompty::executor("foundry", "azure")]
 pub struct FoundryExecutor {
     http: HttpClient,
     api_version: Option<String>,
-}
-
-inventory::submit! {
-    crate::ExecutorRegistration { keys: &["openai"], make: crate::__make_executor::<OpenAiExecutor> }
-}
-inventory::submit! {
-    crate::ExecutorRegistration { keys: &["foundry", "azure"], make: crate::__make_executor::<FoundryExecutor> }
 }
 
 impl OpenAiExecutor {
