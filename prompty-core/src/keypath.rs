@@ -44,6 +44,48 @@ impl From<&serde_path_to_error::Path> for KeyPath {
     }
 }
 
+impl KeyPath {
+    /// Reads the display form back: `inputs[1].kind`, `tools[0].bindings.unit`.
+    pub(crate) fn parse(text: &str) -> KeyPath {
+        let mut segs = Vec::new();
+        for part in text.split('.').filter(|p| !p.is_empty()) {
+            let (key, mut rest) = match part.find('[') {
+                Some(i) => (&part[..i], &part[i..]),
+                None => (part, ""),
+            };
+            if !key.is_empty() {
+                segs.push(Seg::Key(key.to_owned()));
+            }
+            while let Some(inner) = rest.strip_prefix('[') {
+                let Some(end) = inner.find(']') else { break };
+                match inner[..end].parse() {
+                    Ok(n) => segs.push(Seg::Index(n)),
+                    Err(_) => segs.push(Seg::Key(inner[..end].to_owned())),
+                }
+                rest = &inner[end + 1..];
+            }
+        }
+        KeyPath(segs)
+    }
+}
+
+/// The 1-based column of the entry a key path names on its line: where its key starts (for a
+/// key), or where the item starts after the `- ` marker (for a list index).
+pub(crate) fn column(line: &str, last: Option<&Seg>) -> usize {
+    let indent = indent_of(line);
+    let mut start = indent;
+    if line[start..].starts_with("- ") {
+        start += 2;
+        start += indent_of(&line[start..]);
+    }
+    if let Some(Seg::Key(k)) = last {
+        if let Some(i) = line[start..].find(k.as_str()) {
+            start += i;
+        }
+    }
+    line[..start].chars().count() + 1
+}
+
 fn indent_of(line: &str) -> usize {
     line.len() - line.trim_start_matches(' ').len()
 }

@@ -183,6 +183,41 @@ pub fn load_str(text: &str, base_dir: impl AsRef<Path>, name: &str) -> Result<Ag
 /// # Ok::<(), prompty_core::Error>(())
 /// ```
 pub fn load_str_with(text: &str, base_dir: impl AsRef<Path>, name: &str, options: &LoadOptions) -> Result<Agent> {
+    load_str_inner(text, base_dir.as_ref(), name, options, None)
+}
+
+/// Loads a prompt from text like [`load_str_with`], and also returns every file its `${file:}`
+/// references read (canonical paths, in the order they were read), whether loading succeeded or
+/// not. Compile-time loaders use it to rebuild when one of those files changes.
+///
+/// ```
+/// let dir = std::env::temp_dir().join(format!("prompty-tracked-{}", std::process::id()));
+/// std::fs::create_dir_all(&dir).unwrap();
+/// std::fs::write(dir.join("about.txt"), "A helpful bot.").unwrap();
+/// let text = "---\ndescription: ${file:about.txt}\n---\nHi";
+/// let (agent, files) = prompty_core::load_str_tracked(text, &dir, "x.prompty", &Default::default());
+/// assert_eq!(agent?.description.as_deref(), Some("A helpful bot."));
+/// assert_eq!(files, vec![dir.join("about.txt").canonicalize().unwrap()]);
+/// # Ok::<(), prompty_core::Error>(())
+/// ```
+pub fn load_str_tracked(
+    text: &str,
+    base_dir: impl AsRef<Path>,
+    name: &str,
+    options: &LoadOptions,
+) -> (Result<Agent>, Vec<PathBuf>) {
+    let reads = std::cell::RefCell::new(Vec::new());
+    let agent = load_str_inner(text, base_dir.as_ref(), name, options, Some(&reads));
+    (agent, reads.into_inner())
+}
+
+fn load_str_inner(
+    text: &str,
+    dir: &Path,
+    name: &str,
+    options: &LoadOptions,
+    reads: Option<&std::cell::RefCell<Vec<PathBuf>>>,
+) -> Result<Agent> {
     let split = frontmatter::split(text).map_err(|u| Error::Frontmatter {
         at: Location::file(name).at(u.line, 1),
         message: "the frontmatter opened here is never closed (add a line `---` after it)".to_owned(),
@@ -192,10 +227,13 @@ pub fn load_str_with(text: &str, base_dir: impl AsRef<Path>, name: &str, options
         None => Value::Object(Map::new()),
         Some((yaml, first_line)) => parse_yaml(yaml, first_line, name)?,
     };
-    let dir = base_dir.as_ref();
     let mut roots = Roots::new(dir, &options.allowed_roots);
     roots.keep_env = options.keep_env;
-    references::resolve(&mut value, dir, &roots, &origin, &mut KeyPath::default(), 0)?;
+    let resolved = references::resolve(&mut value, dir, &roots, &origin, &mut KeyPath::default(), 0);
+    if let Some(reads) = reads {
+        reads.borrow_mut().append(&mut roots.reads.borrow_mut());
+    }
+    resolved?;
     if let Value::Object(map) = &mut value {
         map.remove("kind");
         map.remove("instructions");
@@ -214,6 +252,30 @@ pub fn load_str_with(text: &str, base_dir: impl AsRef<Path>, name: &str, options
         allowed_roots: options.allowed_roots.clone(),
     });
     Ok(agent)
+}
+
+/// Where a field of a `.prompty` file's frontmatter is: the file `name`, and the 1-based line and
+/// column of the entry the key path `field` names (`inputs[1].kind`, `tools[0].bindings.unit`;
+/// mappings written as `name: {...}` count as lists in declaration order, as they load). Falls
+/// back to the deepest entry found, or to the file alone. `text` is the whole file.
+///
+/// ```
+/// let text = "---\nname: x\ninputs:\n  - name: a\n    kind: strng\n---\n{{ a }}";
+/// let at = prompty_core::locate_field(text, "x.prompty", "inputs[0].kind");
+/// assert_eq!(at.to_string(), "x.prompty:5:5");
+/// ```
+pub fn locate_field(text: &str, name: &str, field: &str) -> Location {
+    let at = Location::file(name);
+    let Ok(split) = frontmatter::split(text) else { return at };
+    let Some((yaml, first)) = split.frontmatter else { return at };
+    let path = KeyPath::parse(field);
+    match keypath::locate(yaml, &path) {
+        Some(line) => {
+            let column = yaml.lines().nth(line).map_or(1, |l| keypath::column(l, path.0.last()));
+            at.at(first + line, column)
+        }
+        None => at,
+    }
 }
 
 fn parse_yaml(yaml: &str, first_line: usize, name: &str) -> Result<Value> {

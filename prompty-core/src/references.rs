@@ -19,11 +19,13 @@ pub(crate) struct Roots<'a> {
     canonical: std::cell::OnceCell<Vec<PathBuf>>,
     /// Leave `${env:}` references as they are (compile time: no secret reaches a binary).
     pub(crate) keep_env: bool,
+    /// Every file a `${file:}` reference read, canonical, in order (for rebuild tracking).
+    pub(crate) reads: std::cell::RefCell<Vec<PathBuf>>,
 }
 
 impl<'a> Roots<'a> {
     pub(crate) fn new(prompt_dir: &'a Path, extra: &'a [PathBuf]) -> Roots<'a> {
-        Roots { prompt_dir, extra, canonical: std::cell::OnceCell::new(), keep_env: false }
+        Roots { prompt_dir, extra, canonical: std::cell::OnceCell::new(), keep_env: false, reads: Default::default() }
     }
 
     fn allows(&self, path: &Path) -> bool {
@@ -216,6 +218,7 @@ fn read_file(
             ),
         });
     }
+    roots.reads.borrow_mut().push(canonical.clone());
     let text = std::fs::read_to_string(&canonical).map_err(|source| Error::Io { path: canonical.clone(), source })?;
     let ext = canonical.extension().and_then(|e| e.to_str()).unwrap_or("").to_ascii_lowercase();
     let invalid = |format: &'static str, message: String| Error::FileReferenceInvalid {

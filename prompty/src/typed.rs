@@ -86,6 +86,16 @@ pub fn compiled_agent(json: &str, path: &str, base_dir: &str, body_line: usize) 
     agent
 }
 
+/// [`cast`] of an owned value: moves instead of cloning when the value fits `T` directly.
+pub(crate) fn cast_owned<T: DeserializeOwned>(value: Value) -> Result<T> {
+    match value {
+        Value::String(_) => cast(&value),
+        other => T::deserialize(other).map_err(|e| Error::InvalidInputs {
+            message: format!("the result does not fit `{}`: {e}", std::any::type_name::<T>()),
+        }),
+    }
+}
+
 /// The JSON inputs of a typed prompt's `Inputs` struct.
 #[doc(hidden)]
 pub fn typed_inputs<I: Serialize>(inputs: &I) -> Result<Value> {
