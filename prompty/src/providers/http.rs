@@ -209,48 +209,31 @@ impl HttpError {
     }
 }
 
-impl fmt::Display for HttpError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{} request failed: ", self.provider)?;
-        if let Some(status) = self.status {
-            write!(f, "HTTP {status}")?;
-            if let Some(reason) = StatusCode::from_u16(status).ok().and_then(|s| s.canonical_reason()) {
-                write!(f, " {reason}")?;
-            }
-            f.write_str(": ")?;
+impl HttpError {
+    /// The error as prompty's [`crate::HttpFailure`] (the payload of [`Error::Http`]).
+    pub fn to_failure(&self) -> crate::HttpFailure {
+        let reason = self.status.and_then(|s| StatusCode::from_u16(s).ok()).and_then(|s| s.canonical_reason());
+        crate::HttpFailure {
+            provider: self.provider.clone(),
+            status: self.status,
+            reason: reason.map(str::to_owned),
+            message: self.message.clone(),
+            request_id: self.request_id.clone(),
+            body: self.body.clone(),
+            attempts: self.attempts,
         }
-        f.write_str(&self.message)?;
-        let mut notes = Vec::new();
-        if let Some(id) = &self.request_id {
-            notes.push(format!("request id {id}"));
-        }
-        if self.attempts > 1 {
-            notes.push(format!("{} attempts", self.attempts));
-        }
-        if !notes.is_empty() {
-            write!(f, " ({})", notes.join("; "))?;
-        }
-        if let Some(body) = &self.body {
-            write!(f, "; response body: {body}")?;
-        }
-        Ok(())
     }
 }
 
-impl std::error::Error for HttpError {}
+impl fmt::Display for HttpError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        self.to_failure().fmt(f)
+    }
+}
 
 impl From<HttpError> for Error {
     fn from(e: HttpError) -> Self {
-        let reason = e.status.and_then(|s| StatusCode::from_u16(s).ok()).and_then(|s| s.canonical_reason());
-        Error::Http(Box::new(crate::HttpFailure {
-            provider: e.provider,
-            status: e.status,
-            reason: reason.map(str::to_owned),
-            message: e.message,
-            request_id: e.request_id,
-            body: e.body,
-            attempts: e.attempts,
-        }))
+        Error::Http(Box::new(e.to_failure()))
     }
 }
 
