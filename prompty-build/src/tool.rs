@@ -144,6 +144,8 @@ pub fn expand(attr: TokenStream, item: TokenStream) -> syn::Result<TokenStream> 
             ::std::boxed::Box::pin(::std::future::ready(__prompty_result))
         }
     };
+    let fn_name = fn_ident.unraw().to_string();
+    let arg_infos = params.iter().map(arg_info);
     let handle_doc = format!(
         "The tool `{name}`: the `#[prompty::tool]` fn `{fn_ident}` as a `prompty::ToolFunction`, registered under \
          `{name:?}` at link time. `{fn_ident}::NAME` is the tool's name and `{fn_ident}::definition()` its \
@@ -175,6 +177,15 @@ pub fn expand(attr: TokenStream, item: TokenStream) -> syn::Result<TokenStream> 
             /// The tool's name: what the model calls and what the tool is registered under.
             pub const NAME: &'static str = #name;
 
+            /// What typed prompts check a declared `kind: function` tool against.
+            #[doc(hidden)]
+            pub const __PROMPTY_TOOL: ::prompty::__private::ToolInfo = ::prompty::__private::ToolInfo {
+                name: #name,
+                fn_name: #fn_name,
+                args: &[#(#arg_infos),*],
+                found: true,
+            };
+
             /// The tool's declaration: its name, its description (the fn's doc comment) and its
             /// parameters (from the argument types; a parameter's doc comment is its description,
             /// an `Option` parameter is not required).
@@ -205,6 +216,85 @@ pub fn expand(attr: TokenStream, item: TokenStream) -> syn::Result<TokenStream> 
             }
         }
     })
+}
+
+/// The `ArgInfo` of a parameter: its JSON name, its type as written, the JSON shape of its type,
+/// and whether the model may leave it out.
+fn arg_info(p: &Param) -> TokenStream {
+    let mut name = p.ident.unraw().to_string();
+    let mut optional = false;
+    for attr in p.attrs.iter().filter(|a| a.path().is_ident("serde")) {
+        let _ = attr.parse_nested_meta(|meta| {
+            if meta.path.is_ident("rename") {
+                if let Ok(value) = meta.value() {
+                    if let Ok(lit) = value.parse::<LitStr>() {
+                        name = lit.value();
+                    }
+                }
+            } else if meta.path.is_ident("default") {
+                optional = true;
+                if let Ok(value) = meta.value() {
+                    let _ = value.parse::<LitStr>();
+                }
+            } else if meta.input.peek(Token![=]) {
+                let _ = meta.value().and_then(|v| v.parse::<Expr>());
+            } else if meta.input.peek(syn::token::Paren) {
+                let _ = meta.parse_nested_meta(|_| Ok(()));
+            }
+            Ok(())
+        });
+    }
+    let mut ty = &p.ty;
+    if let Some(inner) = single_generic(ty, "Option") {
+        optional = true;
+        ty = inner;
+    }
+    let shape = shape(ty);
+    let ty_text = type_string(&p.ty);
+    quote! {
+        ::prompty::__private::ArgInfo { name: #name, ty: #ty_text, shape: #shape, optional: #optional }
+    }
+}
+
+/// The `ArgShape` of a type: `Vec<T>` and `Box<T>` are looked through, the rest is classified by
+/// `prompty::__private::Classify` (types it does not list are not checked).
+fn shape(ty: &Type) -> TokenStream {
+    if let Some(inner) = single_generic(ty, "Vec") {
+        let inner = shape(inner);
+        return quote!(::prompty::__private::ArgShape::Array(&const { #inner }));
+    }
+    if let Some(inner) = single_generic(ty, "Box") {
+        if !matches!(inner, Type::Path(p) if p.path.is_ident("str")) {
+            return shape(inner);
+        }
+    }
+    quote!({
+        #[allow(unused_imports)]
+        use ::prompty::__private::ClassifyFallback as _;
+        ::prompty::__private::Classify::<#ty>::SHAPE
+    })
+}
+
+/// `T` when `ty` is `Name<T>` (any path ending in `Name`, such as `std::option::Option<T>`).
+fn single_generic<'t>(ty: &'t Type, name: &str) -> Option<&'t Type> {
+    match ty {
+        Type::Path(p) if p.qself.is_none() => {
+            let last = p.path.segments.last()?;
+            if last.ident != name {
+                return None;
+            }
+            match &last.arguments {
+                PathArguments::AngleBracketed(args) if args.args.len() == 1 => match args.args.first()? {
+                    GenericArgument::Type(t) => Some(t),
+                    _ => None,
+                },
+                _ => None,
+            }
+        }
+        Type::Paren(p) => single_generic(&p.elem, name),
+        Type::Group(g) => single_generic(&g.elem, name),
+        _ => None,
+    }
 }
 
 /// What to emit next to the errors of a failed expansion: the fn with its parameters' doc comments

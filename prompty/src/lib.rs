@@ -92,7 +92,8 @@ pub mod builtins {
 #[doc(hidden)]
 pub mod __private {
     pub use crate::tools::derive::{tool_args, tool_definition, tool_output, tool_output_result, tool_parameters};
-    pub use crate::typed::{compiled_agent, invoke_typed, prepare_typed, typed_inputs};
+    pub use crate::typed::check::*;
+    pub use crate::typed::{compiled_agent, invoke_stream_typed, invoke_typed, prepare_typed, typed_inputs};
     pub use inventory;
     pub use schemars;
     pub use serde;

@@ -1,6 +1,14 @@
 //! A crate that only holds prompty registrations: two `#[prompty::tool]` functions and a renderer.
 //! Nothing in a binary calls into it, so the binary must name it with `prompty::link!(weather_tools)`
 //! or the linker drops it, registrations and all.
+//!
+//! ```
+//! prompty::link!(weather_tools);
+//! let tool = weather_tools::get_weather::definition();
+//! assert_eq!(tool.description.as_deref(), Some("Get the current weather for a city."));
+//! assert!(prompty::get_tool("get_weather").is_some());
+//! assert!(prompty::get_renderer("shout").is_ok());
+//! ```
 
 use serde::Deserialize;
 
