@@ -1,7 +1,24 @@
 //! Compile-time side of prompty: turns `.prompty` files into Rust code from a `build.rs` (through
-//! `prompty_build::compile`) and from `include_prompty!`, sharing one code generator and reading
-//! files with the same `prompty-core` loader the runtime uses, so a compile-time check and a
-//! runtime behaviour never disagree.
+//! [`compile`]) and from `include_prompty!` ([`include::expand`]), sharing one code generator
+//! ([`codegen`]) and reading files with the same `prompty-core` loader the runtime uses
+//! ([`typed::analyze`]), so a compile-time check and a runtime behaviour never disagree.
+//!
+//! ```no_run
+//! // build.rs
+//! fn main() -> Result<(), prompty_build::CompileError> {
+//!     prompty_build::compile("prompts")
+//! }
+//! ```
+//!
+//! and in the crate, where the prompts' `#[prompty::tool]` handlers are in scope:
+//!
+//! ```ignore
+//! include!(concat!(env!("OUT_DIR"), "/prompty.rs"));
+//! ```
+//!
+//! Each prompt becomes a module with `Inputs`, `Output` (when `outputs:` is declared), `agent()`,
+//! `prepare`, `invoke`, `invoke_stream` and `tools()`. `${env:}` references are never resolved at
+//! compile time.
 //!
 //! It also holds the logic of prompty's attribute macros, as ordinary functions over
 //! [`proc_macro2::TokenStream`] that `prompty-macros` calls (and that tests call without a
@@ -33,6 +50,14 @@
 
 pub use prompty_core as core;
 
+pub mod codegen;
+mod compile;
 mod errors;
+pub mod include;
+mod names;
 pub mod plugin;
+mod template;
 pub mod tool;
+pub mod typed;
+
+pub use compile::{compile, CompileError, Config, Generated};

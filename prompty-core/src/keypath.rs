@@ -86,6 +86,34 @@ pub(crate) fn column(line: &str, last: Option<&Seg>) -> usize {
     line[..start].chars().count() + 1
 }
 
+/// The 1-based column of item `index` of a flow-style list on `line` (`inputs: [a, b]`).
+pub(crate) fn flow_item_column(line: &str, index: usize) -> Option<usize> {
+    let open = line.find('[')?;
+    let mut depth = 0usize;
+    let mut item = 0usize;
+    let mut start = Some(open + 1);
+    for (i, c) in line.char_indices().skip_while(|(i, _)| *i <= open) {
+        match c {
+            '[' | '{' => depth += 1,
+            ']' | '}' if depth > 0 => depth -= 1,
+            ']' => break,
+            ',' if depth == 0 => {
+                item += 1;
+                start = Some(i + 1);
+                continue;
+            }
+            _ => {}
+        }
+        if item == index && !c.is_whitespace() {
+            if let Some(s) = start.take() {
+                let s = s + line[s..].len() - line[s..].trim_start().len();
+                return Some(line[..s].chars().count() + 1);
+            }
+        }
+    }
+    None
+}
+
 fn indent_of(line: &str) -> usize {
     line.len() - line.trim_start_matches(' ').len()
 }

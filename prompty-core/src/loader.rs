@@ -269,13 +269,21 @@ pub fn locate_field(text: &str, name: &str, field: &str) -> Location {
     let Ok(split) = frontmatter::split(text) else { return at };
     let Some((yaml, first)) = split.frontmatter else { return at };
     let path = KeyPath::parse(field);
-    match keypath::locate(yaml, &path) {
-        Some(line) => {
-            let column = yaml.lines().nth(line).map_or(1, |l| keypath::column(l, path.0.last()));
-            at.at(first + line, column)
-        }
-        None => at,
+    // The longest prefix of the path found in block style; a flow-style list (`inputs: [a, b]`)
+    // is searched on its line.
+    for n in (1..=path.0.len()).rev() {
+        let prefix = KeyPath(path.0[..n].to_vec());
+        let Some(line) = keypath::locate(yaml, &prefix) else { continue };
+        let Some(text) = yaml.lines().nth(line) else { break };
+        let column = match path.0.get(n) {
+            Some(keypath::Seg::Index(i)) if n < path.0.len() => {
+                keypath::flow_item_column(text, *i).unwrap_or_else(|| keypath::column(text, prefix.0.last()))
+            }
+            _ => keypath::column(text, prefix.0.last()),
+        };
+        return at.at(first + line, column);
     }
+    at
 }
 
 fn parse_yaml(yaml: &str, first_line: usize, name: &str) -> Result<Value> {

@@ -3,7 +3,8 @@
 //! the logic lives and is tested, and turns its errors into `compile_error!`s (all of them, not
 //! only the first). Use the macros through `prompty` (feature `macros`, on by default), which
 //! re-exports them: `#[prompty::tool]`, `#[prompty::renderer("key")]`, `#[prompty::parser("key")]`,
-//! `#[prompty::executor("key")]`, `#[prompty::processor("key")]`.
+//! `#[prompty::executor("key")]`, `#[prompty::processor("key")]`, and `prompty::include_prompty!`
+//! ([`prompty_build::include::expand`]).
 //!
 //! The generated code names `::prompty`, so the crate using the macros depends on `prompty`.
 
@@ -69,6 +70,31 @@ fn plugin(component: Component, attr: TokenStream, item: TokenStream) -> TokenSt
 pub fn tool(attr: TokenStream, item: TokenStream) -> TokenStream {
     let item = proc_macro2::TokenStream::from(item);
     emit(prompty_build::tool::expand(attr.into(), item.clone()), || prompty_build::tool::fallback(item))
+}
+
+/// Turns a `.prompty` file into a module of Rust types and functions the compiler checks:
+/// `include_prompty!("prompts/chat.prompty")` at item position generates `pub mod chat`
+/// (`include_prompty!("prompts/chat.prompty" as support)` names it `support`). The path is
+/// relative to the folder of the crate's `Cargo.toml`.
+///
+/// The module holds `Inputs` (one field per input), `Output` (when `outputs:` is declared),
+/// `agent()`, `prepare(&Inputs)`, `invoke(&Inputs)` (async), `invoke_stream(&Inputs)` (async) and
+/// `tools()`. Every problem of the file (YAML, unknown kinds, template syntax, undeclared template
+/// variables, bindings to missing inputs, function tools without a matching `#[prompty::tool]`
+/// handler in scope) is a compile error naming the file, line and column. Editing the file, or a
+/// file it references with `${file:}`, rebuilds the crate. `${env:}` references are never
+/// resolved at compile time.
+///
+/// ```ignore
+/// prompty::include_prompty!("prompts/chat.prompty");
+///
+/// let messages = chat::prepare(&chat::Inputs { question: "Hi".into(), name: None, history: None })?;
+/// ```
+#[proc_macro]
+pub fn include_prompty(input: TokenStream) -> TokenStream {
+    let input = proc_macro2::TokenStream::from(input);
+    let dirs = prompty_build::include::crate_dirs();
+    emit(prompty_build::include::expand(input.clone(), &dirs), || prompty_build::include::fallback(input))
 }
 
 /// Registers a type as a renderer (template engine) under one or more keys, at link time: a

@@ -236,6 +236,30 @@ pub use prompty_macros::executor;
 #[doc(inline)]
 pub use prompty_macros::processor;
 
+/// Turns a `.prompty` file into a module of types and functions the compiler checks (typed
+/// prompts): `include_prompty!("prompts/chat.prompty")` at item position generates `pub mod chat`
+/// (`include_prompty!("x.prompty" as name)` renames it). The path is relative to the folder of the
+/// crate's `Cargo.toml`. For a whole folder, use `prompty_build::compile("prompts")` in a
+/// `build.rs` and `include!(concat!(env!("OUT_DIR"), "/prompty.rs"));`: the same modules.
+///
+/// The module holds `Inputs` (one field per input: a required input without default is a plain
+/// field, an optional or defaulted one an `Option`), `Output` (when `outputs:` is declared),
+/// `agent()`, `prepare`, `invoke`, `invoke_stream` and `tools()`. Problems in the file are compile
+/// errors naming its line and column; `${env:}` references are never resolved at compile time.
+///
+/// ```
+/// prompty::include_prompty!("../tests/fixtures/basic.prompty");
+///
+/// let inputs = basic::Inputs { first_name: Some("Ada".into()), ..Default::default() };
+/// let messages = basic::prepare(&inputs)?;
+/// assert_eq!(messages[1].text(), "What is the meaning of life?");
+/// assert!(messages[0].text().contains("helping Ada Doe"));
+/// # Ok::<(), prompty::Error>(())
+/// ```
+#[cfg(feature = "macros")]
+#[doc(inline)]
+pub use prompty_macros::include_prompty;
+
 /// Makes sure a crate that only holds registrations (`#[prompty::tool]` functions, plugin
 /// attributes) is linked into the binary: the linker drops a dependency nothing names, and its
 /// link-time registrations with it. Put it at item position in the binary (or any crate it links).

@@ -82,7 +82,7 @@ fn treatment(stage: &str) -> Treatment {
         "discovery" => Treatment::Measured(|_, v| discovery::map(v)),
         "enrichment" => Treatment::Measured(|_, v| discovery::enrichment(v)),
         "render_segments" => Treatment::Informative("no segments API yet"),
-        "agent" | "turn" | "replay" => Treatment::Informative("agent loop not implemented yet"),
+        "agent" | "turn" | "replay" => Treatment::Informative("the agent loop is outside this milestone"),
         _ => Treatment::Pending,
     }
 }

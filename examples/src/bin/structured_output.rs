@@ -1,0 +1,37 @@
+//! Structured output into a struct: `prompts/extract_weather.prompty` declares `outputs:`, so its
+//! typed module has an `Output` struct and `invoke` returns one.
+//!
+//! ```text
+//! cargo run -p prompty-examples --bin structured_output -- "Paris: 22 degrees, sunny, wind 15 km/h from the west"
+//! ```
+//!
+//! Offline it prints the messages that would be sent and decodes a sample answer; with
+//! `OPENAI_API_KEY` set it asks the model and prints the decoded `Output`.
+
+use prompty_examples::prompts::extract_weather::{self, Inputs, Output};
+
+#[tokio::main]
+async fn main() -> Result<(), Box<dyn std::error::Error>> {
+    let report = std::env::args()
+        .nth(1)
+        .unwrap_or_else(|| "Greetings from Lisbon! 24 degrees and sunny, with a light breeze of 10 km/h.".to_owned());
+    let inputs = Inputs { report, unit: None };
+    for message in extract_weather::prepare(&inputs)? {
+        println!("[{}]\n{}\n", message.role, message.text());
+    }
+
+    let output: Output = if std::env::var("OPENAI_API_KEY").map_or(true, |k| k.is_empty()) {
+        println!("(offline: set OPENAI_API_KEY to ask the model; decoding a sample answer instead)\n");
+        let sample = r#"{"city": "Lisbon", "temperature": 24, "conditions": ["sunny"], "wind": {"speedKmh": 10}}"#;
+        prompty::cast(&serde_json::Value::String(sample.to_owned()))?
+    } else {
+        extract_weather::invoke(&inputs).await?
+    };
+    println!("city:        {}", output.city);
+    println!("temperature: {}", output.temperature);
+    println!("conditions:  {}", output.conditions.join(", "));
+    if let Some(wind) = &output.wind {
+        println!("wind:        {} km/h {}", wind.speed_kmh, wind.direction.as_deref().unwrap_or(""));
+    }
+    Ok(())
+}

@@ -1,0 +1,42 @@
+//! Typed quickstart: `prompts/chat.prompty` as Rust types. `prompty-build` compiled the file into
+//! the module `prompty_examples::prompts::chat` (see `build.rs` and `src/lib.rs`): its inputs are a
+//! struct, so a misspelled or missing input, or a value of the wrong type, is a compile error.
+//!
+//! ```text
+//! cargo run -p prompty-examples --bin typed_quickstart -- "What is Prompty?"
+//! ```
+//!
+//! Offline it prints the messages the model would receive; with `OPENAI_API_KEY` set (and
+//! `OPENAI_BASE_URL` for another OpenAI-compatible server) it also asks the model.
+
+use prompty::{Message, Role};
+use prompty_examples::prompts::chat;
+
+#[tokio::main]
+async fn main() -> Result<(), Box<dyn std::error::Error>> {
+    let question = std::env::args().nth(1).unwrap_or_else(|| "What is a .prompty file?".to_owned());
+    let inputs = chat::Inputs {
+        // Required: a plain field.
+        question,
+        // Defaulted in the file (`friend`): an `Option`; `None` would use the default.
+        name: Some("Ada".to_owned()),
+        history: Some(vec![
+            Message::new(Role::User, "Hi! I write prompts for a living."),
+            Message::new(Role::Assistant, "Nice to meet you, Ada. How can I help?"),
+        ]),
+    };
+    // No file is read and no YAML parsed here: the prompt was compiled into the binary.
+    let agent = chat::agent();
+    println!("Typed prompt '{}' from {} (model {})\n", agent.name, chat::PATH, agent.model.as_ref().unwrap().id);
+    for message in chat::prepare(&inputs)? {
+        println!("[{}]\n{}\n", message.role, message.text());
+    }
+
+    if std::env::var("OPENAI_API_KEY").map_or(true, |k| k.is_empty()) {
+        println!("(offline: set OPENAI_API_KEY to ask the model; these messages are what would be sent)");
+        return Ok(());
+    }
+    let answer: String = chat::invoke(&inputs).await?;
+    println!("[model]\n{answer}");
+    Ok(())
+}

@@ -1,0 +1,48 @@
+//! A typed prompt with function tools: `prompts/weather_assistant.prompty` declares `get_weather`
+//! and `convert_currency` (`kind: function`). Their `#[prompty::tool]` handlers (from the
+//! `weather-tools` crate, imported in `src/lib.rs`) were checked against the declared parameters
+//! when this crate compiled: a missing handler, or an argument of the wrong type, fails the build.
+//!
+//! ```text
+//! cargo run -p prompty-examples --bin typed_tools -- "Weather in Oslo, and 100 EUR in USD?"
+//! ```
+//!
+//! Offline it prints the messages and the tools the model would see, and calls the handlers the
+//! way a model's tool calls would; with `OPENAI_API_KEY` set it also asks the model.
+
+use prompty::{ToolCall, ToolContext};
+use prompty_examples::prompts::weather_assistant::{self, Inputs};
+
+#[tokio::main]
+async fn main() -> Result<(), Box<dyn std::error::Error>> {
+    let question = std::env::args().nth(1).unwrap_or_else(|| "Weather in Oslo, and 100 EUR in USD?".to_owned());
+    let inputs = Inputs { question, preferred_unit: Some("fahrenheit".to_owned()) };
+    for message in weather_assistant::prepare(&inputs)? {
+        println!("[{}]\n{}\n", message.role, message.text());
+    }
+    let agent = weather_assistant::agent();
+    for f in prompty::project_tools(agent)? {
+        println!("the model sees {}: {}", f.name, f.parameters);
+    }
+
+    // The handlers, as `prompty::Tools` (naming them also links them into this binary).
+    let tools = weather_assistant::tools();
+    let json_inputs = serde_json::to_value(&inputs)?;
+    let json_inputs = json_inputs.as_object().cloned().unwrap_or_default();
+    for call in [
+        // `unit` is bound to the input `preferredUnit`: the model does not send it.
+        ToolCall::new("call_1", "get_weather", r#"{"city": "Oslo"}"#),
+        ToolCall::new("call_2", "convert_currency", r#"{"amount": 100, "from": "EUR", "to": "USD"}"#),
+    ] {
+        let result = prompty::execute_tool(&call, ToolContext::new(agent, &json_inputs, &tools))?;
+        println!("{}({}) = {result}", call.name, call.arguments);
+    }
+
+    if std::env::var("OPENAI_API_KEY").map_or(true, |k| k.is_empty()) {
+        println!("\n(offline: set OPENAI_API_KEY to ask the model)");
+        return Ok(());
+    }
+    let answer: String = weather_assistant::invoke(&inputs).await?;
+    println!("\n[model]\n{answer}");
+    Ok(())
+}

@@ -1,0 +1,56 @@
+//! `${env:...}` is never resolved at compile time: `tests/prompts/secret.prompty` reads its API key
+//! from `PROMPTY_EXAMPLES_BUILD_SECRET`, which `build.rs` sets (for itself and, through
+//! `cargo::rustc-env`, for the compiler running `include_prompty!`). Both doors compile it, and
+//! neither the generated code nor this test binary holds the secret's value.
+
+mod prompts {
+    include!(concat!(env!("OUT_DIR"), "/test_prompts.rs"));
+}
+
+prompty::include_prompty!("tests/prompts/secret.prompty" as secret_macro);
+
+/// The value build.rs puts in the build environment, assembled at run time so that this test's
+/// own code does not put it in the binary.
+fn secret_value() -> String {
+    ["sk", "build", "machine", "secret", "0123456789"].join("-")
+}
+
+fn contains(haystack: &[u8], needle: &[u8]) -> bool {
+    haystack.windows(needle.len()).any(|w| w == needle)
+}
+
+#[test]
+fn the_build_environment_had_the_secret() {
+    // Set next to the secret by build.rs (naming the secret itself here would compile it in).
+    assert_eq!(env!("PROMPTY_EXAMPLES_BUILD_SECRET_IS_SET"), "1");
+}
+
+#[test]
+fn the_generated_code_keeps_the_reference() {
+    let generated = std::fs::read_to_string(concat!(env!("OUT_DIR"), "/test_prompts.rs")).unwrap();
+    assert!(generated.contains("${env:PROMPTY_EXAMPLES_BUILD_SECRET}"));
+    assert!(!generated.contains(&secret_value()));
+    for json in [prompts::secret::AGENT_JSON, secret_macro::AGENT_JSON] {
+        assert!(json.contains(r#""apiKey":"${env:PROMPTY_EXAMPLES_BUILD_SECRET}""#), "{json}");
+    }
+}
+
+#[test]
+fn the_binary_does_not_contain_the_secret() {
+    let exe = std::fs::read(std::env::current_exe().unwrap()).unwrap();
+    assert!(contains(&exe, b"${env:PROMPTY_EXAMPLES_BUILD_SECRET}"), "the compiled-in prompt is in the binary");
+    assert!(!contains(&exe, secret_value().as_bytes()), "the build machine's secret reached the binary");
+}
+
+#[test]
+fn the_reference_is_resolved_when_the_program_runs() {
+    let agent = prompts::secret::agent();
+    let connection = agent.model.as_ref().and_then(|m| m.connection.as_ref()).unwrap();
+    let serialized = serde_json::to_string(connection).unwrap();
+    assert!(serialized.contains("${env:PROMPTY_EXAMPLES_BUILD_SECRET}"), "{serialized}");
+    // Only this test touches this variable.
+    std::env::set_var("PROMPTY_EXAMPLES_BUILD_SECRET", "sk-runtime-value");
+    let resolved = agent.with_env_resolved().unwrap();
+    let connection = resolved.model.as_ref().and_then(|m| m.connection.as_ref()).unwrap();
+    assert!(serde_json::to_string(connection).unwrap().contains("sk-runtime-value"));
+}

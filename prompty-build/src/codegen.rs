@@ -1,0 +1,370 @@
+//! The code generator shared by `include_prompty!` and [`crate::compile`]: a [`TypedPrompt`]
+//! becomes a module holding `Inputs`, `Output`, `agent()`, `prepare`, `invoke`, `invoke_stream`,
+//! `tools()` and the compile-time checks of the prompt's function tools against their
+//! `#[prompty::tool]` handlers.
+
+use crate::names;
+use crate::typed::{Field, FieldType, FunctionTool, ParamKind, StructDef, TypedPrompt};
+use proc_macro2::{Span, TokenStream};
+use quote::{format_ident, quote, quote_spanned};
+
+/// How a module is generated.
+#[derive(Clone)]
+pub struct Options {
+    /// The span of the generated code: the path literal of `include_prompty!`, so that the
+    /// compile-time checks are reported there.
+    pub span: Span,
+    /// How many modules lie between the generated module and the scope the prompt is included in
+    /// (0 for `include_prompty!`; the folder depth for [`crate::compile`]).
+    pub depth: usize,
+    /// Where the `#[prompty::tool]` handlers are looked up: a path (`crate::tools`), or `None` for
+    /// the scope the prompt is included in.
+    pub tools_scope: Option<syn::Path>,
+    /// Emit `include_bytes!` of every file read, so that editing one rebuilds the crate
+    /// (`include_prompty!`; a build script reruns on change instead).
+    pub track_files: Vec<std::path::PathBuf>,
+    /// Turn warnings into `#[deprecated]` uses (the only warning a macro can emit on stable).
+    pub warnings_as_deprecations: bool,
+}
+
+impl Default for Options {
+    fn default() -> Self {
+        Options {
+            span: Span::call_site(),
+            depth: 0,
+            tools_scope: None,
+            track_files: Vec::new(),
+            warnings_as_deprecations: false,
+        }
+    }
+}
+
+fn doc_attrs(lines: &[String]) -> TokenStream {
+    let lines = lines.iter().map(|l| format!(" {l}"));
+    quote!(#(#[doc = #lines])*)
+}
+
+fn rust_type(ty: &FieldType) -> TokenStream {
+    match ty {
+        FieldType::String => quote!(::std::string::String),
+        FieldType::Integer => quote!(i64),
+        FieldType::Float => quote!(f64),
+        FieldType::Boolean => quote!(bool),
+        FieldType::Array(item) => {
+            let item = rust_type(item);
+            quote!(::std::vec::Vec<#item>)
+        }
+        FieldType::Json => quote!(::prompty::__private::serde_json::Value),
+        FieldType::Struct(name) => {
+            let name = format_ident!("{}", name);
+            quote!(#name)
+        }
+        FieldType::Thread => quote!(::std::vec::Vec<::prompty::Message>),
+        FieldType::Media => quote!(::prompty::Media),
+    }
+}
+
+fn fields_tokens(fields: &[Field], span: Span) -> TokenStream {
+    let fields = fields.iter().map(|f| {
+        let doc = doc_attrs(&f.doc);
+        let ident = names::ident(&f.rust_name, span);
+        let ty = rust_type(&f.ty);
+        let rename = (f.rust_name != f.name).then(|| {
+            let name = &f.name;
+            quote!(#[serde(rename = #name)])
+        });
+        if f.optional {
+            quote! {
+                #doc
+                #rename
+                #[serde(default, skip_serializing_if = "::std::option::Option::is_none")]
+                pub #ident: ::std::option::Option<#ty>,
+            }
+        } else {
+            quote! {
+                #doc
+                #rename
+                pub #ident: #ty,
+            }
+        }
+    });
+    quote!(#(#fields)*)
+}
+
+fn struct_tokens(name: &str, doc: &[String], fields: &[Field], span: Span) -> TokenStream {
+    let ident = format_ident!("{}", name);
+    let doc = doc_attrs(doc);
+    let body = fields_tokens(fields, span);
+    let default = fields.iter().all(|f| f.optional).then(|| quote!(::std::default::Default,));
+    quote! {
+        #doc
+        #[derive(
+            ::std::fmt::Debug, ::std::clone::Clone, ::std::cmp::PartialEq, #default
+            ::prompty::__private::serde::Serialize, ::prompty::__private::serde::Deserialize
+        )]
+        #[serde(crate = "::prompty::__private::serde")]
+        pub struct #ident {
+            #body
+        }
+    }
+}
+
+fn declared_kind(kind: &ParamKind) -> TokenStream {
+    match kind {
+        ParamKind::String => quote!(::prompty::__private::DeclaredKind::String),
+        ParamKind::Integer => quote!(::prompty::__private::DeclaredKind::Integer),
+        ParamKind::Float => quote!(::prompty::__private::DeclaredKind::Float),
+        ParamKind::Boolean => quote!(::prompty::__private::DeclaredKind::Boolean),
+        ParamKind::Object => quote!(::prompty::__private::DeclaredKind::Object),
+        ParamKind::Any => quote!(::prompty::__private::DeclaredKind::Any),
+        ParamKind::Array(None) => quote!(::prompty::__private::DeclaredKind::Array(::std::option::Option::None)),
+        ParamKind::Array(Some(items)) => {
+            let items = declared_kind(items);
+            quote!(::prompty::__private::DeclaredKind::Array(::std::option::Option::Some(&#items)))
+        }
+    }
+}
+
+/// `super::super::...` (`n` times).
+fn supers(n: usize) -> TokenStream {
+    let s = (0..n).map(|_| quote!(super));
+    quote!(#(#s)::*)
+}
+
+/// The module's items (without the `mod name { }` around them).
+pub fn module_body(p: &TypedPrompt, options: &Options) -> TokenStream {
+    let span = options.span;
+    let path = &p.display_path;
+    let json = &p.agent_json;
+    let base_dir = p.base_dir.display().to_string();
+    let body_line = p.body_line;
+
+    let structs =
+        p.structs.iter().map(|s: &StructDef| struct_tokens(&s.name, std::slice::from_ref(&s.doc), &s.fields, span));
+    let inputs_doc = vec![
+        format!("The inputs of `{path}`: one field per declared input, serialized under the input's name."),
+        String::new(),
+        "A required input without a default is a plain field; an optional or defaulted one is an `Option` \
+         (`None` lets the prompt's default apply)."
+            .to_owned(),
+    ];
+    let inputs = struct_tokens("Inputs", &inputs_doc, &p.inputs, span);
+    let (output, output_ty, invoke_doc) = match &p.outputs {
+        Some(fields) => {
+            let doc = vec![format!("The structured output declared by `{path}` (`outputs:`).")];
+            (
+                struct_tokens("Output", &doc, fields, span),
+                quote!(Output),
+                " Runs the prompt (with the provider of `model.provider`) and decodes its structured result \
+                 into [`Output`]. `${env:}` references are resolved now, from the environment of the running \
+                 program.",
+            )
+        }
+        None => (
+            TokenStream::new(),
+            quote!(::std::string::String),
+            " Runs the prompt (with the provider of `model.provider`) and returns the model's text. `${env:}` \
+             references are resolved now, from the environment of the running program.",
+        ),
+    };
+
+    let tracked = options.track_files.iter().map(|f| {
+        let f = f.display().to_string();
+        quote_spanned!(span=> const _: &[u8] = ::std::include_bytes!(#f);)
+    });
+
+    let checks = tool_checks(p, options);
+    let warnings = if options.warnings_as_deprecations {
+        let w = p.warnings.iter().enumerate().map(|(i, w)| {
+            let name = format_ident!("prompty_warning_{}", i);
+            let note = &w.message;
+            quote_spanned! {span=>
+                #[deprecated(note = #note)]
+                #[allow(non_upper_case_globals)]
+                const #name: () = ();
+                const _: () = #name;
+            }
+        });
+        quote!(#(#w)*)
+    } else {
+        TokenStream::new()
+    };
+
+    let tools_fn = tools_fn(p, options);
+
+    quote! {
+        #inputs
+        #output
+        #(#structs)*
+
+        /// The canonical JSON of the prompt, as loaded at compile time (`${env:}` references
+        /// unresolved).
+        #[doc(hidden)]
+        pub const AGENT_JSON: &str = #json;
+
+        /// The prompt file, as named in error messages.
+        pub const PATH: &str = #path;
+
+        /// The prompt, loaded once (from the JSON compiled into the binary: no file is read and no
+        /// YAML is parsed at run time) and kept for the life of the program; its template is
+        /// compiled on first use and cached in it. `${env:}` references are left unresolved:
+        /// `invoke` resolves them when it runs.
+        pub fn agent() -> &'static ::prompty::Agent {
+            static AGENT: ::std::sync::OnceLock<::prompty::Agent> = ::std::sync::OnceLock::new();
+            AGENT.get_or_init(|| ::prompty::__private::compiled_agent(AGENT_JSON, PATH, #base_dir, #body_line))
+        }
+
+        /// Renders and parses the prompt with `inputs`: the messages a model would receive, exactly
+        /// as `prompty::load` + `prompty::prepare` give them for the same file and inputs.
+        pub fn prepare(inputs: &Inputs) -> ::prompty::Result<::std::vec::Vec<::prompty::Message>> {
+            ::prompty::__private::prepare_typed(agent(), inputs)
+        }
+
+        #[doc = #invoke_doc]
+        ///
+        /// Needs the provider's cargo feature of `prompty` (`openai`, `anthropic`) and its
+        /// credentials in the environment.
+        pub async fn invoke(inputs: &Inputs) -> ::prompty::Result<#output_ty> {
+            ::prompty::__private::invoke_typed::<Inputs, #output_ty>(agent(), inputs).await
+        }
+
+        /// Runs the prompt streamed: the chunks of the model's answer as they arrive. `${env:}`
+        /// references are resolved now.
+        pub async fn invoke_stream(inputs: &Inputs) -> ::prompty::Result<::prompty::ChunkStream> {
+            ::prompty::__private::invoke_stream_typed(agent(), inputs).await
+        }
+
+        #tools_fn
+        #checks
+        #warnings
+        #(#tracked)*
+    }
+}
+
+/// `pub fn tools()`: the prompt's `kind: function` handlers, as `prompty::Tools`.
+fn tools_fn(p: &TypedPrompt, options: &Options) -> TokenStream {
+    let scope = match &options.tools_scope {
+        Some(path) => quote!(#path),
+        None => supers(options.depth + 1),
+    };
+    let entries = p.tools.iter().map(|t| {
+        let name = &t.name;
+        let handler = format_ident!("{}", t.handler);
+        quote!(.with(#name, #handler {}))
+    });
+    let names: Vec<String> = p.tools.iter().map(|t| format!("`{}`", t.name)).collect();
+    let doc = if names.is_empty() {
+        " The `#[prompty::tool]` handlers of the prompt's `kind: function` tools: none are declared.".to_owned()
+    } else {
+        format!(
+            " The `#[prompty::tool]` handlers of the prompt's `kind: function` tools ({}), checked at compile \
+             time against their declarations. Naming them here also links them into the binary.",
+            names.join(", ")
+        )
+    };
+    let body = if p.tools.is_empty() {
+        quote!(::prompty::Tools::new())
+    } else {
+        quote! {
+            #[allow(unused_imports)]
+            use self::__prompty_checks::*;
+            {
+                #[allow(unused_imports)]
+                use #scope::*;
+                ::prompty::Tools::new() #(#entries)*
+            }
+        }
+    };
+    quote! {
+        #[doc = #doc]
+        pub fn tools() -> ::prompty::Tools {
+            #body
+        }
+    }
+}
+
+/// The compile-time checks of the function tools against their handlers. Each handler name is
+/// resolved in a block that glob-imports the scope the prompt is included in; when that scope has
+/// no such item, the name falls through to this module's fallback (a `MissingHandler` alias), and
+/// `check_tool` reports the missing handler.
+fn tool_checks(p: &TypedPrompt, options: &Options) -> TokenStream {
+    if p.tools.is_empty() {
+        return TokenStream::new();
+    }
+    let span = options.span;
+    let scope = match &options.tools_scope {
+        Some(path) => quote!(#path),
+        None => supers(options.depth + 2),
+    };
+    let fallbacks = p.tools.iter().map(|t| {
+        let handler = format_ident!("{}", t.handler);
+        quote!(pub type #handler = ::prompty::__private::MissingHandler;)
+    });
+    let checks = p.tools.iter().map(|t: &FunctionTool| {
+        let handler = format_ident!("{}", t.handler);
+        let (name, rust_name, at) = (&t.name, &t.handler, &t.at);
+        let params = t.params.iter().map(|param| {
+            let (pname, kind_text, pat) = (&param.name, &param.kind_text, &param.at);
+            let kind = declared_kind(&param.kind);
+            quote! {
+                ::prompty::__private::DeclaredParam { name: #pname, kind: #kind, kind_text: #kind_text, at: #pat }
+            }
+        });
+        quote_spanned! {span=>
+            const _: () = {
+                #[allow(unused_imports)]
+                use #scope::*;
+                #[allow(unused_imports)]
+                use ::prompty::__private::NotATool as _;
+                let report = ::prompty::__private::check_tool(
+                    &#handler::__PROMPTY_TOOL,
+                    &::prompty::__private::DeclaredTool {
+                        name: #name,
+                        rust_name: #rust_name,
+                        at: #at,
+                        params: &[#(#params),*],
+                    },
+                );
+                if report.failed() {
+                    ::std::panic!("{}", report.as_str());
+                }
+            };
+        }
+    });
+    quote! {
+        /// Compile-time checks of the prompt's function tools against their `#[prompty::tool]`
+        /// handlers, and the fallbacks names without a handler resolve to.
+        #[doc(hidden)]
+        #[allow(non_camel_case_types, dead_code)]
+        mod __prompty_checks {
+            #(#fallbacks)*
+            #(#checks)*
+        }
+    }
+}
+
+/// The whole `pub mod name { ... }` of a prompt.
+pub fn module(name: &syn::Ident, p: &TypedPrompt, options: &Options) -> TokenStream {
+    let body = module_body(p, options);
+    let mut doc = Vec::new();
+    if let Some(d) = &p.description {
+        doc.extend(d.lines().map(str::to_owned));
+        doc.push(String::new());
+    }
+    doc.push(format!(
+        "The typed prompt `{}` (`{}`): [`Inputs`], [`prepare`], [`invoke`], [`invoke_stream`] and [`agent`]{}, \
+         generated by prompty from the file and checked at compile time.",
+        p.name,
+        p.display_path,
+        if p.outputs.is_some() { ", with its structured [`Output`]" } else { "" }
+    ));
+    let doc = doc_attrs(&doc);
+    quote! {
+        #doc
+        // A program may use only part of a prompt's API.
+        #[allow(dead_code)]
+        pub mod #name {
+            #body
+        }
+    }
+}

@@ -1,0 +1,767 @@
+//! Reading a `.prompty` file at compile time into the description of its typed module
+//! ([`TypedPrompt`]), with every check that needs only the file: the loader's own errors, input
+//! kinds, duplicate names, bindings, the template's syntax and variables.
+//!
+//! ```
+//! let dir = std::env::temp_dir().join(format!("prompty-typed-doc-{}", std::process::id()));
+//! std::fs::create_dir_all(&dir).unwrap();
+//! let path = dir.join("greet.prompty");
+//! std::fs::write(&path, "---\ninputs:\n  question:\n    kind: string\n---\nuser:\n{{ questoin }}").unwrap();
+//! let analysis = prompty_build::typed::analyze(&path, "prompts/greet.prompty");
+//! assert!(analysis.prompt.is_none());
+//! assert_eq!(analysis.errors().next().unwrap().to_string(),
+//!     "prompts/greet.prompty:7:4: the template uses `questoin`, which no input declares (did you mean `question`?)");
+//! ```
+
+use crate::names;
+use crate::template;
+use prompty_core::{Agent, LoadOptions, Location, Property, PropertyKind, ToolKind};
+use std::collections::{BTreeMap, HashMap};
+use std::fmt;
+use std::path::{Path, PathBuf};
+
+/// How serious a [`Diagnostic`] is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Severity {
+    /// The prompt cannot be compiled.
+    Error,
+    /// Worth a look (an input the template never uses).
+    Warning,
+}
+
+/// A problem found in a `.prompty` file. Its text starts with `file:line:column: `.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Diagnostic {
+    /// Error or warning.
+    pub severity: Severity,
+    /// What is wrong and where.
+    pub message: String,
+}
+
+impl Diagnostic {
+    fn error(at: impl fmt::Display, message: impl fmt::Display) -> Diagnostic {
+        Diagnostic { severity: Severity::Error, message: format!("{at}: {message}") }
+    }
+
+    fn warning(at: impl fmt::Display, message: impl fmt::Display) -> Diagnostic {
+        Diagnostic { severity: Severity::Warning, message: format!("{at}: {message}") }
+    }
+}
+
+impl fmt::Display for Diagnostic {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.message)
+    }
+}
+
+/// The Rust type of a field.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum FieldType {
+    /// `string` → `String`
+    String,
+    /// `integer` → `i64`
+    Integer,
+    /// `float` → `f64`
+    Float,
+    /// `boolean` → `bool`
+    Boolean,
+    /// `array` → `Vec<T>` (of `serde_json::Value` without `items`)
+    Array(Box<FieldType>),
+    /// `object` without `properties`, `union` → `serde_json::Value`
+    Json,
+    /// `object` with `properties` → a generated struct of that name
+    Struct(String),
+    /// `thread` → `Vec<prompty::Message>`
+    Thread,
+    /// `image`, `file`, `audio` → `prompty::Media`
+    Media,
+}
+
+/// One field of a generated struct.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Field {
+    /// The Rust field name (snake_case).
+    pub rust_name: String,
+    /// The name in the file (and in JSON).
+    pub name: String,
+    /// Its type.
+    pub ty: FieldType,
+    /// Whether it is an `Option` (optional or defaulted).
+    pub optional: bool,
+    /// Its rustdoc: the description, then what the file says about required/default/values.
+    pub doc: Vec<String>,
+}
+
+/// A struct generated for an `object` with `properties` (nested inputs or outputs).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct StructDef {
+    /// Its name.
+    pub name: String,
+    /// Its rustdoc.
+    pub doc: String,
+    /// Its fields.
+    pub fields: Vec<Field>,
+}
+
+/// The kind of a declared tool parameter, for the handler check.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ParamKind {
+    /// `string`
+    String,
+    /// `integer`
+    Integer,
+    /// `float`
+    Float,
+    /// `boolean`
+    Boolean,
+    /// `array`, with its `items` kind
+    Array(Option<Box<ParamKind>>),
+    /// `object`
+    Object,
+    /// Anything else: not checked.
+    Any,
+}
+
+/// A declared parameter of a `kind: function` tool.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ToolParam {
+    /// Its name.
+    pub name: String,
+    /// Its kind.
+    pub kind: ParamKind,
+    /// Its kind as a phrase (`a string`, `an array of integer`).
+    pub kind_text: String,
+    /// `file:line:column` of its declaration.
+    pub at: String,
+}
+
+/// A declared `kind: function` tool, which needs a `#[prompty::tool]` handler.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FunctionTool {
+    /// The tool's name.
+    pub name: String,
+    /// The Rust name the handler is looked up by.
+    pub handler: String,
+    /// `file:line:column` of its declaration.
+    pub at: String,
+    /// Its parameters.
+    pub params: Vec<ToolParam>,
+}
+
+/// Everything the code generator needs to know about one `.prompty` file.
+#[derive(Debug, Clone)]
+pub struct TypedPrompt {
+    /// The file as named in messages (relative to the crate, as written).
+    pub display_path: String,
+    /// The file, absolute.
+    pub path: PathBuf,
+    /// Its folder, absolute (`${file:}` references and child prompts are relative to it).
+    pub base_dir: PathBuf,
+    /// The line of the file where the template body starts.
+    pub body_line: usize,
+    /// The prompt's `name`.
+    pub name: String,
+    /// The prompt's `description`.
+    pub description: Option<String>,
+    /// The canonical JSON of the agent, `${env:}` references unresolved.
+    pub agent_json: String,
+    /// The fields of `Inputs`.
+    pub inputs: Vec<Field>,
+    /// The fields of `Output`, when `outputs:` is declared.
+    pub outputs: Option<Vec<Field>>,
+    /// Generated nested structs.
+    pub structs: Vec<StructDef>,
+    /// The function tools whose handlers must be in scope.
+    pub tools: Vec<FunctionTool>,
+    /// Warnings (inputs the template never uses).
+    pub warnings: Vec<Diagnostic>,
+}
+
+/// The result of [`analyze`]: the prompt when it has no error, every diagnostic, and every file
+/// that was read (the prompt and the files its `${file:}` references read), to rebuild on change.
+#[derive(Debug, Clone)]
+pub struct Analysis {
+    /// The prompt, when there is no error.
+    pub prompt: Option<TypedPrompt>,
+    /// Errors and warnings, in file order.
+    pub diagnostics: Vec<Diagnostic>,
+    /// The files read.
+    pub files: Vec<PathBuf>,
+}
+
+impl Analysis {
+    /// The errors.
+    pub fn errors(&self) -> impl Iterator<Item = &Diagnostic> {
+        self.diagnostics.iter().filter(|d| d.severity == Severity::Error)
+    }
+}
+
+const KINDS: [&str; 11] =
+    ["string", "integer", "float", "boolean", "array", "object", "union", "thread", "image", "file", "audio"];
+
+/// Reads `path` (absolute or relative to the current folder), naming it `display` in messages.
+/// `${env:}` references are kept as written: nothing from the build machine's environment reaches
+/// the generated code.
+pub fn analyze(path: &Path, display: &str) -> Analysis {
+    let mut files = vec![path.to_path_buf()];
+    let text = match std::fs::read_to_string(path) {
+        Ok(t) => t,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+            return failed(
+                Diagnostic::error(
+                    display,
+                    "file not found (paths are relative to the folder of the crate's Cargo.toml)",
+                ),
+                files,
+            )
+        }
+        Err(e) => return failed(Diagnostic::error(display, format!("cannot read the file: {e}")), files),
+    };
+    let abs = std::fs::canonicalize(path).unwrap_or_else(|_| path.to_path_buf());
+    let dir = abs.parent().map_or_else(|| PathBuf::from("."), Path::to_path_buf);
+    let options = LoadOptions::new().keep_env_references();
+    let (agent, read) = prompty_core::load_str_tracked(&text, &dir, display, &options);
+    files.extend(read);
+    let agent = match agent {
+        Ok(a) => a,
+        Err(e) => return failed(Diagnostic { severity: Severity::Error, message: e.to_string() }, files),
+    };
+    let mut checker = Checker { text: &text, display, diagnostics: Vec::new(), structs: Vec::new(), names: Vec::new() };
+    let prompt = checker.check(&agent, abs, dir);
+    let mut diagnostics = checker.diagnostics;
+    let has_errors = diagnostics.iter().any(|d| d.severity == Severity::Error);
+    let prompt = if has_errors {
+        None
+    } else {
+        prompt.map(|mut p| {
+            p.warnings = diagnostics.iter().filter(|d| d.severity == Severity::Warning).cloned().collect();
+            p
+        })
+    };
+    diagnostics.sort_by_key(|d| sort_key(&d.message, display));
+    Analysis { prompt, diagnostics, files }
+}
+
+fn failed(diagnostic: Diagnostic, files: Vec<PathBuf>) -> Analysis {
+    Analysis { prompt: None, diagnostics: vec![diagnostic], files }
+}
+
+/// Orders diagnostics by line and column.
+fn sort_key(message: &str, display: &str) -> (usize, usize) {
+    let rest = message.strip_prefix(display).and_then(|r| r.strip_prefix(':')).unwrap_or("");
+    let mut parts = rest.splitn(3, ':').map(|p| p.parse::<usize>().unwrap_or(usize::MAX));
+    (parts.next().unwrap_or(0), parts.next().unwrap_or(0))
+}
+
+struct Checker<'a> {
+    text: &'a str,
+    display: &'a str,
+    diagnostics: Vec<Diagnostic>,
+    structs: Vec<StructDef>,
+    /// Type names taken in the module.
+    names: Vec<String>,
+}
+
+impl Checker<'_> {
+    fn at(&self, field: &str) -> Location {
+        prompty_core::locate_field(self.text, self.display, field)
+    }
+
+    fn error(&mut self, at: impl fmt::Display, message: impl fmt::Display) {
+        self.diagnostics.push(Diagnostic::error(at, message));
+    }
+
+    fn check(&mut self, agent: &Agent, path: PathBuf, base_dir: PathBuf) -> Option<TypedPrompt> {
+        let source = agent.source.as_ref()?;
+        let body_line = source.body_line;
+        self.names = ["Inputs", "Output"].map(str::to_owned).to_vec();
+        let inputs = agent.inputs.clone().unwrap_or_default();
+        let input_fields = self.fields(&inputs, "inputs", "input", "");
+        let outputs = agent.outputs.as_ref().map(|outputs| self.fields(outputs, "outputs", "output", "Output"));
+        for (section, what) in [("inputs", "input"), ("outputs", "output"), ("tools", "tool")] {
+            self.duplicate_keys(section, what);
+        }
+        let tools = self.tools(agent, &inputs);
+        let used = self.template(agent, &inputs, body_line);
+        let mut used_by_bindings = Vec::new();
+        for tool in agent.tools.iter().flatten() {
+            used_by_bindings.extend(tool.bindings.iter().map(|b| b.input.clone()));
+        }
+        if let Some(used) = used {
+            for (i, input) in inputs.iter().enumerate() {
+                if !used.contains(&input.name) && !used_by_bindings.contains(&input.name) {
+                    let at = self.at(&format!("inputs[{i}]"));
+                    self.diagnostics.push(Diagnostic::warning(
+                        at,
+                        format!("the input `{}` is declared, but the template never uses it", input.name),
+                    ));
+                }
+            }
+        }
+        let agent_json = serde_json::to_string(agent).unwrap_or_default();
+        Some(TypedPrompt {
+            display_path: self.display.to_owned(),
+            path,
+            base_dir,
+            body_line,
+            name: agent.name.clone(),
+            description: agent.description.clone(),
+            agent_json,
+            inputs: input_fields,
+            outputs,
+            structs: std::mem::take(&mut self.structs),
+            tools,
+            warnings: Vec::new(),
+        })
+    }
+
+    /// The fields for a list of properties at key path `path`, checking kinds, duplicate names and
+    /// field name collisions; nested structs are named `prefix` + the property's name.
+    fn fields(&mut self, props: &[Property], path: &str, what: &str, prefix: &str) -> Vec<Field> {
+        let mut fields: Vec<Field> = Vec::new();
+        let mut seen: HashMap<&str, usize> = HashMap::new();
+        for (i, p) in props.iter().enumerate() {
+            let here = format!("{path}[{i}]");
+            if let Some(&first) = seen.get(p.name.as_str()) {
+                let first_line = self.at(&format!("{path}[{first}]")).line.unwrap_or(0);
+                let at = self.at(&here);
+                self.error(at, format!("the {what} `{}` is declared twice (first on line {first_line})", p.name));
+                continue;
+            }
+            seen.insert(&p.name, i);
+            if p.name.is_empty() {
+                let at = self.at(&here);
+                self.error(at, format!("every {what} needs a name"));
+                continue;
+            }
+            let ty = self.field_type(p, &here, what, &format!("{prefix}{}", names::pascal_case(&p.name)));
+            let rust_name = names::snake_case(&p.name);
+            if let Some(other) = fields.iter().find(|f| f.rust_name == rust_name) {
+                let at = self.at(&here);
+                let message = format!(
+                    "the {what}s `{}` and `{}` would both be the field `{rust_name}`: rename one of them",
+                    other.name, p.name
+                );
+                self.error(at, message);
+                continue;
+            }
+            let optional = !p.required || p.default.is_some();
+            fields.push(Field { rust_name, name: p.name.clone(), ty, optional, doc: field_doc(p) });
+        }
+        fields
+    }
+
+    fn field_type(&mut self, p: &Property, here: &str, what: &str, type_name: &str) -> FieldType {
+        match &p.kind {
+            PropertyKind::String => FieldType::String,
+            PropertyKind::Integer => FieldType::Integer,
+            PropertyKind::Float => FieldType::Float,
+            PropertyKind::Boolean => FieldType::Boolean,
+            PropertyKind::Thread => FieldType::Thread,
+            PropertyKind::Image | PropertyKind::File | PropertyKind::Audio => FieldType::Media,
+            PropertyKind::Union => FieldType::Json,
+            PropertyKind::Array => match &p.items {
+                Some(items) => {
+                    let item_name = format!("{type_name}Item");
+                    let item = self.field_type(items, &format!("{here}.items"), what, &item_name);
+                    FieldType::Array(Box::new(item))
+                }
+                None => FieldType::Array(Box::new(FieldType::Json)),
+            },
+            PropertyKind::Object => match &p.properties {
+                Some(props) if !props.is_empty() => {
+                    let name = self.type_name(type_name);
+                    let fields = self.fields(props, &format!("{here}.properties"), "property", &name);
+                    let doc = p.description.clone().unwrap_or_else(|| format!("The {what} `{}`.", p.name));
+                    self.structs.push(StructDef { name: name.clone(), doc, fields });
+                    FieldType::Struct(name)
+                }
+                _ => FieldType::Json,
+            },
+            PropertyKind::Other(kind) => {
+                let at = self.at(&format!("{here}.kind"));
+                let hint = names::did_you_mean(kind, KINDS);
+                let shown = if p.name.is_empty() { what.to_owned() } else { format!("{what} `{}`", p.name) };
+                self.error(
+                    at,
+                    format!("unknown kind `{kind}` for the {shown}{hint}: the kinds are {}", KINDS.join(", ")),
+                );
+                FieldType::Json
+            }
+        }
+    }
+
+    /// Duplicate names in the mapping form of a top-level section (`inputs:\n  q: ...\n  q: ...`),
+    /// which YAML loading silently collapses into the last one.
+    fn duplicate_keys(&mut self, section: &str, what: &str) {
+        let Some(yaml_start) = self.text.lines().position(|l| l.trim() == "---") else { return };
+        let lines: Vec<&str> = self.text.lines().collect();
+        let header = format!("{section}:");
+        let Some(start) = (yaml_start + 1..lines.len()).find(|&i| lines[i].trim_end() == header) else { return };
+        let mut child_indent = None;
+        let mut seen: HashMap<String, usize> = HashMap::new();
+        for (i, line) in lines.iter().enumerate().skip(start + 1) {
+            let trimmed = line.trim_start();
+            if trimmed.is_empty() || trimmed.starts_with('#') {
+                continue;
+            }
+            if line.trim() == "---" {
+                break;
+            }
+            let indent = line.len() - trimmed.len();
+            if indent == 0 {
+                break;
+            }
+            let child = *child_indent.get_or_insert(indent);
+            if indent != child || trimmed.starts_with("- ") {
+                if indent < child {
+                    break;
+                }
+                continue;
+            }
+            let Some((key, _)) = trimmed.split_once(':') else { continue };
+            let key = key.trim().trim_matches(|c| c == '"' || c == '\'').to_owned();
+            if let Some(first) = seen.get(&key) {
+                let at = Location::file(self.display).at(i + 1, indent + 1);
+                self.error(at, format!("the {what} `{key}` is declared twice (first on line {})", first + 1));
+            } else {
+                seen.insert(key, i);
+            }
+        }
+    }
+
+    /// A fresh type name based on `wanted`.
+    fn type_name(&mut self, wanted: &str) -> String {
+        let mut name = wanted.to_owned();
+        let mut n = 2;
+        while self.names.contains(&name) || ["Message", "Media", "Value", "Option", "Vec", "String"].contains(&&*name) {
+            name = format!("{wanted}{n}");
+            n += 1;
+        }
+        self.names.push(name.clone());
+        name
+    }
+
+    fn tools(&mut self, agent: &Agent, inputs: &[Property]) -> Vec<FunctionTool> {
+        let mut out = Vec::new();
+        let mut seen: HashMap<String, usize> = HashMap::new();
+        for (i, tool) in agent.tools.iter().flatten().enumerate() {
+            let here = format!("tools[{i}]");
+            if let Some(first) = seen.get(&tool.name) {
+                let first_line = self.at(&format!("tools[{first}]")).line.unwrap_or(0);
+                let at = self.at(&here);
+                self.error(at, format!("the tool `{}` is declared twice (first on line {first_line})", tool.name));
+                continue;
+            }
+            seen.insert(tool.name.clone(), i);
+            let params: &[Property] = match &tool.kind {
+                ToolKind::Function(f) => &f.parameters,
+                _ => &[],
+            };
+            for binding in &tool.bindings {
+                let at = self.at(&format!("{here}.bindings.{}", binding.name));
+                if !inputs.iter().any(|p| p.name == binding.input) {
+                    let hint = names::did_you_mean(&binding.input, inputs.iter().map(|p| p.name.as_str()));
+                    self.error(
+                        at,
+                        format!(
+                            "the tool `{}` binds its parameter `{}` to the input `{}`, which is not declared{hint}",
+                            tool.name, binding.name, binding.input
+                        ),
+                    );
+                } else if matches!(tool.kind, ToolKind::Function(_)) && !params.iter().any(|p| p.name == binding.name) {
+                    let hint = names::did_you_mean(&binding.name, params.iter().map(|p| p.name.as_str()));
+                    self.error(
+                        at,
+                        format!(
+                            "the tool `{}` binds `{}`, which is not one of its parameters{hint}",
+                            tool.name, binding.name
+                        ),
+                    );
+                }
+            }
+            let ToolKind::Function(_) = &tool.kind else { continue };
+            let mut checked = Vec::new();
+            let mut seen_params: HashMap<&str, usize> = HashMap::new();
+            for (j, p) in params.iter().enumerate() {
+                let phere = format!("{here}.parameters[{j}]");
+                if let Some(&first) = seen_params.get(p.name.as_str()) {
+                    let first_line = self.at(&format!("{here}.parameters[{first}]")).line.unwrap_or(0);
+                    let at = self.at(&phere);
+                    self.error(
+                        at,
+                        format!(
+                            "the parameter `{}` of the tool `{}` is declared twice (first on line {first_line})",
+                            p.name, tool.name
+                        ),
+                    );
+                    continue;
+                }
+                seen_params.insert(&p.name, j);
+                let kind = self.param_kind(p, &phere);
+                let at = self.at(&format!("{phere}.name")).to_string();
+                checked.push(ToolParam { name: p.name.clone(), kind_text: kind_phrase(&kind), kind, at });
+            }
+            out.push(FunctionTool {
+                name: tool.name.clone(),
+                handler: names::handler_name(&tool.name),
+                at: self.at(&format!("{here}.name")).to_string(),
+                params: checked,
+            });
+        }
+        out
+    }
+
+    fn param_kind(&mut self, p: &Property, here: &str) -> ParamKind {
+        match &p.kind {
+            PropertyKind::String => ParamKind::String,
+            PropertyKind::Integer => ParamKind::Integer,
+            PropertyKind::Float => ParamKind::Float,
+            PropertyKind::Boolean => ParamKind::Boolean,
+            PropertyKind::Object => ParamKind::Object,
+            PropertyKind::Array => {
+                ParamKind::Array(p.items.as_ref().map(|i| Box::new(self.param_kind(i, &format!("{here}.items")))))
+            }
+            PropertyKind::Other(kind) => {
+                let at = self.at(&format!("{here}.kind"));
+                let hint = names::did_you_mean(kind, KINDS);
+                self.error(
+                    at,
+                    format!(
+                        "unknown kind `{kind}` for the parameter `{}`{hint}: the kinds are {}",
+                        p.name,
+                        KINDS.join(", ")
+                    ),
+                );
+                ParamKind::Any
+            }
+            _ => ParamKind::Any,
+        }
+    }
+
+    /// Checks the template; returns the root names it mentions (`None` for a renderer whose
+    /// syntax is unknown, or when the template does not parse).
+    fn template(
+        &mut self,
+        agent: &Agent,
+        inputs: &[Property],
+        body_line: usize,
+    ) -> Option<std::collections::BTreeSet<String>> {
+        let source = agent.instructions.as_deref().unwrap_or("");
+        let format = agent.template.format.kind.as_str();
+        let display = self.display;
+        let place = |line: usize, column: usize| Location::file(display).at(body_line + line - 1, column);
+        match template::analyze(format, source)? {
+            Err(e) => {
+                let at = place(e.line, e.column);
+                self.error(at, format!("template error ({format}): {}", e.message));
+                None
+            }
+            Ok(vars) => {
+                let declared: Vec<&str> = inputs.iter().map(|p| p.name.as_str()).collect();
+                let mut undeclared: BTreeMap<(usize, usize), String> = BTreeMap::new();
+                for (name, at) in &vars.required {
+                    if !declared.contains(&name.as_str()) {
+                        undeclared.insert(*at, name.clone());
+                    }
+                }
+                for ((line, column), name) in undeclared {
+                    let hint = names::did_you_mean(&name, declared.iter().copied());
+                    let message = if declared.is_empty() {
+                        format!(
+                            "the template uses `{name}`, which no input declares (the prompt declares no `inputs:`)"
+                        )
+                    } else {
+                        format!("the template uses `{name}`, which no input declares{hint}")
+                    };
+                    self.error(place(line, column), message);
+                }
+                Some(vars.mentioned)
+            }
+        }
+    }
+}
+
+fn kind_phrase(kind: &ParamKind) -> String {
+    match kind {
+        ParamKind::String => "a string".to_owned(),
+        ParamKind::Integer => "an integer".to_owned(),
+        ParamKind::Float => "a float".to_owned(),
+        ParamKind::Boolean => "a boolean".to_owned(),
+        ParamKind::Object => "an object".to_owned(),
+        ParamKind::Any => "any value".to_owned(),
+        ParamKind::Array(None) => "an array".to_owned(),
+        ParamKind::Array(Some(items)) => {
+            let inner = kind_phrase(items);
+            let inner = inner.split_once(' ').map_or(inner.as_str(), |(_, k)| k).to_owned();
+            format!("an array of {inner}")
+        }
+    }
+}
+
+fn field_doc(p: &Property) -> Vec<String> {
+    let mut doc: Vec<String> = p.description.iter().flat_map(|d| d.lines().map(str::to_owned)).collect();
+    let mut facts = Vec::new();
+    match (&p.default, p.required) {
+        (Some(default), _) => facts.push(format!("Default: `{default}` (applied when `None`).")),
+        (None, true) => facts.push("Required.".to_owned()),
+        (None, false) => facts.push("Optional.".to_owned()),
+    }
+    if let Some(values) = &p.enum_values {
+        let shown: Vec<String> = values.iter().map(|v| format!("`{v}`")).collect();
+        facts.push(format!("One of {}.", shown.join(", ")));
+    }
+    if let Some(example) = &p.example {
+        facts.push(format!("Example: `{example}`."));
+    }
+    if !doc.is_empty() {
+        doc.push(String::new());
+    }
+    doc.push(format!("`{}` ({}). {}", p.name, p.kind.as_str(), facts.join(" ")));
+    doc
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn write(name: &str, text: &str) -> PathBuf {
+        let dir = std::env::temp_dir().join(format!("prompty-build-typed-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let path = dir.join(name);
+        std::fs::write(&path, text).unwrap();
+        path
+    }
+
+    fn errors(name: &str, text: &str) -> Vec<String> {
+        let a = analyze(&write(name, text), name);
+        a.diagnostics.iter().filter(|d| d.severity == Severity::Error).map(|d| d.message.clone()).collect()
+    }
+
+    #[test]
+    fn kinds_map_to_types() {
+        let text = "---\ninputs:\n  s: hi\n  i: 1\n  f: 1.5\n  b: true\n  req:\n    kind: string\n    required: true\n  list:\n    kind: array\n    items: integer\n  any_list:\n    kind: array\n  obj:\n    kind: object\n  profile:\n    kind: object\n    properties:\n      firstName:\n        kind: string\n        required: true\n      tags:\n        kind: array\n        items:\n          kind: object\n          properties:\n            label: {kind: string}\n  u:\n    kind: union\n  t:\n    kind: thread\n  img:\n    kind: image\n  doc:\n    kind: file\n  snd:\n    kind: audio\n---\n{{s}}{{i}}{{f}}{{b}}{{req}}{{list}}{{any_list}}{{obj}}{{profile}}{{u}}{{t}}{{img}}{{doc}}{{snd}}";
+        let a = analyze(&write("kinds.prompty", text), "kinds.prompty");
+        assert!(a.diagnostics.is_empty(), "{:?}", a.diagnostics);
+        let p = a.prompt.unwrap();
+        let types: Vec<(&str, &FieldType, bool)> =
+            p.inputs.iter().map(|f| (f.rust_name.as_str(), &f.ty, f.optional)).collect();
+        use FieldType::*;
+        assert_eq!(
+            types,
+            [
+                ("s", &String, true),
+                ("i", &Integer, true),
+                ("f", &Float, true),
+                ("b", &Boolean, true),
+                ("req", &String, false),
+                ("list", &Array(Box::new(Integer)), true),
+                ("any_list", &Array(Box::new(Json)), true),
+                ("obj", &Json, true),
+                ("profile", &Struct("Profile".into()), true),
+                ("u", &Json, true),
+                ("t", &Thread, true),
+                ("img", &Media, true),
+                ("doc", &Media, true),
+                ("snd", &Media, true),
+            ]
+        );
+        let names: Vec<&str> = p.structs.iter().map(|s| s.name.as_str()).collect();
+        assert_eq!(names, ["ProfileTagsItem", "Profile"]);
+        assert_eq!(p.structs[1].fields[0].rust_name, "first_name");
+        assert!(!p.structs[1].fields[0].optional);
+    }
+
+    #[test]
+    fn errors_name_file_line_and_column() {
+        let e = errors("k.prompty", "---\ninputs:\n  - name: q\n    kind: strng\n---\n{{q}}");
+        assert_eq!(e, ["k.prompty:4:5: unknown kind `strng` for the input `q` (did you mean `string`?): the kinds are string, integer, float, boolean, array, object, union, thread, image, file, audio"]);
+        let e = errors("d.prompty", "---\ninputs:\n  - name: q\n  - name: q\n---\n{{q}}");
+        assert_eq!(e, ["d.prompty:4:5: the input `q` is declared twice (first on line 3)"]);
+        let e = errors("t.prompty", "---\ninputs: [q]\n---\nuser:\n{% if q %}");
+        assert_eq!(e.len(), 1);
+        assert!(e[0].starts_with("t.prompty:5:"), "{e:?}");
+        let e = errors(
+            "b.prompty",
+            "---\ninputs: [q, unit]\ntools:\n  - name: w\n    kind: function\n    parameters: [unit]\n    bindings:\n      unit:\n        input: units\n---\n{{q}}",
+        );
+        assert_eq!(
+            e,
+            ["b.prompty:8:7: the tool `w` binds its parameter `unit` to the input `units`, which is not declared (did you mean `unit`?)"]
+        );
+        let e = errors("n.prompty", "---\ninputs: [firstName, first_name]\n---\n{{firstName}}{{first_name}}");
+        assert_eq!(e.len(), 1, "{e:?}");
+    }
+
+    #[test]
+    fn unused_inputs_are_warnings() {
+        let a = analyze(&write("w.prompty", "---\ninputs: [q, extra]\n---\n{{ q }}"), "w.prompty");
+        assert_eq!(a.errors().count(), 0);
+        assert_eq!(a.diagnostics[0].severity, Severity::Warning);
+        assert_eq!(
+            a.diagnostics[0].message,
+            "w.prompty:2:13: the input `extra` is declared, but the template never uses it"
+        );
+        assert!(a.prompt.is_some());
+    }
+
+    #[test]
+    fn env_references_stay_unresolved() {
+        std::env::set_var("PROMPTY_BUILD_TEST_SECRET", "sk-from-the-build-machine");
+        let a = analyze(
+            &write("e.prompty", "---\nmodel:\n  id: x\n  connection:\n    kind: key\n    apiKey: ${env:PROMPTY_BUILD_TEST_SECRET}\n---\nHi"),
+            "e.prompty",
+        );
+        let json = a.prompt.unwrap().agent_json;
+        assert!(json.contains("${env:PROMPTY_BUILD_TEST_SECRET}"), "{json}");
+        assert!(!json.contains("sk-from-the-build-machine"));
+    }
+
+    #[test]
+    fn duplicate_keys_in_the_mapping_form() {
+        let e = errors("m.prompty", "---\ninputs:\n  q: a\n  q: b\n---\n{{q}}");
+        assert_eq!(e.len(), 1, "{e:?}");
+        assert!(e[0].starts_with("m.prompty:4:"), "{e:?}");
+    }
+
+    /// Two shared fixtures read `question` without declaring it: as typed prompts they are
+    /// rejected (the runtime renders the missing variable as nothing).
+    #[test]
+    fn fixtures_with_undeclared_variables_are_rejected() {
+        let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/fixtures");
+        for (file, line) in [("tools_mcp.prompty", 18), ("tools_openapi.prompty", 19)] {
+            let a = analyze(&dir.join(file), file);
+            let errors: Vec<String> = a.errors().map(|d| d.message.clone()).collect();
+            assert_eq!(
+                errors,
+                [format!(
+                    "{file}:{line}:3: the template uses `question`, which no input declares (the prompt declares no `inputs:`)"
+                )]
+            );
+        }
+        for file in [
+            "basic",
+            "embedding",
+            "image",
+            "minimal",
+            "multimodal",
+            "responses",
+            "structured",
+            "summarize",
+            "threaded",
+            "tools_function",
+        ] {
+            let a = analyze(&dir.join(format!("{file}.prompty")), file);
+            assert!(a.diagnostics.is_empty(), "{file}: {:?}", a.diagnostics);
+        }
+    }
+
+    #[test]
+    fn missing_files() {
+        let a = analyze(Path::new("/nonexistent/x.prompty"), "prompts/x.prompty");
+        assert_eq!(
+            a.diagnostics[0].message,
+            "prompts/x.prompty: file not found (paths are relative to the folder of the crate's Cargo.toml)"
+        );
+    }
+}

@@ -1,0 +1,3 @@
+prompty::include_prompty!("ui/prompts/duplicate_input.prompty");
+
+fn main() {}

@@ -1,0 +1,3 @@
+prompty::include_prompty!("ui/prompts/invalid_yaml.prompty");
+
+fn main() {}

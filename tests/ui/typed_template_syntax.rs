@@ -1,0 +1,3 @@
+prompty::include_prompty!("ui/prompts/template_syntax.prompty");
+
+fn main() {}

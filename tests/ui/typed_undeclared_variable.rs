@@ -1,0 +1,3 @@
+prompty::include_prompty!("ui/prompts/undeclared_variable.prompty");
+
+fn main() {}

@@ -1,0 +1,3 @@
+prompty::include_prompty!("ui/prompts/unknown_kind.prompty");
+
+fn main() {}
