@@ -358,12 +358,12 @@ pub fn module(name: &syn::Ident, p: &TypedPrompt, options: &Options) -> TokenStr
         p.display_path,
         if p.outputs.is_some() { ", with its structured [`Output`]" } else { "" }
     ));
-    let doc = doc_attrs(&doc);
+    // Inner doc attributes, so the intra-doc links resolve inside the module.
     quote! {
-        #doc
         // A program may use only part of a prompt's API.
         #[allow(dead_code)]
         pub mod #name {
+            #(#![doc = #doc])*
             #body
         }
     }
