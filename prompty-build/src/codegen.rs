@@ -358,7 +358,9 @@ pub fn module(name: &syn::Ident, p: &TypedPrompt, options: &Options) -> TokenStr
         p.display_path,
         if p.outputs.is_some() { ", with its structured [`Output`]" } else { "" }
     ));
-    // Inner doc attributes, so the intra-doc links resolve inside the module.
+    // Inner doc attributes, so the intra-doc links resolve inside the module; a leading space as
+    // in a `//!` comment.
+    let doc: Vec<String> = doc.iter().map(|l| if l.is_empty() { String::new() } else { format!(" {l}") }).collect();
     quote! {
         // A program may use only part of a prompt's API.
         #[allow(dead_code)]
