@@ -56,14 +56,18 @@ impl fmt::Display for Role {
 ///
 /// In JSON a part is `{"kind": "text", "value": "..."}` or `{"kind": "image", "source": "...",
 /// "mediaType"?, "detail"?}` (likewise `file` and `audio`); `value` is accepted for `source`.
+/// The `kind` discriminator is closed and case-sensitive: any other kind (`video`, `Text`) is an
+/// error naming it, never a part kept as written.
 ///
 /// ```
 /// use prompty_core::ContentPart;
 /// let p: ContentPart = serde_json::from_value(serde_json::json!(
 ///     {"kind": "image", "value": "https://x/cat.png"})).unwrap();
 /// assert_eq!(p, ContentPart::image("https://x/cat.png"));
+/// let err = serde_json::from_value::<ContentPart>(serde_json::json!({"kind": "Text", "value": "x"}));
+/// assert!(err.unwrap_err().to_string().contains("`kind` is `Text`"));
 /// ```
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize)]
 #[serde(tag = "kind", rename_all = "lowercase")]
 pub enum ContentPart {
     /// Text.
@@ -74,33 +78,84 @@ pub enum ContentPart {
     /// An image: a URL or a `data:` URI.
     Image {
         /// URL or data URI.
-        #[serde(alias = "value", alias = "url")]
         source: String,
         /// `auto`, `low` or `high`.
-        #[serde(default, skip_serializing_if = "Option::is_none")]
+        #[serde(skip_serializing_if = "Option::is_none")]
         detail: Option<String>,
         /// Such as `image/png`.
-        #[serde(default, rename = "mediaType", skip_serializing_if = "Option::is_none")]
+        #[serde(rename = "mediaType", skip_serializing_if = "Option::is_none")]
         media_type: Option<String>,
     },
     /// A file: a URL or a `data:` URI.
     File {
         /// URL or data URI.
-        #[serde(alias = "value", alias = "url")]
         source: String,
         /// Such as `application/pdf`.
-        #[serde(default, rename = "mediaType", skip_serializing_if = "Option::is_none")]
+        #[serde(rename = "mediaType", skip_serializing_if = "Option::is_none")]
         media_type: Option<String>,
     },
     /// Audio: a URL, a `data:` URI or base64 data.
     Audio {
         /// URL, data URI or base64.
-        #[serde(alias = "value", alias = "url")]
         source: String,
         /// Such as `audio/wav`.
-        #[serde(default, rename = "mediaType", skip_serializing_if = "Option::is_none")]
+        #[serde(rename = "mediaType", skip_serializing_if = "Option::is_none")]
         media_type: Option<String>,
     },
+}
+
+/// The fields of a text part.
+#[derive(Deserialize)]
+struct TextFields {
+    value: String,
+}
+
+/// The fields of an image, file or audio part (`detail` is only kept for images).
+#[derive(Deserialize)]
+struct SourceFields {
+    #[serde(alias = "value", alias = "url")]
+    source: String,
+    #[serde(default)]
+    detail: Option<String>,
+    #[serde(default, rename = "mediaType")]
+    media_type: Option<String>,
+}
+
+impl<'de> Deserialize<'de> for ContentPart {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        use serde::de::Error as _;
+        let mut fields = Map::<String, Value>::deserialize(d)?;
+        let kind = match fields.remove("kind") {
+            Some(Value::String(kind)) => kind,
+            Some(other) => {
+                return Err(D::Error::custom(format!("a content part's `kind` must be a string, found {other}")))
+            }
+            None => return Err(D::Error::missing_field("kind")),
+        };
+        let fields = Value::Object(fields);
+        let source = |fields: Value| SourceFields::deserialize(fields).map_err(D::Error::custom);
+        Ok(match kind.as_str() {
+            "text" => ContentPart::Text { value: TextFields::deserialize(fields).map_err(D::Error::custom)?.value },
+            "image" => {
+                let f = source(fields)?;
+                ContentPart::Image { source: f.source, detail: f.detail, media_type: f.media_type }
+            }
+            "file" => {
+                let f = source(fields)?;
+                ContentPart::File { source: f.source, media_type: f.media_type }
+            }
+            "audio" => {
+                let f = source(fields)?;
+                ContentPart::Audio { source: f.source, media_type: f.media_type }
+            }
+            _ => {
+                return Err(D::Error::custom(format!(
+                    "unknown content part kind: `kind` is `{kind}`, expected one of `text`, `image`, `file`, `audio` \
+                     (kinds are case-sensitive)"
+                )))
+            }
+        })
+    }
 }
 
 impl ContentPart {
@@ -159,16 +214,20 @@ impl Message {
 }
 
 fn content_from_value<'de, D: Deserializer<'de>>(d: D) -> Result<Vec<ContentPart>, D::Error> {
-    #[derive(Deserialize)]
-    #[serde(untagged)]
-    enum Content {
-        Text(String),
-        Parts(Vec<ContentPart>),
+    use serde::de::Error as _;
+    // Through a value, so that a bad part's own error (an unknown `kind`, a missing field) reaches
+    // the caller instead of a generic "did not match any variant".
+    match Value::deserialize(d)? {
+        Value::String(s) => Ok(vec![ContentPart::text(s)]),
+        Value::Array(items) => items
+            .into_iter()
+            .enumerate()
+            .map(|(i, item)| ContentPart::deserialize(item).map_err(|e| D::Error::custom(format!("content[{i}]: {e}"))))
+            .collect(),
+        other => Err(D::Error::custom(format!(
+            "a message's content must be a string or a list of content parts, found {other}"
+        ))),
     }
-    Ok(match Content::deserialize(d)? {
-        Content::Text(s) => vec![ContentPart::text(s)],
-        Content::Parts(p) => p,
-    })
 }
 
 /// A call of a tool requested by the model. `arguments` is always a JSON string, as the model sent it.
