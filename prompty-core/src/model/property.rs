@@ -116,13 +116,20 @@ impl<'de> Deserialize<'de> for PropertyKind {
 /// `name: {kind, ...}` in a map), or as the scalar shorthand `name: value`, which means
 /// `{kind: <inferred>, default: value}`.
 ///
+/// In JSON, a member of a collection (`inputs`, `outputs`, `parameters`, `properties`) always has
+/// its `name`, even an empty one; the nameless properties that describe a type (`items`, the
+/// alternatives of `oneOf`/`anyOf`) have none unless one was given.
+///
 /// ```
 /// use prompty_core::{Property, PropertyKind};
-/// let p = Property::new("city", PropertyKind::String).required();
+/// let mut p = Property::new("city", PropertyKind::String).required();
 /// assert_eq!(serde_json::to_value(&p).unwrap(),
 ///            serde_json::json!({"name": "city", "kind": "string", "required": true}));
+/// p.kind = PropertyKind::Array;
+/// p.items = Some(Box::new(Property::new("", PropertyKind::String)));
+/// assert_eq!(serde_json::to_value(&p).unwrap()["items"], serde_json::json!({"kind": "string"}));
 /// ```
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct Property {
     /// The name, used as the template variable.
@@ -132,35 +139,97 @@ pub struct Property {
     #[serde(default)]
     pub kind: PropertyKind,
     /// Free text for humans and for the model.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(default)]
     pub description: Option<String>,
     /// Whether a value must be given (when there is no default).
-    #[serde(default, skip_serializing_if = "is_false")]
+    #[serde(default)]
     pub required: bool,
     /// Whether `null` is an allowed value.
-    #[serde(default, skip_serializing_if = "is_false")]
+    #[serde(default)]
     pub nullable: bool,
     /// The value used when none is given.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(default)]
     pub default: Option<Value>,
     /// An example value, for documentation only: never used as a value.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(default)]
     pub example: Option<Value>,
     /// The allowed values.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(default)]
     pub enum_values: Option<Vec<Value>>,
     /// For `array`: the kind of the elements.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(default)]
     pub items: Option<Box<Property>>,
     /// For `object`: the fields.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(default)]
     pub properties: Option<Vec<Property>>,
     /// For `union`: exactly one of the alternatives.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(default)]
     pub one_of: Option<Vec<Property>>,
     /// For `union`: any of the alternatives.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(default)]
     pub any_of: Option<Vec<Property>>,
+}
+
+/// How a [`Property`] serializes: borrowed fields, with `name` left out for the nameless
+/// properties that describe a type.
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct PropertyJson<'a> {
+    #[serde(skip_serializing_if = "Option::is_none")]
+    name: Option<&'a str>,
+    kind: &'a PropertyKind,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    description: Option<&'a str>,
+    #[serde(skip_serializing_if = "is_false")]
+    required: bool,
+    #[serde(skip_serializing_if = "is_false")]
+    nullable: bool,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    default: Option<&'a Value>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    example: Option<&'a Value>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    enum_values: Option<&'a [Value]>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    items: Option<Box<PropertyJson<'a>>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    properties: Option<&'a [Property]>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    one_of: Option<Vec<PropertyJson<'a>>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    any_of: Option<Vec<PropertyJson<'a>>>,
+}
+
+impl Property {
+    /// The JSON form; `member` says whether the property is a member of a named collection (whose
+    /// name is always written) rather than a nameless type description.
+    fn json(&self, member: bool) -> PropertyJson<'_> {
+        PropertyJson {
+            name: (member || !self.name.is_empty()).then_some(self.name.as_str()),
+            kind: &self.kind,
+            description: self.description.as_deref(),
+            required: self.required,
+            nullable: self.nullable,
+            default: self.default.as_ref(),
+            example: self.example.as_ref(),
+            enum_values: self.enum_values.as_deref(),
+            items: self.items.as_ref().map(|p| Box::new(p.json(false))),
+            properties: self.properties.as_deref(),
+            one_of: nameless(&self.one_of),
+            any_of: nameless(&self.any_of),
+        }
+    }
+}
+
+/// The JSON forms of union alternatives (nameless type descriptions).
+fn nameless(alts: &Option<Vec<Property>>) -> Option<Vec<PropertyJson<'_>>> {
+    alts.as_ref().map(|alts| alts.iter().map(|p| p.json(false)).collect())
+}
+
+impl Serialize for Property {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        self.json(true).serialize(s)
+    }
 }
 
 fn is_false(b: &bool) -> bool {
