@@ -6,7 +6,7 @@
 //! into one user message.
 
 use crate::providers::openai::{is_uri, merge_additional, model_of, put, replayed_tool_calls, split_data_uri};
-use crate::{project_tools, Agent, ContentPart, Error, Message, Result, Role};
+use crate::{get_tool_projector, Agent, ContentPart, Error, Message, Result, Role};
 use serde_json::{json, Map, Value};
 
 /// `max_tokens` when the prompt sets no `maxOutputTokens` (the API requires one).
@@ -40,7 +40,7 @@ pub const DEFAULT_MAX_TOKENS: i64 = 4096;
 pub fn messages_request(agent: &Agent, messages: &[Message]) -> Result<Value> {
     let model = model_of(agent)?;
     let options = model.options.as_ref();
-    let tools = project_tools(agent)?;
+    let tools = function_tools(agent)?;
 
     let mut system = Vec::new();
     let mut wire: Vec<Value> = Vec::new();
@@ -169,6 +169,19 @@ fn source_json(source: &str, media_type: Option<&str>, default_type: &str) -> Va
     json!({"type": "base64", "media_type": media_type.unwrap_or(default_type), "data": source})
 }
 
+/// The tools Anthropic sees: every tool whose kind has a projector (`function`, `prompty`, or one the
+/// host registered); tools of other kinds (`mcp`, `openapi`, custom) are left out, as spec §7.5
+/// says, instead of failing the request.
+fn function_tools(agent: &Agent) -> Result<Vec<crate::FunctionDefinition>> {
+    let mut out = Vec::new();
+    for tool in agent.tools.as_deref().unwrap_or_default() {
+        if let Ok(projector) = get_tool_projector(tool.kind.as_str()) {
+            out.extend(projector(tool, agent)?);
+        }
+    }
+    Ok(out)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -231,6 +244,21 @@ mod tests {
         );
         let audio = ContentPart::Audio { source: "x".into(), media_type: None };
         assert!(block(&audio).is_err());
+    }
+
+    #[test]
+    fn tools_without_a_projector_are_left_out() {
+        let agent = Agent::from_value(json!({
+            "model": {"id": "claude", "provider": "anthropic"},
+            "tools": [
+                {"name": "fs", "kind": "mcp", "serverName": "files", "connection": {"kind": "reference", "name": "x"}},
+                {"name": "get_weather", "kind": "function", "parameters": {"city": {"kind": "string"}}}
+            ]
+        }))
+        .unwrap();
+        let body = messages_request(&agent, &[Message::new(Role::User, "hi")]).unwrap();
+        let names: Vec<_> = body["tools"].as_array().unwrap().iter().map(|t| t["name"].clone()).collect();
+        assert_eq!(names, vec![json!("get_weather")]);
     }
 
     #[test]
