@@ -85,7 +85,7 @@ pub fn confine_path(base_dir: &Path, relative: &str, options: &LoadOptions) -> R
 /// [`LoadOptions::keep_env_references`]; errors name the agent's file and the key path.
 pub(crate) fn resolve_agent_env(agent: &Agent) -> Result<Agent> {
     let file = agent.source.as_ref().map_or_else(|| format!("<agent {}>", agent.name), |s| s.path.clone());
-    let origin = Origin { file, frontmatter: None };
+    let origin = Origin { file, frontmatter: None, secrets: Default::default() };
     let mut value = serde_json::to_value(agent).map_err(|e| Error::InvalidField {
         at: origin.at(&KeyPath::default()),
         field: String::new(),
@@ -105,6 +105,8 @@ pub(crate) fn resolve_agent_env(agent: &Agent) -> Result<Agent> {
 
 /// Where the text being loaded came from, for error messages.
 pub(crate) struct Origin {
+    /// Values read from the environment while loading (to redact them from error messages).
+    pub(crate) secrets: std::cell::RefCell<Vec<String>>,
     file: String,
     /// The frontmatter text and the file line it starts at.
     frontmatter: Option<(String, usize)>,
@@ -112,7 +114,12 @@ pub(crate) struct Origin {
 
 impl Origin {
     pub(crate) fn memory() -> Origin {
-        Origin { file: "<agent>".to_owned(), frontmatter: None }
+        Origin { file: "<agent>".to_owned(), frontmatter: None, secrets: Default::default() }
+    }
+
+    /// `message` with every value read from the environment replaced by `[REDACTED]`.
+    pub(crate) fn redact(&self, message: String) -> String {
+        self.secrets.borrow().iter().fold(message, |m, secret| m.replace(secret.as_str(), "[REDACTED]"))
     }
 
     /// The location of a key path: the file, and the line when the frontmatter text shows it.
@@ -222,7 +229,11 @@ fn load_str_inner(
         at: Location::file(name).at(u.line, 1),
         message: "the frontmatter opened here is never closed (add a line `---` after it)".to_owned(),
     })?;
-    let origin = Origin { file: name.to_owned(), frontmatter: split.frontmatter.map(|(t, l)| (t.to_owned(), l)) };
+    let origin = Origin {
+        file: name.to_owned(),
+        frontmatter: split.frontmatter.map(|(t, l)| (t.to_owned(), l)),
+        secrets: Default::default(),
+    };
     let mut value = match split.frontmatter {
         None => Value::Object(Map::new()),
         Some((yaml, first_line)) => parse_yaml(yaml, first_line, name)?,
@@ -390,7 +401,8 @@ pub(crate) fn agent_from_value(value: Value, origin: &Origin) -> Result<Agent> {
     normalize(&mut map, origin)?;
     let fields: Fields = serde_path_to_error::deserialize(Value::Object(map)).map_err(|e| {
         let path = KeyPath::from(e.path());
-        Error::InvalidField { at: origin.at(&path), field: path.to_string(), message: e.into_inner().to_string() }
+        let message = origin.redact(e.into_inner().to_string());
+        Error::InvalidField { at: origin.at(&path), field: path.to_string(), message }
     })?;
     Ok(Agent {
         name: fields.name,
@@ -409,7 +421,7 @@ pub(crate) fn agent_from_value(value: Value, origin: &Origin) -> Result<Agent> {
 }
 
 fn field_error(origin: &Origin, path: &KeyPath, message: impl Into<String>) -> Error {
-    Error::InvalidField { at: origin.at(path), field: path.to_string(), message: message.into() }
+    Error::InvalidField { at: origin.at(path), field: path.to_string(), message: origin.redact(message.into()) }
 }
 
 /// Rewrites the shorthands of the format into the canonical shape, in place.

@@ -152,7 +152,13 @@ fn env_value(spec: &str, origin: &Origin, path: &KeyPath) -> Result<Value> {
         None => (spec, None),
     };
     match (std::env::var(var), default) {
-        (Ok(v), _) => Ok(Value::String(v)),
+        (Ok(v), _) => {
+            // Any value from the environment may be a secret: errors about this prompt must not show it.
+            if v.len() >= 4 {
+                origin.secrets.borrow_mut().push(v.clone());
+            }
+            Ok(Value::String(v))
+        }
         (Err(_), Some(d)) => Ok(Value::String(d.to_owned())),
         (Err(_), None) => {
             Err(Error::EnvVarNotSet { at: origin.at(path), field: path.to_string(), var: var.to_owned() })

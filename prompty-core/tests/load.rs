@@ -663,3 +663,16 @@ fn debug_output_of_an_agent_never_contains_the_api_key() {
         assert!(text.contains("REDACTED"));
     }
 }
+
+#[test]
+fn a_type_error_on_a_value_from_the_environment_does_not_show_the_value() {
+    let _guard = ENV_LOCK.lock().unwrap_or_else(|e| e.into_inner());
+    std::env::set_var("PROMPTY_TEST_LEAKY_SECRET", "sk-very-secret-value");
+    let text = "---\nmodel:\n  id: gpt\n  options:\n    temperature: ${env:PROMPTY_TEST_LEAKY_SECRET}\n---\nHi";
+    let err = prompty_core::load_str(text, ".", "leak.prompty").unwrap_err();
+    std::env::remove_var("PROMPTY_TEST_LEAKY_SECRET");
+    let msg = err.to_string();
+    assert!(msg.contains("model.options.temperature"), "{msg}");
+    assert!(!msg.contains("sk-very-secret-value"), "{msg}");
+    assert!(msg.contains("[REDACTED]"), "{msg}");
+}
