@@ -237,8 +237,18 @@ pub enum Error {
         message: String,
     },
 
-    /// An asynchronous task running a blocking step failed.
-    #[error("background task failed: {0}")]
+    /// A model's result does not fit the type it was cast to.
+    #[error("the result does not fit `{target}`: {message}")]
+    Cast {
+        /// The Rust type asked for.
+        target: &'static str,
+        /// What did not fit.
+        message: String,
+    },
+
+    /// The runtime could not run a step: a background task failed, no async runtime could be
+    /// started, the operating system's random source failed.
+    #[error("{0}")]
     Task(String),
 }
 

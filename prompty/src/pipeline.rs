@@ -208,5 +208,5 @@ pub async fn load_with_async(path: impl AsRef<Path>, options: &LoadOptions) -> R
     let options = options.clone();
     tokio::task::spawn_blocking(move || crate::load_with(&path, &options))
         .await
-        .map_err(|e| crate::Error::Task(e.to_string()))?
+        .map_err(|e| crate::Error::Task(format!("the background load task failed: {e}")))?
 }

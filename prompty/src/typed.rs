@@ -22,12 +22,9 @@ pub fn cast<T: DeserializeOwned>(value: &Value) -> Result<T> {
     match T::deserialize(value) {
         Ok(v) => Ok(v),
         Err(direct) => match value {
-            Value::String(raw) => serde_json::from_str(raw).map_err(|e| Error::InvalidInputs {
-                message: format!("the result does not fit `{}`: {e}", std::any::type_name::<T>()),
-            }),
-            _ => Err(Error::InvalidInputs {
-                message: format!("the result does not fit `{}`: {direct}", std::any::type_name::<T>()),
-            }),
+            Value::String(raw) => serde_json::from_str(raw)
+                .map_err(|e| Error::Cast { target: std::any::type_name::<T>(), message: e.to_string() }),
+            _ => Err(Error::Cast { target: std::any::type_name::<T>(), message: direct.to_string() }),
         },
     }
 }
@@ -90,9 +87,8 @@ pub fn compiled_agent(json: &str, path: &str, base_dir: &str, body_line: usize) 
 pub(crate) fn cast_owned<T: DeserializeOwned>(value: Value) -> Result<T> {
     match value {
         Value::String(_) => cast(&value),
-        other => T::deserialize(other).map_err(|e| Error::InvalidInputs {
-            message: format!("the result does not fit `{}`: {e}", std::any::type_name::<T>()),
-        }),
+        other => T::deserialize(other)
+            .map_err(|e| Error::Cast { target: std::any::type_name::<T>(), message: e.to_string() }),
     }
 }
 
