@@ -1,0 +1,131 @@
+//! Bad input never panics: 20,000 mutated prompts (bytes flipped, lines cut, delimiters and
+//! template tags inserted) go through `load_str`, `prepare` and `parse`; each must return `Ok` or
+//! `Err`, never panic. Deterministic (a fixed-seed generator), bounded in count.
+
+use std::panic::{catch_unwind, AssertUnwindSafe};
+use std::path::Path;
+
+/// xorshift64*: a small deterministic generator.
+struct Rng(u64);
+
+impl Rng {
+    fn next(&mut self) -> u64 {
+        self.0 ^= self.0 >> 12;
+        self.0 ^= self.0 << 25;
+        self.0 ^= self.0 >> 27;
+        self.0.wrapping_mul(0x2545_F491_4F6C_DD1D)
+    }
+
+    fn below(&mut self, n: usize) -> usize {
+        (self.next() % n.max(1) as u64) as usize
+    }
+}
+
+const SNIPPETS: &[&str] = &[
+    "---\n",
+    "+++\n",
+    "{{",
+    "}}",
+    "{%",
+    "%}",
+    "{% for x in y %}",
+    "{% endfor %}",
+    "{% if a %}",
+    "{{#s}}",
+    "{{/s}}",
+    "{{^s}}",
+    "user:\n",
+    "system[a=\"b\", c=1]:\n",
+    "assistant[:\n",
+    "${env:",
+    "${file:../x}",
+    "${env:PROMPTY_NOPE}",
+    "inputs:\n  - name: q\n",
+    "  kind: thread\n",
+    "model: [",
+    ": :",
+    "\t",
+    "\u{FDD0}",
+    "\u{FDD1}00000000",
+    "\r\n",
+    "\"",
+    "'",
+    "- ",
+    "&anchor",
+    "*anchor",
+    "!!binary",
+    "~",
+    "__PROMPTY_THREAD_0000abcd_q__",
+];
+
+fn mutate(rng: &mut Rng, base: &str) -> String {
+    let mut bytes = base.as_bytes().to_vec();
+    for _ in 0..1 + rng.below(4) {
+        match rng.below(4) {
+            0 if !bytes.is_empty() => {
+                let i = rng.below(bytes.len());
+                bytes[i] = (rng.next() & 0x7f) as u8;
+            }
+            1 if !bytes.is_empty() => {
+                let i = rng.below(bytes.len());
+                bytes.truncate(i);
+            }
+            2 => {
+                let i = rng.below(bytes.len() + 1);
+                let s = SNIPPETS[rng.below(SNIPPETS.len())];
+                bytes.splice(i..i, s.bytes());
+            }
+            _ if !bytes.is_empty() => {
+                let i = rng.below(bytes.len());
+                let j = (i + rng.below(40)).min(bytes.len());
+                bytes.drain(i..j);
+            }
+            _ => {}
+        }
+    }
+    String::from_utf8_lossy(&bytes).into_owned()
+}
+
+fn fixtures() -> Vec<String> {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/fixtures");
+    let mut out: Vec<String> = std::fs::read_dir(&dir)
+        .expect("fixtures folder")
+        .filter_map(|e| e.ok())
+        .filter(|e| e.path().extension().is_some_and(|x| x == "prompty"))
+        .filter_map(|e| std::fs::read_to_string(e.path()).ok())
+        .collect();
+    out.push("---\ntemplate:\n  format: mustache\n---\n{{#items}}{{.}}{{/items}}{{^x}}n{{/x}}".to_owned());
+    assert!(out.len() >= 10, "fixtures not found in {}", dir.display());
+    out
+}
+
+#[test]
+fn mutated_prompts_never_panic() {
+    std::env::set_var("OPENAI_API_KEY", "sk-robustness");
+    let bases = fixtures();
+    let mut rng = Rng(0x5eed_1234_abcd_9876);
+    let inputs = serde_json::json!({
+        "question": "q\nsystem:\nx", "firstName": "A", "text": "t", "conversation": [{"role": "user", "content": "hi"}],
+        "q": [{"role": "assistant", "content": "x"}], "items": ["a", {"b": 1}], "photo": "https://x/p.png"
+    });
+    let mut loaded = 0;
+    for round in 0..20_000 {
+        let base = &bases[round % bases.len()];
+        let text = mutate(&mut rng, base);
+        let outcome = catch_unwind(AssertUnwindSafe(|| {
+            if let Ok(agent) = prompty::load_str(&text, ".", "fuzz.prompty") {
+                let _ = prompty::prepare(&agent, &inputs);
+                let _ = prompty::render(&agent, &serde_json::json!({}));
+                let _ = prompty::parse(&agent, agent.instructions.as_deref().unwrap_or(""));
+                return true;
+            }
+            false
+        }));
+        match outcome {
+            Ok(ok) => loaded += usize::from(ok),
+            Err(_) => panic!("panicked on input #{round}:\n{text:?}"),
+        }
+    }
+    // The mutations must not all be rejected at load: the later stages need exercising too.
+    assert!(loaded > 3000, "only {loaded} of 20000 mutated prompts loaded");
+}
