@@ -129,3 +129,73 @@ fn mutated_prompts_never_panic() {
     // The mutations must not all be rejected at load: the later stages need exercising too.
     assert!(loaded > 3000, "only {loaded} of 20000 mutated prompts loaded");
 }
+
+/// Replaces or removes one random node of a JSON value.
+fn mutate_json(rng: &mut Rng, v: &mut serde_json::Value) {
+    use serde_json::Value;
+    let replacement = |rng: &mut Rng| match rng.below(6) {
+        0 => Value::Null,
+        1 => serde_json::json!(42),
+        2 => serde_json::json!("text"),
+        3 => serde_json::json!([]),
+        4 => serde_json::json!({}),
+        _ => serde_json::json!([{"a": null}]),
+    };
+    match v {
+        Value::Object(map) if !map.is_empty() && rng.below(3) > 0 => {
+            let keys: Vec<String> = map.keys().cloned().collect();
+            let key = &keys[rng.below(keys.len())];
+            if rng.below(4) == 0 {
+                map.remove(key);
+            } else if let Some(child) = map.get_mut(key) {
+                mutate_json(rng, child);
+            }
+        }
+        Value::Array(items) if !items.is_empty() && rng.below(3) > 0 => {
+            let i = rng.below(items.len());
+            mutate_json(rng, &mut items[i]);
+        }
+        other => *other = replacement(rng),
+    }
+}
+
+#[test]
+fn mutated_provider_responses_never_panic() {
+    let vectors: serde_json::Value = serde_json::from_str(
+        &std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/vectors/vectors.json")).unwrap(),
+    )
+    .unwrap();
+    let responses: Vec<serde_json::Value> = vectors["vectors"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|e| e["vector"]["stage"] == "process")
+        .map(|e| e["vector"]["input"]["response"].clone())
+        .collect();
+    assert!(responses.len() >= 10);
+    let agents: Vec<prompty::Agent> = ["chat", "embedding", "image", "responses"]
+        .iter()
+        .flat_map(|api| {
+            [false, true].map(|outputs| {
+                let mut a = serde_json::json!({"model": {"id": "m", "provider": "openai", "apiType": api}});
+                if outputs {
+                    a["outputs"] = serde_json::json!([{"name": "result", "kind": "string"}]);
+                }
+                prompty::Agent::from_value(a).unwrap()
+            })
+        })
+        .collect();
+    let mut rng = Rng(0xfeed_beef_0bad_cafe);
+    for round in 0..5_000 {
+        let mut response = responses[round % responses.len()].clone();
+        for _ in 0..1 + rng.below(3) {
+            mutate_json(&mut rng, &mut response);
+        }
+        let agent = &agents[rng.below(agents.len())];
+        let outcome = catch_unwind(AssertUnwindSafe(|| {
+            let _ = prompty::providers::openai::process_response(agent, response.clone());
+            let _ = prompty::providers::anthropic::process_response(agent, response.clone());
+        }));
+        assert!(outcome.is_ok(), "panicked on response #{round}: {response}");
+    }
+}
