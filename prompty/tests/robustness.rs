@@ -199,3 +199,59 @@ fn mutated_provider_responses_never_panic() {
         assert!(outcome.is_ok(), "panicked on response #{round}: {response}");
     }
 }
+
+/// Sample stream events of each provider, to mutate.
+fn stream_events() -> Vec<serde_json::Value> {
+    use serde_json::json;
+    vec![
+        json!({"choices": [{"index": 0, "delta": {"content": "Hel"}}]}),
+        json!({"choices": [{"index": 0, "delta": {"tool_calls": [{"index": 0, "id": "c1", "function": {"name": "f", "arguments": "{\"a\""}}]}}]}),
+        json!({"choices": [{"index": 0, "delta": {"tool_calls": [{"index": 0, "function": {"arguments": ":1}"}}]}}]}),
+        json!({"choices": [{"index": 0, "delta": {"refusal": "no"}}]}),
+        json!({"choices": [], "usage": {"prompt_tokens": 1, "completion_tokens": 2}}),
+        json!({"type": "response.output_text.delta", "delta": "Hi"}),
+        json!({"type": "response.output_item.added", "item": {"type": "function_call", "call_id": "c", "name": "f"}}),
+        json!({"type": "response.function_call_arguments.delta", "delta": "{}"}),
+        json!({"type": "response.completed", "response": {"usage": {"input_tokens": 1}}}),
+        json!({"type": "content_block_start", "index": 0, "content_block": {"type": "tool_use", "id": "t", "name": "f"}}),
+        json!({"type": "content_block_delta", "index": 0, "delta": {"type": "input_json_delta", "partial_json": "{\"x\":"}}),
+        json!({"type": "content_block_delta", "index": 1, "delta": {"type": "text_delta", "text": "yo"}}),
+        json!({"type": "message_delta", "usage": {"output_tokens": 3}, "delta": {"stop_reason": "end_turn"}}),
+        json!({"type": "message_stop"}),
+    ]
+}
+
+#[test]
+fn mutated_stream_events_never_panic() {
+    use futures_util::StreamExt;
+    let base = stream_events();
+    let agents: Vec<prompty::Agent> = ["chat", "responses"]
+        .iter()
+        .map(|api| prompty::Agent::from_value(serde_json::json!({"model": {"id": "m", "apiType": api}})).unwrap())
+        .collect();
+    let runtime = tokio::runtime::Builder::new_current_thread().build().unwrap();
+    let mut rng = Rng(0x0123_4567_89ab_cdef);
+    for round in 0..2_000 {
+        let mut events = Vec::new();
+        for _ in 0..1 + rng.below(8) {
+            let mut e = base[rng.below(base.len())].clone();
+            if rng.below(2) == 0 {
+                mutate_json(&mut rng, &mut e);
+            }
+            events.push(if rng.below(10) == 0 {
+                prompty::RawEvent::TransportError("connection reset".into())
+            } else {
+                prompty::RawEvent::Data(e)
+            });
+        }
+        let agent = &agents[rng.below(agents.len())];
+        let outcome = catch_unwind(AssertUnwindSafe(|| {
+            runtime.block_on(async {
+                let raw = || -> prompty::RawStream { Box::pin(futures_util::stream::iter(events.clone())) };
+                let _: Vec<_> = prompty::providers::openai::process_stream(agent, raw()).collect().await;
+                let _: Vec<_> = prompty::providers::anthropic::process_stream(agent, raw()).collect().await;
+            })
+        }));
+        assert!(outcome.is_ok(), "panicked on stream #{round}: {events:?}");
+    }
+}
