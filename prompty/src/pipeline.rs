@@ -67,7 +67,7 @@ fn prepare_inputs(agent: &Agent, inputs: &Value) -> Result<Prepared> {
     let mut inputs = crate::validate_inputs(agent, inputs)?;
     let rich = rich::substitute(agent, &mut inputs)?;
     let mut mark_nonce = [[0u8; 8]];
-    nonce::fresh_digits(&mut mark_nonce)?;
+    nonce::fresh_digits(&mut mark_nonce);
     Ok((inputs, rich, Marks::new(mark_nonce[0])))
 }
 

@@ -85,7 +85,7 @@ pub(crate) fn substitute(agent: &Agent, inputs: &mut Map<String, Value>) -> Resu
         return Ok(rich);
     }
     let mut nonces = vec![[0u8; 8]; present.len()];
-    nonce::fresh(&mut nonces)?;
+    nonce::fresh(&mut nonces);
     for (prop, nonce) in present.into_iter().zip(&nonces) {
         let Some(value) = inputs.get_mut(&prop.name) else {
             continue;

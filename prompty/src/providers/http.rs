@@ -110,13 +110,8 @@ impl RetryPolicy {
 }
 
 fn random_u64() -> u64 {
-    let mut b = [0u8; 8];
-    if getrandom::fill(&mut b).is_err() {
-        // Jitter only spreads retries out; the clock is random enough for that.
-        let t = SystemTime::now().duration_since(SystemTime::UNIX_EPOCH).unwrap_or_default();
-        return u64::from(t.subsec_nanos());
-    }
-    u64::from_le_bytes(b)
+    use rand::Rng as _;
+    rand::rng().next_u64()
 }
 
 /// Settings of an [`HttpClient`].
