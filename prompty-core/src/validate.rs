@@ -33,7 +33,19 @@ pub fn validate_inputs(agent: &Agent, inputs: &Value) -> Result<Map<String, Valu
             })
         }
     };
-    let mut out = given.clone();
+    validate_input_map(agent, given.clone())
+}
+
+/// [`validate_inputs`] on an owned map of inputs: fills defaults in place, without copying.
+///
+/// ```
+/// let agent = prompty_core::Agent::from_value(serde_json::json!({"inputs": {"unit": "celsius"}}))?;
+/// let filled = prompty_core::validate_input_map(&agent, serde_json::Map::new())?;
+/// assert_eq!(filled["unit"], "celsius");
+/// # Ok::<(), prompty_core::Error>(())
+/// ```
+pub fn validate_input_map(agent: &Agent, inputs: Map<String, Value>) -> Result<Map<String, Value>> {
+    let mut out = inputs;
     for prop in agent.inputs.as_deref().unwrap_or_default() {
         if out.contains_key(&prop.name) {
             continue;

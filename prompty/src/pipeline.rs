@@ -52,7 +52,12 @@ pub async fn render_async(agent: &Agent, inputs: &Value) -> Result<String> {
 /// # Ok::<(), prompty::Error>(())
 /// ```
 pub fn prepare(agent: &Agent, inputs: &Value) -> Result<Vec<Message>> {
-    let (inputs, rich, marks) = prepare_inputs(agent, inputs)?;
+    prepare_map(agent, crate::validate_inputs(agent, inputs)?)
+}
+
+/// [`prepare`] of inputs that are already an owned map (the typed prompts' path: no copy).
+pub(crate) fn prepare_map(agent: &Agent, inputs: serde_json::Map<String, Value>) -> Result<Vec<Message>> {
+    let (inputs, rich, marks) = prepare_inputs(agent, crate::validate_input_map(agent, inputs)?)?;
     let marked = renderers::render_validated(agent, &inputs, RenderContext { marks: Some(marks) })?;
     let (text, values) = marks.split(&marked);
     let messages =
@@ -63,8 +68,7 @@ pub fn prepare(agent: &Agent, inputs: &Value) -> Result<Vec<Message>> {
 type Prepared = (serde_json::Map<String, Value>, rich::RichInputs, Marks);
 
 /// Validated inputs with rich values replaced by nonces, and the marks of this render.
-fn prepare_inputs(agent: &Agent, inputs: &Value) -> Result<Prepared> {
-    let mut inputs = crate::validate_inputs(agent, inputs)?;
+fn prepare_inputs(agent: &Agent, mut inputs: serde_json::Map<String, Value>) -> Result<Prepared> {
     let rich = rich::substitute(agent, &mut inputs)?;
     let mut mark_nonce = [[0u8; 8]];
     nonce::fresh_digits(&mut mark_nonce);
@@ -80,7 +84,7 @@ fn prepare_inputs(agent: &Agent, inputs: &Value) -> Result<Prepared> {
 /// # Ok::<(), prompty::Error>(()) }).unwrap();
 /// ```
 pub async fn prepare_async(agent: &Agent, inputs: &Value) -> Result<Vec<Message>> {
-    let (inputs, rich, marks) = prepare_inputs(agent, inputs)?;
+    let (inputs, rich, marks) = prepare_inputs(agent, crate::validate_inputs(agent, inputs)?)?;
     let marked = renderers::render_validated_async(agent, &inputs, RenderContext { marks: Some(marks) }).await?;
     let (text, values) = marks.split(&marked);
     let parser = get_parser(&agent.template.parser.kind)?;

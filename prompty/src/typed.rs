@@ -102,7 +102,10 @@ pub fn typed_inputs<I: Serialize>(inputs: &I) -> Result<Value> {
 /// `prepare` for a typed prompt.
 #[doc(hidden)]
 pub fn prepare_typed<I: Serialize>(agent: &Agent, inputs: &I) -> Result<Vec<Message>> {
-    crate::prepare(agent, &typed_inputs(inputs)?)
+    match typed_inputs(inputs)? {
+        Value::Object(map) => crate::pipeline::prepare_map(agent, map),
+        other => crate::prepare(agent, &other),
+    }
 }
 
 /// `invoke` for a typed prompt: resolves the `${env:}` references of the compiled agent, runs the
