@@ -32,6 +32,18 @@ impl Marks {
         out.push_str(nonce::as_str(&self.nonce));
     }
 
+    /// Writes the mark that opens an interpolated value.
+    pub(crate) fn write_open(&self, out: &mut impl std::fmt::Write) -> std::fmt::Result {
+        out.write_char(OPEN)?;
+        out.write_str(nonce::as_str(&self.nonce))
+    }
+
+    /// Writes the mark that closes an interpolated value.
+    pub(crate) fn write_close(&self, out: &mut impl std::fmt::Write) -> std::fmt::Result {
+        out.write_char(CLOSE)?;
+        out.write_str(nonce::as_str(&self.nonce))
+    }
+
     /// Removes the marks: the plain rendered text, and the byte ranges of it that were interpolated.
     pub(crate) fn split(&self, marked: &str) -> (String, Vec<Range<usize>>) {
         let nonce = nonce::as_str(&self.nonce);

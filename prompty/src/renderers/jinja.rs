@@ -38,16 +38,19 @@ fn environment() -> Environment<'static> {
     env.set_undefined_behavior(UndefinedBehavior::Chainable);
     env.set_auto_escape_callback(|_| AutoEscape::None);
     env.set_formatter(|out, _state, value| {
-        let mut text = String::new();
-        format_value(value, &mut text);
-        match EMIT.with(Cell::get) {
-            Some(ctx) => {
-                let mut marked = String::with_capacity(text.len() + 24);
-                ctx.write_value(&mut marked, &text);
-                out.write_str(&marked).map_err(|_| write_error())
+        // Written straight into the output: the value between this render's marks, when it marks.
+        let marks = EMIT.with(Cell::get).and_then(|ctx| ctx.marks);
+        let write = |out: &mut minijinja::Output| -> std::fmt::Result {
+            if let Some(m) = &marks {
+                m.write_open(out)?;
             }
-            None => out.write_str(&text).map_err(|_| write_error()),
-        }
+            format_value(value, out)?;
+            match &marks {
+                Some(m) => m.write_close(out),
+                None => Ok(()),
+            }
+        };
+        write(out).map_err(|_| write_error())
     });
     env.add_filter("default", default);
     env.add_filter("d", default);
@@ -61,26 +64,17 @@ fn write_error() -> minijinja::Error {
 }
 
 /// Prints a value the way the Prompty Jinja subset prints it.
-fn format_value(value: &Value, out: &mut String) {
-    use std::fmt::Write;
+fn format_value(value: &Value, out: &mut impl std::fmt::Write) -> std::fmt::Result {
     match value.kind() {
-        ValueKind::Undefined | ValueKind::None => {}
-        ValueKind::Bool => out.push_str(if value.is_true() { "true" } else { "false" }),
-        ValueKind::String => out.push_str(value.as_str().unwrap_or_default()),
+        ValueKind::Undefined | ValueKind::None => Ok(()),
+        ValueKind::Bool => out.write_str(if value.is_true() { "true" } else { "false" }),
+        ValueKind::String => out.write_str(value.as_str().unwrap_or_default()),
         ValueKind::Number if !value.is_integer() => match f64::try_from(value.clone()) {
-            Ok(f) if f.is_finite() && f.fract() == 0.0 && f.abs() < 1e15 => {
-                let _ = write!(out, "{}", f as i64);
-            }
-            Ok(f) => {
-                let _ = write!(out, "{f}");
-            }
-            Err(_) => {
-                let _ = write!(out, "{value}");
-            }
+            Ok(f) if f.is_finite() && f.fract() == 0.0 && f.abs() < 1e15 => write!(out, "{}", f as i64),
+            Ok(f) => write!(out, "{f}"),
+            Err(_) => write!(out, "{value}"),
         },
-        _ => {
-            let _ = write!(out, "{value}");
-        }
+        _ => write!(out, "{value}"),
     }
 }
 
@@ -109,7 +103,8 @@ fn join(value: &Value, joiner: Option<&str>) -> std::result::Result<String, mini
         if i > 0 {
             out.push_str(joiner.unwrap_or(""));
         }
-        format_value(&item, &mut out);
+        // Writing into a String cannot fail.
+        let _ = format_value(&item, &mut out);
     }
     Ok(out)
 }
