@@ -93,7 +93,7 @@ pub async fn prepare_async(agent: &Agent, inputs: &Value) -> Result<Vec<Message>
 }
 
 /// The provider key of the agent's model, which selects its executor and processor.
-fn provider(agent: &Agent) -> Result<&str> {
+pub(crate) fn provider(agent: &Agent) -> Result<&str> {
     agent.model.as_ref().and_then(|m| m.provider.as_deref()).ok_or_else(|| Error::Execution {
         message: format!(
             "agent '{}' names no model provider: set `model.provider` (openai, anthropic, foundry, ...) in its frontmatter",

@@ -1,6 +1,6 @@
 //! Streamed model calls: [`run_stream`] (prepared messages) and [`invoke_stream`] (inputs).
 
-use crate::{get_executor, get_processor, Agent, ChunkStream, Error, Message, Result};
+use crate::{get_executor, get_processor, Agent, ChunkStream, Message, Result};
 use serde_json::Value;
 
 /// Sends already prepared messages to the model as a streamed request, with the executor
@@ -28,12 +28,7 @@ use serde_json::Value;
 /// # Ok(()) }
 /// ```
 pub async fn run_stream(agent: &Agent, messages: &[Message]) -> Result<ChunkStream> {
-    let provider = agent.model.as_ref().and_then(|m| m.provider.as_deref()).ok_or_else(|| Error::Execution {
-        message: format!(
-            "agent '{}' names no model provider: set `model.provider` (openai, anthropic, foundry, ...) in its frontmatter",
-            agent.name
-        ),
-    })?;
+    let provider = crate::pipeline::provider(agent)?;
     let executor = get_executor(provider)?;
     let processor = get_processor(provider)?;
     let events = executor.execute_stream(agent, messages).await?;
