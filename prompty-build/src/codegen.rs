@@ -2,6 +2,19 @@
 //! becomes a module holding `Inputs`, `Output`, `agent()`, `prepare`, `invoke`, `invoke_stream`,
 //! `tools()` and the compile-time checks of the prompt's function tools against their
 //! `#[prompty::tool]` handlers.
+//!
+//! ```
+//! let dir = std::env::temp_dir().join(format!("prompty-doc-codegen-{}", std::process::id()));
+//! std::fs::create_dir_all(&dir).unwrap();
+//! let path = dir.join("greet.prompty");
+//! std::fs::write(&path, "---\ninputs: [who]\n---\nuser:\nHi {{ who }}").unwrap();
+//! let prompt = prompty_build::typed::analyze(&path, "greet.prompty").prompt.unwrap();
+//! let tokens = prompty_build::codegen::module(&quote::format_ident!("greet"), &prompt, &Default::default());
+//! let code = prettyplease::unparse(&syn::parse2(tokens)?);
+//! // The optional input `who` is an optional field of `Inputs`.
+//! assert!(code.contains("pub who: ::std::option::Option<::std::string::String>,"));
+//! # Ok::<(), syn::Error>(())
+//! ```
 
 use crate::names;
 use crate::typed::{Field, FieldType, FunctionTool, ParamKind, StructDef, TypedPrompt};
@@ -9,6 +22,19 @@ use proc_macro2::{Span, TokenStream};
 use quote::{format_ident, quote, quote_spanned};
 
 /// How a module is generated.
+///
+/// ```
+/// use prompty_build::codegen::{module, Options};
+/// let dir = std::env::temp_dir().join(format!("prompty-doc-options-{}", std::process::id()));
+/// std::fs::create_dir_all(&dir).unwrap();
+/// let path = dir.join("greet.prompty");
+/// std::fs::write(&path, "---\ninputs: [who]\n---\nuser:\nHi {{ who }}").unwrap();
+/// let prompt = prompty_build::typed::analyze(&path, "greet.prompty").prompt.unwrap();
+/// // Rebuild the crate when the file changes.
+/// let options = Options { track_files: vec![path.clone()], ..Options::default() };
+/// let code = module(&quote::format_ident!("greet"), &prompt, &options).to_string();
+/// assert!(code.contains("include_bytes !"));
+/// ```
 #[derive(Clone)]
 pub struct Options {
     /// The span of the generated code: the path literal of `include_prompty!`, so that the
@@ -132,6 +158,18 @@ fn supers(n: usize) -> TokenStream {
 }
 
 /// The module's items (without the `mod name { }` around them).
+///
+/// ```
+/// use prompty_build::codegen::{module_body, Options};
+/// let dir = std::env::temp_dir().join(format!("prompty-doc-module-body-{}", std::process::id()));
+/// std::fs::create_dir_all(&dir).unwrap();
+/// let path = dir.join("greet.prompty");
+/// std::fs::write(&path, "---\ninputs: [who]\n---\nuser:\nHi {{ who }}").unwrap();
+/// let prompt = prompty_build::typed::analyze(&path, "greet.prompty").prompt.unwrap();
+/// let body = module_body(&prompt, &Options::default()).to_string();
+/// assert!(body.contains("pub struct Inputs"));
+/// assert!(!body.contains("pub mod"));
+/// ```
 pub fn module_body(p: &TypedPrompt, options: &Options) -> TokenStream {
     let span = options.span;
     let path = &p.display_path;
@@ -344,6 +382,17 @@ fn tool_checks(p: &TypedPrompt, options: &Options) -> TokenStream {
 }
 
 /// The whole `pub mod name { ... }` of a prompt.
+///
+/// ```
+/// use prompty_build::codegen::{module, Options};
+/// let dir = std::env::temp_dir().join(format!("prompty-doc-module-{}", std::process::id()));
+/// std::fs::create_dir_all(&dir).unwrap();
+/// let path = dir.join("greet.prompty");
+/// std::fs::write(&path, "---\ninputs: [who]\n---\nuser:\nHi {{ who }}").unwrap();
+/// let prompt = prompty_build::typed::analyze(&path, "greet.prompty").prompt.unwrap();
+/// let code = module(&quote::format_ident!("hello"), &prompt, &Options::default()).to_string();
+/// assert!(code.contains("pub mod hello"));
+/// ```
 pub fn module(name: &syn::Ident, p: &TypedPrompt, options: &Options) -> TokenStream {
     let body = module_body(p, options);
     let mut doc = Vec::new();

@@ -2,6 +2,15 @@
 //! generator. The path is relative to the folder of the crate's `Cargo.toml`; every problem of the
 //! file is a compile error spanned on the path literal, whose message names the file, line and
 //! column.
+//!
+//! ```
+//! let dir = std::env::temp_dir().join(format!("prompty-doc-include-{}", std::process::id()));
+//! std::fs::create_dir_all(dir.join("prompts")).unwrap();
+//! std::fs::write(dir.join("prompts/chat.prompty"), "---\ninputs: [q]\n---\nuser:\n{{ q }}").unwrap();
+//! let out = prompty_build::include::expand(quote::quote!("prompts/chat.prompty" as support), &[dir])?;
+//! assert!(out.to_string().contains("pub mod support"));
+//! # Ok::<(), syn::Error>(())
+//! ```
 
 use crate::codegen::{self, Options};
 use crate::names;
@@ -12,6 +21,14 @@ use syn::parse::{Parse, ParseStream};
 use syn::{Ident, LitStr, Token};
 
 /// The input of `include_prompty!`: a path literal, optionally `as name`.
+///
+/// ```
+/// use prompty_build::include::IncludeInput;
+/// let input: IncludeInput = syn::parse2(quote::quote!("prompts/chat.prompty" as support))?;
+/// assert_eq!(input.path.value(), "prompts/chat.prompty");
+/// assert_eq!(input.name.unwrap().to_string(), "support");
+/// # Ok::<(), syn::Error>(())
+/// ```
 pub struct IncludeInput {
     /// The path as written.
     pub path: LitStr,
@@ -47,6 +64,12 @@ impl Parse for IncludeInput {
 /// with another manifest folder than the crate the source belongs to (trybuild compiles a test
 /// file as a `[[bin]]` of a scratch project whose `Cargo.toml` names the file's real path): the
 /// folder of the nearest `Cargo.toml` above that file.
+///
+/// ```
+/// // As cargo sets it for the crate being compiled.
+/// std::env::set_var("CARGO_MANIFEST_DIR", "/work/my-crate");
+/// assert_eq!(prompty_build::include::crate_dirs(), [std::path::PathBuf::from("/work/my-crate")]);
+/// ```
 pub fn crate_dirs() -> Vec<PathBuf> {
     let mut dirs = Vec::new();
     let Some(manifest_dir) = std::env::var_os("CARGO_MANIFEST_DIR").map(PathBuf::from) else {
@@ -161,6 +184,14 @@ pub fn expand(input: TokenStream, crate_dirs: &[PathBuf]) -> syn::Result<TokenSt
 
 /// What to emit when the expansion fails: an empty module of the expected name (so that uses of
 /// it do not add "cannot find" errors to the real one), when the input parses.
+///
+/// ```
+/// use prompty_build::include::fallback;
+/// use quote::quote;
+/// assert_eq!(fallback(quote!("prompts/my-chat.prompty")).to_string(), "pub mod my_chat { }");
+/// assert_eq!(fallback(quote!("prompts/chat.prompty" as support)).to_string(), "pub mod support { }");
+/// assert!(fallback(quote!(not_a_path)).is_empty());
+/// ```
 pub fn fallback(input: TokenStream) -> TokenStream {
     let Ok(input) = syn::parse2::<IncludeInput>(input) else { return TokenStream::new() };
     let name = match input.name {

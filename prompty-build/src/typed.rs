@@ -21,6 +21,17 @@ use std::fmt;
 use std::path::{Path, PathBuf};
 
 /// How serious a [`Diagnostic`] is.
+///
+/// ```
+/// use prompty_build::typed::{analyze, Severity};
+/// let dir = std::env::temp_dir().join(format!("prompty-doc-severity-{}", std::process::id()));
+/// std::fs::create_dir_all(&dir).unwrap();
+/// let path = dir.join("greet.prompty");
+/// std::fs::write(&path, "---\ninputs: [name, mood]\n---\nuser:\nHi {{ name }}").unwrap();
+/// let analysis = analyze(&path, "greet.prompty");
+/// assert_eq!(analysis.diagnostics[0].severity, Severity::Warning); // `mood` is never used
+/// assert!(analysis.prompt.is_some()); // a warning does not stop the prompt
+/// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Severity {
     /// The prompt cannot be compiled.
@@ -30,6 +41,16 @@ pub enum Severity {
 }
 
 /// A problem found in a `.prompty` file. Its text starts with `file:line:column: `.
+///
+/// ```
+/// let dir = std::env::temp_dir().join(format!("prompty-doc-diagnostic-{}", std::process::id()));
+/// std::fs::create_dir_all(&dir).unwrap();
+/// let path = dir.join("greet.prompty");
+/// std::fs::write(&path, "---\ninputs: [name, mood]\n---\nuser:\nHi {{ name }}").unwrap();
+/// let analysis = prompty_build::typed::analyze(&path, "prompts/greet.prompty");
+/// assert_eq!(analysis.diagnostics[0].to_string(),
+///     "prompts/greet.prompty:2:16: the input `mood` is declared, but the template never uses it");
+/// ```
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Diagnostic {
     /// Error or warning.
@@ -55,6 +76,23 @@ impl fmt::Display for Diagnostic {
 }
 
 /// The Rust type of a field.
+///
+/// ```
+/// use prompty_build::typed::{analyze, FieldType};
+/// let dir = std::env::temp_dir().join(format!("prompty-doc-field-type-{}", std::process::id()));
+/// std::fs::create_dir_all(&dir).unwrap();
+/// let path = dir.join("tags.prompty");
+/// std::fs::write(&path, "---
+/// inputs:
+///   tags:
+///     kind: array
+///     items: {kind: string}
+/// ---
+/// user:
+/// {{ tags }}").unwrap();
+/// let prompt = analyze(&path, "tags.prompty").prompt.unwrap();
+/// assert_eq!(prompt.inputs[0].ty, FieldType::Array(Box::new(FieldType::String))); // Vec<String>
+/// ```
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum FieldType {
     /// `string` → `String`
@@ -78,6 +116,24 @@ pub enum FieldType {
 }
 
 /// One field of a generated struct.
+///
+/// ```
+/// let dir = std::env::temp_dir().join(format!("prompty-doc-field-{}", std::process::id()));
+/// std::fs::create_dir_all(&dir).unwrap();
+/// let path = dir.join("greet.prompty");
+/// std::fs::write(&path, "---
+/// inputs:
+///   firstName: {kind: string, required: true}
+///   mood: {kind: string}
+/// ---
+/// user:
+/// {{ firstName }} {{ mood }}").unwrap();
+/// let prompt = prompty_build::typed::analyze(&path, "greet.prompty").prompt.unwrap();
+/// let (first_name, mood) = (&prompt.inputs[0], &prompt.inputs[1]);
+/// assert_eq!((first_name.rust_name.as_str(), first_name.name.as_str()), ("first_name", "firstName"));
+/// assert!(!first_name.optional && mood.optional);
+/// assert_eq!(first_name.doc, ["`firstName` (string). Required."]);
+/// ```
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Field {
     /// The Rust field name (snake_case).
@@ -93,6 +149,25 @@ pub struct Field {
 }
 
 /// A struct generated for an `object` with `properties` (nested inputs or outputs).
+///
+/// ```
+/// use prompty_build::typed::{analyze, FieldType};
+/// let dir = std::env::temp_dir().join(format!("prompty-doc-struct-def-{}", std::process::id()));
+/// std::fs::create_dir_all(&dir).unwrap();
+/// let path = dir.join("visit.prompty");
+/// std::fs::write(&path, "---
+/// inputs:
+///   address:
+///     kind: object
+///     properties:
+///       city: {kind: string}
+/// ---
+/// user:
+/// {{ address.city }}").unwrap();
+/// let prompt = analyze(&path, "visit.prompty").prompt.unwrap();
+/// assert_eq!(prompt.inputs[0].ty, FieldType::Struct("Address".into()));
+/// assert_eq!((prompt.structs[0].name.as_str(), prompt.structs[0].fields[0].name.as_str()), ("Address", "city"));
+/// ```
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct StructDef {
     /// Its name.
@@ -104,6 +179,26 @@ pub struct StructDef {
 }
 
 /// The kind of a declared tool parameter, for the handler check.
+///
+/// ```
+/// use prompty_build::typed::{analyze, ParamKind};
+/// let dir = std::env::temp_dir().join(format!("prompty-doc-param-kind-{}", std::process::id()));
+/// std::fs::create_dir_all(&dir).unwrap();
+/// let path = dir.join("weather.prompty");
+/// std::fs::write(&path, "---
+/// tools:
+///   - name: get-weather
+///     kind: function
+///     parameters:
+///       city: {kind: string}
+///       days: {kind: array, items: {kind: integer}}
+/// ---
+/// user:
+/// Hi").unwrap();
+/// let prompt = analyze(&path, "weather.prompty").prompt.unwrap();
+/// assert_eq!(prompt.tools[0].params[0].kind, ParamKind::String);
+/// assert_eq!(prompt.tools[0].params[1].kind, ParamKind::Array(Some(Box::new(ParamKind::Integer))));
+/// ```
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum ParamKind {
     /// `string`
@@ -123,6 +218,26 @@ pub enum ParamKind {
 }
 
 /// A declared parameter of a `kind: function` tool.
+///
+/// ```
+/// let dir = std::env::temp_dir().join(format!("prompty-doc-tool-param-{}", std::process::id()));
+/// std::fs::create_dir_all(&dir).unwrap();
+/// let path = dir.join("weather.prompty");
+/// std::fs::write(&path, "---
+/// tools:
+///   - name: get-weather
+///     kind: function
+///     parameters:
+///       city: {kind: string}
+///       days: {kind: array, items: {kind: integer}}
+/// ---
+/// user:
+/// Hi").unwrap();
+/// let prompt = prompty_build::typed::analyze(&path, "weather.prompty").prompt.unwrap();
+/// let days = &prompt.tools[0].params[1];
+/// assert_eq!((days.name.as_str(), days.kind_text.as_str()), ("days", "an array of integer"));
+/// assert_eq!(days.at, "weather.prompty:7:7");
+/// ```
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ToolParam {
     /// Its name.
@@ -136,6 +251,26 @@ pub struct ToolParam {
 }
 
 /// A declared `kind: function` tool, which needs a `#[prompty::tool]` handler.
+///
+/// ```
+/// let dir = std::env::temp_dir().join(format!("prompty-doc-function-tool-{}", std::process::id()));
+/// std::fs::create_dir_all(&dir).unwrap();
+/// let path = dir.join("weather.prompty");
+/// std::fs::write(&path, "---
+/// tools:
+///   - name: get-weather
+///     kind: function
+///     parameters:
+///       city: {kind: string}
+///       days: {kind: array, items: {kind: integer}}
+/// ---
+/// user:
+/// Hi").unwrap();
+/// let prompt = prompty_build::typed::analyze(&path, "weather.prompty").prompt.unwrap();
+/// let tool = &prompt.tools[0];
+/// assert_eq!((tool.name.as_str(), tool.handler.as_str()), ("get-weather", "get_weather"));
+/// assert_eq!((tool.at.as_str(), tool.params.len()), ("weather.prompty:3:5", 2));
+/// ```
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct FunctionTool {
     /// The tool's name.
@@ -149,6 +284,23 @@ pub struct FunctionTool {
 }
 
 /// Everything the code generator needs to know about one `.prompty` file.
+///
+/// ```
+/// let dir = std::env::temp_dir().join(format!("prompty-doc-typed-prompt-{}", std::process::id()));
+/// std::fs::create_dir_all(&dir).unwrap();
+/// let path = dir.join("greet.prompty");
+/// std::fs::write(&path, "---
+/// name: greet
+/// description: Says hello.
+/// inputs: [who]
+/// ---
+/// user:
+/// Hi {{ who }}").unwrap();
+/// let prompt = prompty_build::typed::analyze(&path, "prompts/greet.prompty").prompt.unwrap();
+/// assert_eq!((prompt.name.as_str(), prompt.description.as_deref()), ("greet", Some("Says hello.")));
+/// assert_eq!((prompt.display_path.as_str(), prompt.body_line), ("prompts/greet.prompty", 6));
+/// assert!(prompt.outputs.is_none() && prompt.tools.is_empty());
+/// ```
 #[derive(Debug, Clone)]
 pub struct TypedPrompt {
     /// The file as named in messages (relative to the crate, as written).
@@ -179,6 +331,18 @@ pub struct TypedPrompt {
 
 /// The result of [`analyze`]: the prompt when it has no error, every diagnostic, and every file
 /// that was read (the prompt and the files its `${file:}` references read), to rebuild on change.
+///
+/// ```
+/// let dir = std::env::temp_dir().join(format!("prompty-doc-analysis-{}", std::process::id()));
+/// std::fs::create_dir_all(&dir).unwrap();
+/// let path = dir.join("greet.prompty");
+/// std::fs::write(dir.join("about.txt"), "Says hello.").unwrap();
+/// std::fs::write(&path, "---\ndescription: ${file:about.txt}\n---\nuser:\nHi").unwrap();
+/// let analysis = prompty_build::typed::analyze(&path, "greet.prompty");
+/// assert_eq!(analysis.errors().count(), 0);
+/// assert_eq!(analysis.prompt.unwrap().description.as_deref(), Some("Says hello."));
+/// assert_eq!(analysis.files.len(), 2); // greet.prompty and about.txt
+/// ```
 #[derive(Debug, Clone)]
 pub struct Analysis {
     /// The prompt, when there is no error.
@@ -202,6 +366,17 @@ const KINDS: [&str; 11] =
 /// Reads `path` (absolute or relative to the current folder), naming it `display` in messages.
 /// `${env:}` references are kept as written: nothing from the build machine's environment reaches
 /// the generated code.
+///
+/// ```
+/// let dir = std::env::temp_dir().join(format!("prompty-doc-analyze-{}", std::process::id()));
+/// std::fs::create_dir_all(&dir).unwrap();
+/// let path = dir.join("greet.prompty");
+/// std::fs::write(&path, "---\ninputs: [who]\n---\nuser:\nHi {{ who }}").unwrap();
+/// let prompt = prompty_build::typed::analyze(&path, "prompts/greet.prompty").prompt.unwrap();
+/// assert_eq!(prompt.inputs[0].rust_name, "who");
+/// let missing = prompty_build::typed::analyze(&dir.join("nope.prompty"), "prompts/nope.prompty");
+/// assert!(missing.errors().next().unwrap().to_string().starts_with("prompts/nope.prompty: file not found"));
+/// ```
 pub fn analyze(path: &Path, display: &str) -> Analysis {
     let mut files = vec![path.to_path_buf()];
     let text = match std::fs::read_to_string(path) {

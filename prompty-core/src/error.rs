@@ -307,4 +307,13 @@ impl fmt::Display for HttpFailure {
 }
 
 /// `Result` with prompty's [`Error`].
+///
+/// ```
+/// fn agent_name(text: &str) -> prompty_core::Result<String> {
+///     Ok(prompty_core::load_str(text, ".", "x.prompty")?.name)
+/// }
+/// assert_eq!(agent_name("---\nname: greet\n---\nHi")?, "greet");
+/// assert!(agent_name("---\nname: [unclosed\n---\nHi").is_err());
+/// # Ok::<(), prompty_core::Error>(())
+/// ```
 pub type Result<T, E = Error> = std::result::Result<T, E>;

@@ -83,6 +83,17 @@ pub use typed::{cast, Media};
 
 /// The built-in components, registered at link time: renderers `jinja2` (alias `jinja`) and
 /// `mustache`, parser `prompty`.
+///
+/// ```
+/// use prompty::builtins::{Jinja2Renderer, PromptyParser};
+/// use prompty::{Parser, RenderContext, RenderedText, Renderer};
+/// let agent = prompty::load_str("system:\nHi {{ who }}", ".", "<string>")?;
+/// let inputs = serde_json::json!({"who": "Ann"});
+/// let text = Jinja2Renderer.render(&agent, inputs.as_object().unwrap(), &RenderContext::plain())?;
+/// let messages = PromptyParser.parse(&agent, RenderedText { text: &text, values: &[] })?;
+/// assert_eq!(messages[0].text(), "Hi Ann");
+/// # Ok::<(), prompty::Error>(())
+/// ```
 pub mod builtins {
     pub use crate::parser::PromptyParser;
     pub use crate::renderers::{Jinja2Renderer, MustacheRenderer};

@@ -7,6 +7,14 @@ use serde::Deserialize;
 use serde_json::{Map, Value};
 
 /// What a nonce in the rendered text stands for.
+///
+/// ```
+/// use prompty::{ContentPart, RichInputs, RichValue};
+/// let mut rich = RichInputs::new();
+/// rich.insert_part("__PROMPTY_THREAD_0a1b2c3d_photo__", ContentPart::image("https://example.com/cat.png"));
+/// let (_, value) = rich.iter().next().unwrap();
+/// assert_eq!(value, &RichValue::Part(ContentPart::image("https://example.com/cat.png")));
+/// ```
 #[derive(Debug, Clone, PartialEq)]
 pub enum RichValue {
     /// A conversation, spliced in as messages with their own roles.

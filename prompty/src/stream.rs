@@ -81,7 +81,26 @@ pub enum RawEvent {
 }
 
 /// A provider's raw event stream, as an executor returns it.
+///
+/// ```
+/// use futures_util::StreamExt;
+/// use prompty::{RawEvent, RawStream};
+/// use serde_json::json;
+/// let mut events: RawStream = Box::pin(futures_util::stream::iter([RawEvent::Data(json!({"choices": []}))]));
+/// let rt = tokio::runtime::Builder::new_current_thread().build().unwrap();
+/// assert_eq!(rt.block_on(events.next()), Some(RawEvent::Data(json!({"choices": []}))));
+/// ```
 pub type RawStream = Pin<Box<dyn Stream<Item = RawEvent> + Send>>;
 
 /// A stream of typed chunks, as a processor returns it.
+///
+/// ```
+/// use futures_util::StreamExt;
+/// use prompty::{ChunkStream, StreamChunk};
+/// let chunks: ChunkStream =
+///     Box::pin(futures_util::stream::iter([StreamChunk::Text("Hel".into()), StreamChunk::Text("lo".into())]));
+/// let text = chunks.filter_map(|c| async move { c.text().map(str::to_owned) }).collect::<String>();
+/// let rt = tokio::runtime::Builder::new_current_thread().build().unwrap();
+/// assert_eq!(rt.block_on(text), "Hello");
+/// ```
 pub type ChunkStream = Pin<Box<dyn Stream<Item = StreamChunk> + Send>>;

@@ -1,5 +1,12 @@
 //! Model discovery (spec §15): provider model listings mapped to [`ModelInfo`], and enrichment of
 //! sparse listings from a built-in table of known model capabilities.
+//!
+//! ```
+//! use prompty::providers::discovery::map_listing;
+//! let listing = serde_json::json!({"data": [{"id": "gpt-4o-mini-2024-07-18", "object": "model"}]});
+//! let models = map_listing(&listing, "openai");
+//! assert_eq!((models[0].id.as_str(), models[0].context_window), ("gpt-4o-mini-2024-07-18", Some(128000)));
+//! ```
 
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};

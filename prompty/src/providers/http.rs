@@ -38,6 +38,10 @@ use std::sync::{Arc, LazyLock};
 use std::time::{Duration, SystemTime};
 
 /// The `User-Agent` every request carries: `prompty-rs/<version>`.
+///
+/// ```
+/// assert!(prompty::providers::http::USER_AGENT_VALUE.starts_with("prompty-rs/"));
+/// ```
 pub const USER_AGENT_VALUE: &str = concat!("prompty-rs/", env!("CARGO_PKG_VERSION"));
 
 /// The longest piece of a raw response body an [`HttpError`] keeps.

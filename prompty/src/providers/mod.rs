@@ -4,6 +4,12 @@
 //! Wire building and processing are plain functions, always compiled; the processors are registered
 //! for `openai`, `foundry` (alias `azure`) and `anthropic`. The HTTP executors that send requests
 //! are behind the cargo features `openai` and `anthropic`.
+//!
+//! ```
+//! for provider in ["openai", "foundry", "azure", "anthropic"] {
+//!     assert!(prompty::get_processor(provider).is_ok());
+//! }
+//! ```
 
 pub mod anthropic;
 pub mod discovery;

@@ -10,6 +10,15 @@ use std::pin::Pin;
 use std::sync::{Arc, LazyLock};
 
 /// A boxed, sendable future: what the async methods of the protocols return.
+///
+/// ```
+/// use prompty::BoxFuture;
+/// fn length<'a>(text: &'a str) -> BoxFuture<'a, usize> {
+///     Box::pin(async move { text.len() })
+/// }
+/// let rt = tokio::runtime::Builder::new_current_thread().build().unwrap();
+/// assert_eq!(rt.block_on(length("why?")), 4);
+/// ```
 pub type BoxFuture<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;
 
 /// How a renderer writes interpolated values. Writing values through [`RenderContext::write_value`]
@@ -266,7 +275,7 @@ invoker_registry!(
     get_renderer,
     register_renderer,
     "The renderer registered under `key` (a `template.format.kind`).\n\n```\nassert!(prompty::get_renderer(\"jinja2\").is_ok());\nlet err = prompty::get_renderer(\"nope\").err().unwrap();\nassert!(err.to_string().contains(\"jinja2\"));\n```",
-    "Registers a renderer under `key`, overriding a link-time registration with the same key.\n\nSee [`Renderer`] for an example."
+    "Registers a renderer under `key`, overriding a link-time registration with the same key.\n\nSee [`Renderer`] to write one.\n\n```\n// `jinja2` prompts rendered by the mustache engine:\nprompty::register_renderer(\"jinja2\", prompty::builtins::MustacheRenderer);\nlet agent = prompty::load_str(\"{{#names}}{{.}} {{/names}}\", \".\", \"<string>\")?;\nassert_eq!(prompty::render(&agent, &serde_json::json!({\"names\": [\"a\", \"b\"]}))?, \"a b \");\n# Ok::<(), prompty::Error>(())\n```"
 );
 invoker_registry!(
     Parser,
@@ -276,7 +285,7 @@ invoker_registry!(
     get_parser,
     register_parser,
     "The parser registered under `key` (a `template.parser.kind`).\n\n```\nassert!(prompty::get_parser(\"prompty\").is_ok());\n```",
-    "Registers a parser under `key`, overriding a link-time registration with the same key.\n\nSee [`Parser`] for an example."
+    "Registers a parser under `key`, overriding a link-time registration with the same key.\n\nSee [`Parser`] to write one.\n\n```\n// A second key for the built-in parser:\nprompty::register_parser(\"chat\", prompty::builtins::PromptyParser);\nlet text = prompty::RenderedText { text: \"system:\\nBe brief.\\nuser:\\nHi\", values: &[] };\nassert_eq!(prompty::get_parser(\"chat\")?.parse(&prompty::Agent::default(), text)?.len(), 2);\n# Ok::<(), prompty::Error>(())\n```"
 );
 invoker_registry!(
     Executor,
@@ -286,7 +295,7 @@ invoker_registry!(
     get_executor,
     register_executor,
     "The executor registered under `key` (a `model.provider`).\n\n```\nassert!(prompty::get_executor(\"no-such-provider\").is_err());\n```",
-    "Registers an executor under `key`, overriding a link-time registration with the same key.\n\nSee [`Executor`] for an example."
+    "Registers an executor under `key`, overriding a link-time registration with the same key.\n\nSee [`Executor`] to write one.\n\n```\nuse prompty::{Agent, BoxFuture, Executor, Message, Result};\nuse serde_json::{json, Value};\nstruct Canned;\nimpl Executor for Canned {\n    fn execute_async<'a>(&'a self, _: &'a Agent, _: &'a [Message]) -> BoxFuture<'a, Result<Value>> {\n        Box::pin(async { Ok(json!(\"canned\")) })\n    }\n}\nprompty::register_executor(\"canned\", Canned);\nassert_eq!(prompty::get_executor(\"canned\")?.execute(&Agent::default(), &[])?, json!(\"canned\"));\n# Ok::<(), prompty::Error>(())\n```"
 );
 invoker_registry!(
     Processor,
@@ -296,7 +305,7 @@ invoker_registry!(
     get_processor,
     register_processor,
     "The processor registered under `key` (a `model.provider`).\n\n```\nassert!(prompty::get_processor(\"no-such-provider\").is_err());\n```",
-    "Registers a processor under `key`, overriding a link-time registration with the same key.\n\nSee [`Processor`] for an example."
+    "Registers a processor under `key`, overriding a link-time registration with the same key.\n\nSee [`Processor`] to write one.\n\n```\n// A gateway that answers in OpenAI's format:\nprompty::register_processor(\"my-gateway\", prompty::providers::openai::OpenAiProcessor);\nlet agent = prompty::Agent::from_value(serde_json::json!({\"model\": \"gpt-4o\"}))?;\nlet response = serde_json::json!({\"choices\": [{\"message\": {\"content\": \"Hi\"}}]});\nassert_eq!(prompty::get_processor(\"my-gateway\")?.process(&agent, response)?, \"Hi\");\n# Ok::<(), prompty::Error>(())\n```"
 );
 
 /// Forgets every explicit renderer, parser, executor and processor registration and every cached

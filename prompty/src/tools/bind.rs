@@ -5,6 +5,15 @@ use crate::{Agent, Error, Result, ToolKind};
 
 /// Tool functions checked against an agent: the functions, and a warning for each declared
 /// function tool that has none.
+///
+/// ```
+/// let agent = prompty::Agent::from_value(serde_json::json!({"tools": [{"name": "now", "kind": "function"}]}))?;
+/// let handler = prompty::tool_fn_sync(|_| Ok(serde_json::json!("noon")));
+/// let bound = prompty::bind_tools(&agent, prompty::Tools::new().with("now", handler))?;
+/// assert!(bound.warnings.is_empty());
+/// assert!(bound.tools.get("now").is_some());
+/// # Ok::<(), prompty::Error>(())
+/// ```
 #[derive(Debug, Clone, Default)]
 pub struct BoundTools {
     /// The functions, ready to hand to a call.

@@ -48,6 +48,16 @@ pub fn tool_definition<A: JsonSchema>(name: &str, description: Option<&str>) -> 
 }
 
 /// Decodes a tool's JSON arguments into its argument struct; the error names the tool.
+///
+/// ```
+/// #[derive(serde::Deserialize)]
+/// struct Args { city: String }
+/// let args: Args = prompty::__private::tool_args("get_weather", serde_json::json!({"city": "Oslo"}))?;
+/// assert_eq!(args.city, "Oslo");
+/// let err = prompty::__private::tool_args::<Args>("get_weather", serde_json::json!({})).err().unwrap();
+/// assert!(err.to_string().starts_with("Tool 'get_weather' failed: invalid arguments"));
+/// # Ok::<(), prompty::Error>(())
+/// ```
 pub fn tool_args<A: DeserializeOwned>(name: &str, args: Value) -> Result<A> {
     let args = if args.is_null() { Value::Object(Map::new()) } else { args };
     serde_json::from_value(args)
@@ -55,12 +65,26 @@ pub fn tool_args<A: DeserializeOwned>(name: &str, args: Value) -> Result<A> {
 }
 
 /// Encodes a tool's return value.
+///
+/// ```
+/// let out = prompty::__private::tool_output("forecast", vec!["sunny", "rain"])?;
+/// assert_eq!(out, serde_json::json!(["sunny", "rain"]));
+/// # Ok::<(), prompty::Error>(())
+/// ```
 pub fn tool_output<T: Serialize>(name: &str, value: T) -> Result<Value> {
     serde_json::to_value(value)
         .map_err(|e| Error::Tool { name: name.to_owned(), message: format!("cannot serialize the result: {e}") })
 }
 
 /// Encodes a tool's `Result` return value: `Err` becomes [`Error::Tool`] with its message.
+///
+/// ```
+/// use prompty::__private::tool_output_result;
+/// assert_eq!(tool_output_result("forecast", Ok::<_, String>("sunny"))?, "sunny");
+/// let err = tool_output_result("forecast", Err::<(), _>("offline")).err().unwrap();
+/// assert_eq!(err.to_string(), "Tool 'forecast' failed: offline");
+/// # Ok::<(), prompty::Error>(())
+/// ```
 pub fn tool_output_result<T: Serialize, E: Display>(name: &str, value: std::result::Result<T, E>) -> Result<Value> {
     match value {
         Ok(v) => tool_output(name, v),

@@ -110,6 +110,23 @@ static HANDLERS: LazyLock<Store<dyn ToolHandler>> = LazyLock::new(|| Store::new(
 
 /// Registers the handler of a tool kind (`*` for every kind without its own handler), overriding
 /// the built-in one. See [`ToolHandler`].
+///
+/// ```
+/// use prompty::{Agent, BoxFuture, Result, Tool, ToolCall, ToolContext, ToolHandler, Tools};
+/// use serde_json::{json, Value};
+/// struct McpClient;
+/// impl ToolHandler for McpClient {
+///     fn execute<'a>(&'a self, tool: &'a Tool, _args: Value, _ctx: ToolContext<'a>) -> BoxFuture<'a, Result<Value>> {
+///         Box::pin(async move { Ok(json!(format!("{} ran on the server", tool.name))) })
+///     }
+/// }
+/// prompty::register_tool_handler("mcp", McpClient);
+/// let agent = Agent::from_value(json!({"tools": [{"name": "search", "kind": "mcp", "serverName": "docs"}]}))?;
+/// let (inputs, tools) = (serde_json::Map::new(), Tools::new());
+/// let out = prompty::execute_tool(&ToolCall::new("1", "search", "{}"), ToolContext::new(&agent, &inputs, &tools))?;
+/// assert_eq!(out, "search ran on the server");
+/// # Ok::<(), prompty::Error>(())
+/// ```
 pub fn register_tool_handler(kind: impl Into<String>, handler: impl ToolHandler) {
     HANDLERS.register(kind.into(), Arc::new(handler));
 }

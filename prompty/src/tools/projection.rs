@@ -29,6 +29,14 @@ pub struct FunctionDefinition {
 }
 
 /// A projector: the function definitions a tool declaration becomes (an MCP server may become many).
+///
+/// ```
+/// let project: std::sync::Arc<prompty::ToolProjector> = prompty::get_tool_projector("function")?;
+/// let agent = prompty::Agent::from_value(serde_json::json!({"tools": [{"name": "now", "kind": "function"}]}))?;
+/// let defs = project(&agent.tools.as_ref().unwrap()[0], &agent)?;
+/// assert_eq!(defs[0].name, "now");
+/// # Ok::<(), prompty::Error>(())
+/// ```
 pub type ToolProjector = dyn Fn(&Tool, &Agent) -> Result<Vec<FunctionDefinition>> + Send + Sync;
 
 fn project_function(tool: &Tool, _agent: &Agent) -> Result<Vec<FunctionDefinition>> {

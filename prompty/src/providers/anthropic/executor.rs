@@ -14,8 +14,18 @@ use reqwest::header::{HeaderMap, HeaderName, HeaderValue};
 use serde_json::Value;
 
 /// The endpoint used when neither the prompt nor the environment names one.
+///
+/// ```
+/// use prompty::providers::anthropic::ANTHROPIC_DEFAULT_ENDPOINT;
+/// // Messages requests go to `{endpoint}/v1/messages`.
+/// assert_eq!(format!("{ANTHROPIC_DEFAULT_ENDPOINT}/v1/messages"), "https://api.anthropic.com/v1/messages");
+/// ```
 pub const ANTHROPIC_DEFAULT_ENDPOINT: &str = "https://api.anthropic.com";
 /// The `anthropic-version` header every request carries.
+///
+/// ```
+/// assert_eq!(prompty::providers::anthropic::ANTHROPIC_VERSION, "2023-06-01");
+/// ```
 pub const ANTHROPIC_VERSION: &str = "2023-06-01";
 
 const ANTHROPIC_ENV: EnvNames = EnvNames { endpoint: &["ANTHROPIC_BASE_URL"], key: "ANTHROPIC_API_KEY" };

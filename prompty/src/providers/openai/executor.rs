@@ -22,10 +22,24 @@ use reqwest::header::{HeaderMap, HeaderName, AUTHORIZATION};
 use serde_json::{json, Value};
 
 /// The endpoint used when neither the prompt nor the environment names one.
+///
+/// ```
+/// use prompty::providers::openai::OPENAI_DEFAULT_ENDPOINT;
+/// // Chat requests go to `{endpoint}/chat/completions`.
+/// assert_eq!(format!("{OPENAI_DEFAULT_ENDPOINT}/chat/completions"), "https://api.openai.com/v1/chat/completions");
+/// ```
 pub const OPENAI_DEFAULT_ENDPOINT: &str = "https://api.openai.com/v1";
 /// The Azure OpenAI `api-version` used when `AZURE_OPENAI_API_VERSION` is not set.
+///
+/// ```
+/// assert_eq!(prompty::providers::openai::AZURE_API_VERSION, "2024-10-21");
+/// ```
 pub const AZURE_API_VERSION: &str = "2024-10-21";
 /// The Azure OpenAI `api-version` of the Responses API when `AZURE_OPENAI_API_VERSION` is not set.
+///
+/// ```
+/// assert_eq!(prompty::providers::openai::AZURE_RESPONSES_API_VERSION, "2025-04-01-preview");
+/// ```
 pub const AZURE_RESPONSES_API_VERSION: &str = "2025-04-01-preview";
 
 const OPENAI_ENV: EnvNames = EnvNames { endpoint: &["OPENAI_BASE_URL", "OPENAI_ENDPOINT"], key: "OPENAI_API_KEY" };

@@ -1,5 +1,17 @@
 //! OpenAI: chat completions, embeddings, images and the Responses API; Azure OpenAI / Foundry use the
 //! same wire format.
+//!
+//! ```
+//! use prompty::providers::openai::{chat_request, process_response};
+//! use prompty::{Agent, Message, Role};
+//! use serde_json::json;
+//! let agent = Agent::from_value(json!({"model": "gpt-4o"}))?;
+//! let body = chat_request(&agent, &[Message::new(Role::User, "Hi")])?;
+//! assert_eq!(body["model"], "gpt-4o");
+//! let answer = process_response(&agent, json!({"choices": [{"message": {"content": "Hello!"}}]}))?;
+//! assert_eq!(answer, "Hello!");
+//! # Ok::<(), prompty::Error>(())
+//! ```
 
 #[cfg(feature = "openai")]
 mod executor;
