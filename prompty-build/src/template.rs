@@ -43,15 +43,7 @@ pub(crate) fn line_column(text: &str, offset: usize) -> (usize, usize) {
 }
 
 fn jinja(source: &str) -> Result<Variables, TemplateError> {
-    let mut env = minijinja::Environment::new();
-    let syntax = minijinja::syntax::SyntaxConfig::builder()
-        .keep_trailing_newline(true)
-        .trim_blocks(false)
-        .lstrip_blocks(false)
-        .build();
-    if let Ok(syntax) = syntax {
-        env.set_syntax(syntax);
-    }
+    let env = prompty_core::jinja::environment();
     let template = env.template_from_str(source).map_err(|e| {
         // minijinja reports the line (the byte range needs its `debug` feature): point at the
         // line's first tag, else its first character.

@@ -26,6 +26,7 @@
 mod cache;
 mod error;
 mod frontmatter;
+pub mod jinja;
 mod keypath;
 mod loader;
 mod model;

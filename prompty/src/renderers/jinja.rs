@@ -7,7 +7,7 @@
 
 use crate::{Agent, Error, Location, RenderContext, Result};
 use minijinja::value::{Serde, Value, ValueKind};
-use minijinja::{AutoEscape, Environment, UndefinedBehavior};
+use minijinja::Environment;
 use serde_json::{Map, Value as Json};
 use std::cell::Cell;
 use std::sync::Arc;
@@ -26,17 +26,7 @@ struct Compiled {
 }
 
 fn environment() -> Environment<'static> {
-    let mut env = Environment::new();
-    let syntax = minijinja::syntax::SyntaxConfig::builder()
-        .keep_trailing_newline(true)
-        .trim_blocks(false)
-        .lstrip_blocks(false)
-        .build();
-    if let Ok(syntax) = syntax {
-        env.set_syntax(syntax);
-    }
-    env.set_undefined_behavior(UndefinedBehavior::Chainable);
-    env.set_auto_escape_callback(|_| AutoEscape::None);
+    let mut env = prompty_core::jinja::environment();
     env.set_formatter(|out, _state, value| {
         // Written straight into the output: the value between this render's marks, when it marks.
         let marks = EMIT.with(Cell::get).and_then(|ctx| ctx.marks);
