@@ -5,46 +5,15 @@
 //! parsed frontmatter is cached); `load X (uncached)` loads a different text each time. Pass
 //! substrings to run only matching cases, and `--quick` for short batches.
 
+#[path = "support/measure.rs"]
+mod measure;
+use measure::{measure, read};
 use std::hint::black_box;
 use std::path::{Path, PathBuf};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 fn data_dir() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests")
-}
-
-fn read(path: &Path) -> String {
-    std::fs::read_to_string(path).unwrap_or_else(|e| panic!("cannot read {}: {e}", path.display()))
-}
-
-/// Times `f`: batches sized to take about `batch` each; returns the median µs/op.
-fn measure(batch: Duration, mut f: impl FnMut()) -> f64 {
-    // Warm up and size the batch.
-    let mut n: u64 = 1;
-    loop {
-        let t = Instant::now();
-        for _ in 0..n {
-            f();
-        }
-        let el = t.elapsed();
-        if el >= batch / 4 {
-            let per = el.as_secs_f64() / n as f64;
-            n = ((batch.as_secs_f64() / per) as u64).max(1);
-            break;
-        }
-        n *= 2;
-    }
-    let mut samples: Vec<f64> = (0..7)
-        .map(|_| {
-            let t = Instant::now();
-            for _ in 0..n {
-                f();
-            }
-            t.elapsed().as_secs_f64() * 1e6 / n as f64
-        })
-        .collect();
-    samples.sort_by(|a, b| a.total_cmp(b));
-    samples[samples.len() / 2]
 }
 
 fn main() {
