@@ -5,8 +5,8 @@
 #[path = "e2e/common.rs"]
 mod common;
 
-use common::{collect, prompt, text_of, user_agent, within, Aimock};
-use prompty::{StreamChunk, ToolCall};
+use common::{collect, prompt, text_of, tool_calls_of, user_agent, within, Aimock};
+use prompty::StreamChunk;
 use serde_json::{json, Value};
 
 const WEATHER_TOOL: &str = "tools:\n  - name: get_weather\n    kind: function\n    description: Current weather\n    \
@@ -83,13 +83,7 @@ async fn tool_use_streamed() {
     let server = Aimock::start();
     let agent = claude_prompt(&server, WEATHER_TOOL, "What is the weather in Paris?");
     let chunks = collect(within(prompty::invoke_stream(&agent, &json!({}))).await.unwrap()).await;
-    let calls: Vec<&ToolCall> = chunks
-        .iter()
-        .filter_map(|c| match c {
-            StreamChunk::ToolCall(t) => Some(t),
-            _ => None,
-        })
-        .collect();
+    let calls = tool_calls_of(&chunks);
     assert_eq!(calls.len(), 1, "{chunks:?}");
     assert_eq!(calls[0].name, "get_weather");
     assert_eq!(calls[0].arguments_value().unwrap(), json!({"city": "Paris"}));

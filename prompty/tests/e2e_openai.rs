@@ -6,7 +6,7 @@
 #[path = "e2e/common.rs"]
 mod common;
 
-use common::{collect, prompt, text_of, user_agent, within, Aimock};
+use common::{collect, prompt, text_of, tool_calls_of, user_agent, within, Aimock};
 use prompty::{Outcome, StreamChunk, ToolCall};
 use serde_json::{json, Value};
 
@@ -98,13 +98,7 @@ async fn tool_calls_streamed() {
     let server = Aimock::start();
     let agent = chat_prompt(&server, WEATHER_TOOL, "What is the weather in Paris?");
     let chunks = collect(within(prompty::invoke_stream(&agent, &json!({}))).await.unwrap()).await;
-    let calls: Vec<&ToolCall> = chunks
-        .iter()
-        .filter_map(|c| match c {
-            StreamChunk::ToolCall(t) => Some(t),
-            _ => None,
-        })
-        .collect();
+    let calls = tool_calls_of(&chunks);
     assert_eq!(calls, [&ToolCall::new("call_weather_1", "get_weather", "{\"city\":\"Paris\"}")], "{chunks:?}");
 
     let e = only_request(&server, "/v1/chat/completions");
@@ -216,12 +210,12 @@ async fn azure_streamed() {
     assert_eq!(e["body"]["stream"], true);
 }
 
-#[tokio::test]
-async fn anonymous_connection_sends_no_key() {
+/// Chats through a prompt with `connection` (YAML lines under `connection:`) and checks that no
+/// `Authorization` header reached the server.
+async fn assert_no_auth_header(connection: &str) {
     let server = Aimock::start();
     let agent = prompt(&format!(
-        "---\nmodel:\n  id: gpt-4o\n  provider: openai\n  connection:\n    kind: anonymous\n    endpoint: {}/v1\n---\n\
-         user:\nhello",
+        "---\nmodel:\n  id: gpt-4o\n  provider: openai\n  connection:\n{connection}    endpoint: {}/v1\n---\nuser:\nhello",
         server.url()
     ));
     assert_eq!(
@@ -233,19 +227,13 @@ async fn anonymous_connection_sends_no_key() {
 }
 
 #[tokio::test]
+async fn anonymous_connection_sends_no_key() {
+    assert_no_auth_header("    kind: anonymous\n").await;
+}
+
+#[tokio::test]
 async fn empty_key_sends_no_auth_header() {
-    let server = Aimock::start();
-    let agent = prompt(&format!(
-        "---\nmodel:\n  id: gpt-4o\n  provider: openai\n  connection:\n    kind: key\n    endpoint: {}/v1\n    \
-         apiKey: \"\"\n---\nuser:\nhello",
-        server.url()
-    ));
-    assert_eq!(
-        within(prompty::invoke_async::<serde_json::Value>(&agent, &json!({}))).await.unwrap(),
-        json!("Hi there!")
-    );
-    let e = only_request(&server, "/v1/chat/completions");
-    assert!(e["headers"].get("authorization").is_none(), "{e:#}");
+    assert_no_auth_header("    kind: key\n    apiKey: \"\"\n").await;
 }
 
 #[tokio::test]

@@ -176,6 +176,17 @@ pub async fn collect(stream: prompty::ChunkStream) -> Vec<prompty::StreamChunk> 
     within(stream.collect::<Vec<_>>()).await
 }
 
+/// The whole tool calls of a stream, in order.
+pub fn tool_calls_of(chunks: &[prompty::StreamChunk]) -> Vec<&prompty::ToolCall> {
+    chunks
+        .iter()
+        .filter_map(|c| match c {
+            prompty::StreamChunk::ToolCall(t) => Some(t),
+            _ => None,
+        })
+        .collect()
+}
+
 /// The text chunks of a stream, joined.
 pub fn text_of(chunks: &[prompty::StreamChunk]) -> String {
     chunks.iter().filter_map(|c| c.text()).collect()
