@@ -325,6 +325,8 @@ pub struct TypedPrompt {
     pub structs: Vec<StructDef>,
     /// The function tools whose handlers must be in scope.
     pub tools: Vec<FunctionTool>,
+    /// Whether the prompt declares any tool (of any kind): the module then gets `turn`.
+    pub has_tools: bool,
     /// Warnings (inputs the template never uses).
     pub warnings: Vec<Diagnostic>,
 }
@@ -486,6 +488,7 @@ impl Checker<'_> {
             outputs,
             structs: std::mem::take(&mut self.structs),
             tools,
+            has_tools: agent.tools.as_ref().is_some_and(|t| !t.is_empty()),
             warnings: Vec::new(),
         })
     }

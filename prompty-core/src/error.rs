@@ -250,6 +250,113 @@ pub enum Error {
     /// started, the operating system's random source failed.
     #[error("{0}")]
     Task(String),
+
+    /// The model answered with tool calls where a final answer was expected: `invoke` does not
+    /// run tools (`turn` does).
+    #[error(
+        "the model asked to call tools ({}) instead of answering: `invoke` does not run tools; call \
+         `prompty::turn` (or the typed prompt's `turn`), which runs them and returns the model's final answer",
+        names.join(", ")
+    )]
+    UnexpectedToolCalls {
+        /// The names of the tools the model asked for, in call order.
+        names: Vec<String>,
+    },
+
+    /// The agent loop (`turn`) stopped without a final answer: cancelled, denied by a guardrail,
+    /// out of iterations, a tool nobody declared, or a model call that kept failing. It carries the
+    /// conversation so far.
+    #[error("{0}")]
+    Turn(Box<TurnFailure>),
+}
+
+/// Why the agent loop stopped without a final answer ([`Error::Turn`]), how far it got, and the
+/// conversation up to that point (the messages that would have been sent next).
+///
+/// ```
+/// use prompty_core::{TurnFailure, TurnStop};
+/// let f = TurnFailure { stop: TurnStop::MaxIterations { max: 10 }, iterations: 11, messages: Vec::new() };
+/// assert_eq!(f.to_string(), "Agent loop exceeded 10 iterations");
+/// ```
+#[derive(Debug)]
+pub struct TurnFailure {
+    /// Why the loop stopped.
+    pub stop: TurnStop,
+    /// The iterations the loop began (model calls made or, for the one that stopped it, about to
+    /// be made).
+    pub iterations: usize,
+    /// The conversation so far.
+    pub messages: Vec<crate::Message>,
+}
+
+/// Why the agent loop stopped ([`TurnFailure::stop`]).
+///
+/// ```
+/// let stop = prompty_core::TurnStop::UnknownTool { name: "rm_rf".into() };
+/// assert!(stop.to_string().starts_with("Tool not registered: rm_rf"));
+/// ```
+#[derive(Debug)]
+#[non_exhaustive]
+pub enum TurnStop {
+    /// The cancellation token was cancelled.
+    Cancelled {
+        /// Where the loop noticed it (`Cancellation requested before iteration 2`, ...).
+        reason: String,
+    },
+    /// A guardrail denied the input, the model's output (a denied tool call is not an error).
+    Guardrail {
+        /// `input` or `output`.
+        stage: &'static str,
+        /// The guardrail's reason.
+        reason: String,
+    },
+    /// The model still asked for tools after `max_iterations` rounds.
+    MaxIterations {
+        /// The limit.
+        max: usize,
+    },
+    /// The model called a tool that the prompt does not declare and the call was not handed.
+    UnknownTool {
+        /// The name the model used.
+        name: String,
+    },
+    /// A declared tool has no handler to run it.
+    NoHandler(Box<Error>),
+    /// Another step of the loop failed (the provider could not format a tool round's messages).
+    Failed(Box<Error>),
+    /// The model call failed, after the retries the loop allows.
+    Model {
+        /// What the last attempt failed with.
+        source: Box<Error>,
+        /// How many attempts were made.
+        attempts: u32,
+    },
+}
+
+impl fmt::Display for TurnStop {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            TurnStop::Cancelled { reason } => write!(f, "the turn was cancelled: {reason}"),
+            TurnStop::Guardrail { stage, reason } => write!(f, "the {stage} guardrail denied the turn: {reason}"),
+            TurnStop::MaxIterations { max } => write!(f, "Agent loop exceeded {max} iterations"),
+            TurnStop::UnknownTool { name } => write!(
+                f,
+                "Tool not registered: {name} (the model called a tool the prompt does not declare and the call was \
+                 not given: declare it under `tools:` or pass it in `TurnOptions::tools`)"
+            ),
+            TurnStop::NoHandler(e) | TurnStop::Failed(e) => e.fmt(f),
+            TurnStop::Model { source, attempts } if *attempts > 1 => {
+                write!(f, "the model call failed after {attempts} attempts: {source}")
+            }
+            TurnStop::Model { source, .. } => write!(f, "the model call failed: {source}"),
+        }
+    }
+}
+
+impl fmt::Display for TurnFailure {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        self.stop.fmt(f)
+    }
 }
 
 /// What an HTTP request to a provider failed with ([`Error::Http`]). It never holds a credential.

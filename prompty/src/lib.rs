@@ -16,6 +16,7 @@
 //! | execute + process | [`run`], [`run_async`] (prepared messages), [`invoke`], [`invoke_async`] (inputs, result cast to any `Deserialize` type) |
 //! | streaming | [`run_stream`], [`invoke_stream`] ([`StreamChunk`]s) |
 //! | tools | [`execute_tool`], [`bind_tools`], [`project_tools`], `#[tool]` |
+//! | agent loop | [`turn`], [`turn_async`], [`turn_stream`] (inputs), [`run_turn`], [`run_turn_async`], [`run_turn_stream`] (messages); [`TurnOptions`] |
 //!
 //! ```
 //! let agent = prompty::load_str(
@@ -66,6 +67,7 @@ mod schema;
 mod stream;
 mod streaming;
 mod tools;
+mod turn;
 mod typed;
 
 pub use parser::{parse, parse_async};
@@ -79,6 +81,11 @@ pub use schema::{properties_schema, property_schema};
 pub use stream::{ChunkStream, Outcome, RawEvent, RawStream, StreamChunk, StreamFailure};
 pub use streaming::*;
 pub use tools::*;
+pub use turn::{
+    run_turn, run_turn_async, run_turn_stream, turn, turn_async, turn_stream, AgentEvent, CancellationToken,
+    ContextBudget, Guardrails, PromptRef, SinkResult, Steering, TurnOptions, TurnOutput, TurnStream, Verdict,
+    DEFAULT_LLM_RETRIES, DEFAULT_MAX_ITERATIONS, MAX_AGENT_DEPTH, STEERING_CAPACITY,
+};
 pub use typed::{cast, Media};
 
 /// The built-in components, registered at link time: renderers `jinja2` (alias `jinja`) and
@@ -104,7 +111,9 @@ pub mod builtins {
 pub mod __private {
     pub use crate::tools::derive::{tool_args, tool_definition, tool_output, tool_output_result, tool_parameters};
     pub use crate::typed::check::*;
-    pub use crate::typed::{compiled_agent, invoke_stream_typed, invoke_typed, prepare_typed, typed_inputs};
+    pub use crate::typed::{
+        compiled_agent, invoke_stream_typed, invoke_typed, prepare_typed, turn_typed, typed_inputs,
+    };
     pub use inventory;
     pub use schemars;
     pub use serde;

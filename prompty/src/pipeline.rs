@@ -171,7 +171,7 @@ pub async fn run_async(agent: &Agent, messages: &[Message]) -> Result<Value> {
 /// ```
 pub fn invoke<T: DeserializeOwned>(agent: &Agent, inputs: &Value) -> Result<T> {
     let messages = prepare(agent, inputs)?;
-    crate::typed::cast_owned(run(agent, &messages)?)
+    crate::typed::cast_answer(run(agent, &messages)?)
 }
 
 /// Async form of [`invoke`]; gives the same result.
@@ -184,7 +184,7 @@ pub fn invoke<T: DeserializeOwned>(agent: &Agent, inputs: &Value) -> Result<T> {
 /// ```
 pub async fn invoke_async<T: DeserializeOwned>(agent: &Agent, inputs: &Value) -> Result<T> {
     let messages = prepare_async(agent, inputs).await?;
-    crate::typed::cast_owned(run_async(agent, &messages).await?)
+    crate::typed::cast_answer(run_async(agent, &messages).await?)
 }
 
 /// Async form of [`crate::load`]: reads and resolves on tokio's blocking pool, so it must run

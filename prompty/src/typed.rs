@@ -92,6 +92,17 @@ pub(crate) fn cast_owned<T: DeserializeOwned>(value: Value) -> Result<T> {
     }
 }
 
+/// [`cast_owned`] of a model's answer: tool calls that do not fit `T` are the error saying the
+/// model asked for tools (and that `turn` runs them), not a cast error.
+pub(crate) fn cast_answer<T: DeserializeOwned>(value: Value) -> Result<T> {
+    let names: Option<Vec<String>> =
+        crate::turn::tool_calls_of(&value).map(|calls| calls.into_iter().map(|c| c.name).collect());
+    cast_owned(value).map_err(|e| match names {
+        Some(names) => Error::UnexpectedToolCalls { names },
+        None => e,
+    })
+}
+
 /// The JSON inputs of a typed prompt's `Inputs` struct.
 #[doc(hidden)]
 pub fn typed_inputs<I: Serialize>(inputs: &I) -> Result<Value> {
@@ -114,6 +125,27 @@ pub fn prepare_typed<I: Serialize>(agent: &Agent, inputs: &I) -> Result<Vec<Mess
 pub async fn invoke_typed<I: Serialize, O: DeserializeOwned>(agent: &Agent, inputs: &I) -> Result<O> {
     let agent = agent.with_env_resolved()?;
     crate::invoke_async(&agent, &typed_inputs(inputs)?).await
+}
+
+/// `turn` for a typed prompt: resolves the `${env:}` references of the compiled agent, adds the
+/// prompt's `#[prompty::tool]` handlers under the per-call tools of `options` (which win), runs the
+/// agent loop, and casts the answer.
+#[doc(hidden)]
+pub async fn turn_typed<I: Serialize, O: DeserializeOwned>(
+    agent: &Agent,
+    inputs: &I,
+    handlers: crate::Tools,
+    mut options: crate::TurnOptions,
+) -> Result<O> {
+    let agent = agent.with_env_resolved()?;
+    let mut tools = handlers;
+    for name in options.tools.names() {
+        if let Some(f) = options.tools.get(name) {
+            tools.insert_shared(name, std::sync::Arc::clone(f));
+        }
+    }
+    options.tools = tools;
+    crate::turn_async(&agent, &typed_inputs(inputs)?, options).await
 }
 
 /// `invoke_stream` for a typed prompt: resolves the `${env:}` references of the compiled agent and

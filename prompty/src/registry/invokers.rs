@@ -169,6 +169,32 @@ pub trait Executor: Send + Sync + 'static {
         crate::blocking::block_on(self.execute_async(agent, messages))?
     }
 
+    /// The messages one round of tool calling adds to the conversation, in this provider's shape
+    /// (spec §9.4): the agent loop ([`crate::turn`]) never builds them itself. By default the
+    /// provider-neutral shape of [`crate::tool_messages`], which every wire builder of prompty
+    /// reads; a provider that must replay more of its response (reasoning items, thinking
+    /// blocks) overrides it.
+    ///
+    /// ```
+    /// use prompty::{Agent, BoxFuture, Executor, Message, Result, ToolCall, ToolResult, ToolRound};
+    /// use serde_json::Value;
+    /// struct Echo;
+    /// impl Executor for Echo {
+    ///     fn execute_async<'a>(&'a self, _: &'a Agent, _: &'a [Message]) -> BoxFuture<'a, Result<Value>> {
+    ///         Box::pin(async { Ok(Value::Null) })
+    ///     }
+    /// }
+    /// let calls = [ToolCall::new("c1", "now", "{}")];
+    /// let results = [ToolResult::ok("c1", "now", "12:00")];
+    /// let round = ToolRound { response: None, text: None, calls: &calls, results: &results };
+    /// let messages = Echo.format_tool_messages(&Agent::default(), &round)?;
+    /// assert_eq!(messages.len(), 2);
+    /// # Ok::<(), prompty::Error>(())
+    /// ```
+    fn format_tool_messages(&self, _agent: &Agent, round: &crate::ToolRound<'_>) -> Result<Vec<Message>> {
+        Ok(crate::tool_messages(round))
+    }
+
     /// Sends the messages and returns the provider's raw event stream. By default: an error saying
     /// this executor does not stream.
     fn execute_stream<'a>(&'a self, agent: &'a Agent, _messages: &'a [Message]) -> BoxFuture<'a, Result<RawStream>> {

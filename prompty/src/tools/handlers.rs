@@ -26,12 +26,14 @@ pub struct ToolContext<'a> {
     pub inputs: &'a Map<String, Value>,
     /// Tool functions handed to this call.
     pub tools: &'a Tools,
+    /// The agent loop the call runs in, when it runs in one (nesting depth, cancellation).
+    pub(crate) scope: Option<&'a crate::turn::Scope>,
 }
 
 impl<'a> ToolContext<'a> {
     /// A context.
     pub fn new(agent: &'a Agent, inputs: &'a Map<String, Value>, tools: &'a Tools) -> Self {
-        ToolContext { agent, inputs, tools }
+        ToolContext { agent, inputs, tools, scope: None }
     }
 }
 
@@ -158,7 +160,7 @@ pub fn clear_tool_handlers() {
 }
 
 /// Injects bound parameters: `args[param] = inputs[binding.input]`, overriding the model's value.
-fn inject_bindings(tool: &Tool, args: &mut Value, inputs: &Map<String, Value>) {
+pub(crate) fn inject_bindings(tool: &Tool, args: &mut Value, inputs: &Map<String, Value>) {
     if tool.bindings.is_empty() {
         return;
     }
@@ -190,21 +192,33 @@ fn inject_bindings(tool: &Tool, args: &mut Value, inputs: &Map<String, Value>) {
 /// # Ok::<(), prompty::Error>(()) }).unwrap();
 /// ```
 pub async fn execute_tool_async(call: &ToolCall, ctx: ToolContext<'_>) -> Result<Value> {
-    let decl = ctx.agent.tools.as_deref().unwrap_or_default().iter().find(|t| t.name == call.name);
+    let decl = declared_tool(ctx.agent, &call.name);
     let mut args =
         parse_arguments(&call.arguments).map_err(|message| Error::Tool { name: call.name.clone(), message })?;
     if let Some(tool) = decl {
         inject_bindings(tool, &mut args, ctx.inputs);
     }
-    if let Some(f) = ctx.tools.get(&call.name) {
+    run_tool(&call.name, decl, args, ctx).await
+}
+
+/// The agent's declaration of the tool named `name`.
+pub(crate) fn declared_tool<'a>(agent: &'a Agent, name: &str) -> Option<&'a Tool> {
+    agent.tools.as_deref().unwrap_or_default().iter().find(|t| t.name == name)
+}
+
+/// Runs a tool with arguments already parsed (and bindings injected): the per-call function of
+/// that name, the registered function of that name, the handler of the declared tool's kind (then
+/// of `*`).
+pub(crate) async fn run_tool(name: &str, decl: Option<&Tool>, args: Value, ctx: ToolContext<'_>) -> Result<Value> {
+    if let Some(f) = ctx.tools.get(name) {
         return f.call(args).await;
     }
-    if let Some(f) = get_tool(&call.name) {
+    if let Some(f) = get_tool(name) {
         return f.call(args).await;
     }
     let Some(tool) = decl else {
         return Err(Error::NoToolHandler {
-            name: call.name.clone(),
+            name: name.to_owned(),
             kind: "unknown".into(),
             hint: "The agent declares no tool of that name and no function is registered under it.".into(),
         });

@@ -1,11 +1,12 @@
 //! Tools: functions the model can call, the name registry, kind handlers, dispatch, and the
 //! projection of tool declarations into function definitions.
 
-mod args;
+pub(crate) mod args;
 mod bind;
 pub(crate) mod derive;
 mod function;
-mod handlers;
+pub(crate) mod handlers;
+mod messages;
 mod projection;
 mod prompty_tool;
 
@@ -19,6 +20,7 @@ pub use handlers::{
     clear_tool_handlers, execute_tool, execute_tool_async, get_tool_handler, register_tool_handler, ToolContext,
     ToolHandler,
 };
+pub use messages::{tool_messages, ToolResult, ToolRound};
 pub use projection::{
     clear_tool_projectors, get_tool_projector, project_tools, register_tool_projector, FunctionDefinition,
     ToolProjector,

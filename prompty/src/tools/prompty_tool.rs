@@ -1,5 +1,7 @@
 //! `kind: prompty` tools: another `.prompty` file run as a tool. Its path is relative to the parent
 //! prompt and confined like `${file:}` references; the model's arguments are the child's inputs.
+//! `mode: single` (the default) invokes the child once; `mode: agentic` runs the child's own agent
+//! loop ([`crate::turn`]) with its own tools, nested at most [`crate::MAX_AGENT_DEPTH`] deep.
 
 use super::handlers::{ToolContext, ToolHandler};
 use crate::{Agent, BoxFuture, Error, LoadOptions, Result, Tool, ToolKind};
@@ -39,13 +41,26 @@ impl ToolHandler for PromptyToolHandler {
             let child = crate::load_with_async(&path, &options).await?;
             match p.mode() {
                 "single" => crate::invoke_async::<Value>(&child, &args).await,
-                "agentic" => Err(Error::Execution {
-                    message: format!(
-                        "tool '{}': mode 'agentic' runs the child prompt's own tool loop, which this version of \
-                         prompty does not have yet; use `mode: single`",
-                        tool.name
-                    ),
-                }),
+                "agentic" => {
+                    let depth = ctx.scope.map_or(0, |s| s.depth) + 1;
+                    if depth > crate::MAX_AGENT_DEPTH {
+                        return Err(Error::Tool {
+                            name: tool.name.clone(),
+                            message: format!(
+                                "agentic prompts nest at most {} deep; this call would be level {depth}",
+                                crate::MAX_AGENT_DEPTH
+                            ),
+                        });
+                    }
+                    // The child runs its own loop with its own tools (handlers handed to the parent's
+                    // turn still apply), under the parent's cancellation; steering stays with the parent.
+                    let mut options = crate::TurnOptions::new().tools(ctx.tools.clone());
+                    options.depth = depth;
+                    if let Some(cancel) = ctx.scope.and_then(|s| s.cancel.clone()) {
+                        options = options.cancel(cancel);
+                    }
+                    crate::turn_async::<Value>(&child, &args, options).await
+                }
                 other => Err(Error::Execution {
                     message: format!("tool '{}': unknown mode '{other}' (expected single or agentic)", tool.name),
                 }),

@@ -140,6 +140,10 @@ fn target(agent: &Agent) -> Result<(String, HeaderMap)> {
 }
 
 impl Executor for AnthropicExecutor {
+    fn format_tool_messages(&self, agent: &Agent, round: &crate::ToolRound<'_>) -> Result<Vec<Message>> {
+        super::wire::tool_messages(agent, round)
+    }
+
     fn execute_async<'a>(&'a self, agent: &'a Agent, messages: &'a [Message]) -> BoxFuture<'a, Result<Value>> {
         Box::pin(async move {
             let (url, headers) = target(agent)?;

@@ -100,6 +100,12 @@ pub fn messages_request(agent: &Agent, messages: &[Message]) -> Result<Value> {
 /// The content blocks of a user or assistant message; an assistant's replayed tool calls follow its
 /// text as `tool_use` blocks.
 fn message_blocks(m: &Message) -> Result<Vec<Value>> {
+    if let Some(Value::Array(blocks)) = m.metadata.get("anthropic_content") {
+        if m.role == Role::Assistant && !blocks.is_empty() {
+            // The blocks of an earlier response, replayed as they came (thinking included).
+            return Ok(blocks.clone());
+        }
+    }
     let calls = replayed_tool_calls(m)?;
     let mut blocks = m.content.iter().map(block).collect::<Result<Vec<_>>>()?;
     if blocks.len() > 1 || !calls.is_empty() {
@@ -138,6 +144,45 @@ fn tool_result(m: &Message) -> Result<Value> {
         result.insert("is_error".into(), flag.clone());
     }
     Ok(Value::Object(result))
+}
+
+/// The messages of one tool round in the Anthropic shape (spec §9.5), what the Anthropic
+/// executor's [`crate::Executor::format_tool_messages`] returns: an assistant message holding
+/// the response's content blocks as they came (`metadata.anthropic_content`: thinking, text,
+/// `tool_use`; also readable by other providers through `metadata.tool_calls`), then one `tool`
+/// message per result, which [`messages_request`] batches into a single user message of
+/// `tool_result` blocks (`is_error` for failed calls).
+///
+/// ```
+/// use prompty::{Agent, ToolCall, ToolResult, ToolRound};
+/// use serde_json::json;
+/// let agent = Agent::from_value(json!({"model": {"id": "claude-sonnet-4-20250514", "provider": "anthropic"}}))?;
+/// let raw = json!({"content": [{"type": "text", "text": "Checking."},
+///     {"type": "tool_use", "id": "t1", "name": "get_weather", "input": {"city": "Oslo"}}]});
+/// let calls = [ToolCall::new("t1", "get_weather", r#"{"city":"Oslo"}"#)];
+/// let results = [ToolResult::ok("t1", "get_weather", "cold")];
+/// let round = ToolRound { response: Some(&raw), text: None, calls: &calls, results: &results };
+/// let messages = prompty::providers::anthropic::tool_messages(&agent, &round)?;
+/// let body = prompty::providers::anthropic::messages_request(&agent, &messages)?;
+/// assert_eq!(body["messages"][0]["content"], raw["content"]);
+/// assert_eq!(body["messages"][1], json!({"role": "user", "content": [
+///     {"type": "tool_result", "tool_use_id": "t1", "content": "cold"}]}));
+/// # Ok::<(), prompty::Error>(())
+/// ```
+pub fn tool_messages(_agent: &Agent, round: &crate::ToolRound<'_>) -> Result<Vec<Message>> {
+    let blocks = round.response.and_then(|r| r.get("content")).and_then(Value::as_array);
+    let text = match (round.text, blocks) {
+        (Some(text), _) => text.to_owned(),
+        (None, Some(blocks)) => {
+            blocks.iter().filter(|b| b["type"] == "text").filter_map(|b| b["text"].as_str()).collect()
+        }
+        (None, None) => String::new(),
+    };
+    let mut messages = crate::tool_messages(&crate::ToolRound { text: Some(&text), ..*round });
+    if let Some(blocks) = blocks {
+        messages[0].metadata.insert("anthropic_content".into(), Value::Array(blocks.clone()));
+    }
+    Ok(messages)
 }
 
 /// One content block.

@@ -311,6 +311,10 @@ async fn execute_stream(
 }
 
 impl Executor for OpenAiExecutor {
+    fn format_tool_messages(&self, agent: &Agent, round: &crate::ToolRound<'_>) -> Result<Vec<Message>> {
+        super::wire::tool_messages(agent, round)
+    }
+
     fn execute_async<'a>(&'a self, agent: &'a Agent, messages: &'a [Message]) -> BoxFuture<'a, Result<Value>> {
         Box::pin(async move {
             let target = openai_target(agent)?;
@@ -333,6 +337,10 @@ impl Executor for OpenAiExecutor {
 }
 
 impl Executor for FoundryExecutor {
+    fn format_tool_messages(&self, agent: &Agent, round: &crate::ToolRound<'_>) -> Result<Vec<Message>> {
+        super::wire::tool_messages(agent, round)
+    }
+
     fn execute_async<'a>(&'a self, agent: &'a Agent, messages: &'a [Message]) -> BoxFuture<'a, Result<Value>> {
         Box::pin(async move {
             let target = azure_target(agent, self.api_version.as_deref())?;

@@ -7,7 +7,12 @@
 //!   arguments}` (`arguments` a JSON string, or an object that is serialized);
 //! - a `tool` message whose `metadata.tool_call_id` names the call it answers;
 //! - for the Responses API also a message whose `metadata.responses_function_call` holds the
-//!   original `function_call` item (spec §7.4.1), answered by the message's text.
+//!   original `function_call` item (spec §7.4.1), answered by the message's text, and an assistant
+//!   message whose `metadata.responses_output` holds a whole earlier response's `output` items,
+//!   replayed as they are (what [`tool_messages`] writes).
+//!
+//! The metadata keys `responses_output`, `anthropic_content` and `is_error` are never sent as
+//! message fields.
 
 use crate::{
     project_tools, properties_schema, Agent, ContentPart, Error, FunctionDefinition, Message, Model, ModelOptions,
@@ -163,6 +168,19 @@ pub fn responses_request(agent: &Agent, messages: &[Message]) -> Result<Value> {
     let mut input = Vec::new();
     let mut replayed_calls: Vec<String> = Vec::new();
     for m in messages {
+        if let Some(Value::Array(items)) = m.metadata.get("responses_output") {
+            // An earlier response's output items, replayed as they came (reasoning, message,
+            // function_call), so the model sees its own turn unchanged.
+            for item in items {
+                if item["type"] == "function_call" {
+                    if let Some(id) = item.get("call_id").and_then(Value::as_str) {
+                        replayed_calls.push(id.to_owned());
+                    }
+                }
+                input.push(item.clone());
+            }
+            continue;
+        }
         if let Some(item) = m.metadata.get("responses_function_call") {
             let call_id =
                 m.metadata.get("tool_call_id").or_else(|| item.get("call_id")).cloned().unwrap_or(Value::Null);
@@ -232,6 +250,59 @@ pub fn responses_request(agent: &Agent, messages: &[Message]) -> Result<Value> {
     Ok(Value::Object(body))
 }
 
+/// The messages of one tool round in the OpenAI shape (spec §9.5), what the OpenAI and Foundry
+/// executors' [`crate::Executor::format_tool_messages`] return: the provider-neutral messages of
+/// [`crate::tool_messages`] (an assistant message with `metadata.tool_calls`, one `tool` message
+/// per result), with the text the model wrote beside its calls. For the Responses API the
+/// assistant message also keeps the response's `output` items (`metadata.responses_output`), so
+/// the next request replays them (reasoning items included) before the `function_call_output`s.
+///
+/// ```
+/// use prompty::{Agent, ToolCall, ToolResult, ToolRound};
+/// use serde_json::json;
+/// let agent = Agent::from_value(json!({"model": "gpt-4o"}))?;
+/// let raw = json!({"choices": [{"message": {"content": "Let me check.", "tool_calls": [
+///     {"id": "c1", "type": "function", "function": {"name": "get_weather", "arguments": "{}"}}]}}]});
+/// let calls = [ToolCall::new("c1", "get_weather", "{}")];
+/// let results = [ToolResult::ok("c1", "get_weather", "sunny")];
+/// let round = ToolRound { response: Some(&raw), text: None, calls: &calls, results: &results };
+/// let messages = prompty::providers::openai::tool_messages(&agent, &round)?;
+/// let body = prompty::providers::openai::chat_request(&agent, &messages)?;
+/// assert_eq!(body["messages"][0]["content"], "Let me check.");
+/// assert_eq!(body["messages"][0]["tool_calls"][0]["id"], "c1");
+/// assert_eq!(body["messages"][1], json!({"role": "tool", "tool_call_id": "c1", "content": "sunny"}));
+/// # Ok::<(), prompty::Error>(())
+/// ```
+pub fn tool_messages(agent: &Agent, round: &crate::ToolRound<'_>) -> Result<Vec<Message>> {
+    let responses = api_type(agent) == "responses";
+    let text = match (round.text, round.response) {
+        (Some(text), _) => text.to_owned(),
+        (None, Some(raw)) if responses => raw
+            .get("output")
+            .and_then(Value::as_array)
+            .into_iter()
+            .flatten()
+            .filter(|i| i["type"] == "message")
+            .flat_map(|i| i.get("content").and_then(Value::as_array).into_iter().flatten())
+            .filter(|p| p["type"] == "output_text")
+            .filter_map(|p| p.get("text").and_then(Value::as_str))
+            .collect(),
+        (None, Some(raw)) => match &raw["choices"][0]["message"]["content"] {
+            Value::String(s) => s.clone(),
+            Value::Array(parts) => parts.iter().filter_map(|p| p.get("text").and_then(Value::as_str)).collect(),
+            _ => String::new(),
+        },
+        (None, None) => String::new(),
+    };
+    let mut messages = crate::tool_messages(&crate::ToolRound { text: Some(&text), ..*round });
+    if responses {
+        if let Some(output @ Value::Array(_)) = round.response.and_then(|r| r.get("output")) {
+            messages[0].metadata.insert("responses_output".into(), output.clone());
+        }
+    }
+    Ok(messages)
+}
+
 /// The API type of the agent's model (`chat` when unset).
 pub(crate) fn api_type(agent: &Agent) -> &str {
     agent.model.as_ref().map_or("chat", Model::api_type)
@@ -289,7 +360,7 @@ fn chat_message(m: &Message) -> Result<Value> {
     wire.insert("role".into(), json!(m.role.as_str()));
     for (k, v) in &m.metadata {
         match k.as_str() {
-            "role" | "content" | "responses_function_call" => {}
+            "role" | "content" | "responses_function_call" | "responses_output" | "anthropic_content" | "is_error" => {}
             "tool_calls" => {
                 let calls = replayed_tool_calls(m)?;
                 if !calls.is_empty() {

@@ -1,0 +1,522 @@
+//! The agent loop (spec §9.2, §13.7): model calls, tool rounds, and everything around them.
+//!
+//! Per iteration, in this order: cancellation check, steering drained (appended as `user`),
+//! trimming to the context budget, input guardrail, cancellation check, the iteration limit, the
+//! model call (retried with backoff, abandoned at once on cancellation), processing, output
+//! guardrail; then either the final answer, or one tool round: every call checked against the
+//! declared tools, then per call a cancellation check, argument parsing, bindings, tool
+//! guardrail, execution; the provider formats the round's messages.
+
+use super::context;
+use super::events::{AgentEvent, Emitter};
+use super::options::{CancellationToken, TurnOptions, Verdict};
+use super::{panic_text, Scope, TurnOutput};
+use crate::tools::args::parse_arguments;
+use crate::tools::handlers::{declared_tool, inject_bindings, run_tool};
+use crate::{
+    Agent, Error, Executor, Message, Processor, Result, Role, StreamChunk, ToolCall, ToolContext, ToolResult,
+    ToolRound, TurnFailure, TurnStop,
+};
+use futures_util::future::{select, Either};
+use futures_util::{FutureExt, StreamExt};
+use serde_json::{Map, Value};
+use std::future::Future;
+use std::panic::{catch_unwind, AssertUnwindSafe};
+use std::pin::pin;
+use std::sync::Arc;
+use std::time::Duration;
+use tokio::sync::mpsc::UnboundedSender;
+
+/// The longest wait before a retry of a model call.
+const MAX_BACKOFF: Duration = Duration::from_secs(60);
+
+/// How the model is called.
+pub(crate) enum Mode {
+    /// Whole responses.
+    Call,
+    /// Streamed responses; the final answer's chunks go to the sender.
+    Stream(UnboundedSender<StreamChunk>),
+}
+
+/// A processed model response.
+struct Answer {
+    /// The raw response (whole calls only).
+    raw: Option<Value>,
+    /// What the processor made of it.
+    result: Value,
+    /// The text of a streamed response.
+    text: Option<String>,
+    /// The chunks of a streamed response, held back until it is known to be the final answer.
+    chunks: Vec<StreamChunk>,
+}
+
+/// The tool calls a processed result holds: a non-empty list of `{id, name, arguments}` objects
+/// (spec §8.7); a final answer is text or an object, never such a list.
+pub(crate) fn tool_calls_of(result: &Value) -> Option<Vec<ToolCall>> {
+    let items = result.as_array().filter(|a| !a.is_empty())?;
+    items
+        .iter()
+        .map(|item| {
+            let text = |k: &str| item.get(k).and_then(Value::as_str).map(str::to_owned);
+            Some(ToolCall { id: text("id").unwrap_or_default(), name: text("name")?, arguments: text("arguments")? })
+        })
+        .collect()
+}
+
+/// Runs `future`, unless the token is cancelled first (`None`).
+async fn cancellable<F: Future>(token: Option<&CancellationToken>, future: F) -> Option<F::Output> {
+    let Some(token) = token else { return Some(future.await) };
+    let future = pin!(future);
+    let cancelled = pin!(token.cancelled());
+    match select(future, cancelled).await {
+        Either::Left((output, _)) => Some(output),
+        Either::Right(_) => None,
+    }
+}
+
+/// Waits `duration` without needing a runtime with timers enabled (a helper thread sleeps).
+async fn sleep(duration: Duration) {
+    let (done, wait) = tokio::sync::oneshot::channel::<()>();
+    let spawned = std::thread::Builder::new().name("prompty-retry-wait".into()).spawn(move || {
+        std::thread::sleep(duration);
+        let _ = done.send(());
+    });
+    if spawned.is_ok() {
+        let _ = wait.await;
+    }
+}
+
+/// The wait before retry `n` (1-based): `min(base · 2ⁿ⁻¹ + jitter, 60 s)`, jitter up to one base.
+fn backoff(base: Duration, n: u32) -> Duration {
+    let factor = 2u32.saturating_pow(n.saturating_sub(1).min(16));
+    let jitter = base.mul_f64(rand::random::<f64>());
+    base.saturating_mul(factor).saturating_add(jitter).min(MAX_BACKOFF)
+}
+
+/// Whether a failed model call may succeed when tried again: no response, 408, 429, 5xx, or an
+/// executor's own error; never another 4xx.
+fn retryable(e: &Error) -> bool {
+    match e {
+        Error::Http(f) => match f.status {
+            None => true,
+            Some(s) => s == 408 || s == 429 || s >= 500,
+        },
+        Error::Execution { .. } | Error::Task(_) => true,
+        _ => false,
+    }
+}
+
+/// A guardrail's verdict; a guardrail that panics denies.
+fn verdict(check: impl FnOnce() -> Verdict) -> Verdict {
+    catch_unwind(AssertUnwindSafe(check))
+        .unwrap_or_else(|payload| Verdict::Deny(format!("the guardrail panicked: {}", panic_text(payload.as_ref()))))
+}
+
+/// A tool's result as the text the model reads: a string as it is, other JSON compactly.
+fn result_text(value: Value) -> String {
+    match value {
+        Value::String(s) => s,
+        other => other.to_string(),
+    }
+}
+
+/// What a tool's error says, without repeating `Tool 'x' failed`.
+fn error_text(e: Error) -> String {
+    match e {
+        Error::Tool { message, .. } => message,
+        other => other.to_string(),
+    }
+}
+
+/// One turn's state.
+pub(crate) struct Loop<'a> {
+    agent: &'a Agent,
+    inputs: &'a Map<String, Value>,
+    options: &'a TurnOptions,
+    executor: Arc<dyn Executor>,
+    processor: Arc<dyn Processor>,
+    emitter: Emitter,
+    scope: Scope,
+    messages: Vec<Message>,
+    iterations: usize,
+    rounds: usize,
+}
+
+impl<'a> Loop<'a> {
+    pub(crate) fn new(
+        agent: &'a Agent,
+        messages: Vec<Message>,
+        inputs: &'a Map<String, Value>,
+        options: &'a TurnOptions,
+    ) -> Result<Self> {
+        let provider = crate::pipeline::provider(agent)?;
+        Ok(Loop {
+            agent,
+            inputs,
+            options,
+            executor: crate::get_executor(provider)?,
+            processor: crate::get_processor(provider)?,
+            emitter: Emitter::new(options.on_event.clone()),
+            scope: Scope { depth: options.depth, cancel: options.cancel.clone() },
+            messages,
+            iterations: 0,
+            rounds: 0,
+        })
+    }
+
+    fn token(&self) -> Option<&CancellationToken> {
+        self.options.cancel.as_ref()
+    }
+
+    fn is_cancelled(&self) -> bool {
+        self.options.cancel.as_ref().is_some_and(CancellationToken::is_cancelled)
+    }
+
+    /// The error that ends the turn, carrying the conversation; a `cancelled` event first when
+    /// the turn was cancelled.
+    fn fail(&mut self, stop: TurnStop) -> Error {
+        if let TurnStop::Cancelled { reason } = &stop {
+            self.emitter.emit(|| AgentEvent::Cancelled { reason: reason.clone() });
+        }
+        Error::Turn(Box::new(TurnFailure {
+            stop,
+            iterations: self.iterations,
+            messages: std::mem::take(&mut self.messages),
+        }))
+    }
+
+    fn cancelled(&mut self, reason: impl Into<String>) -> Error {
+        self.fail(TurnStop::Cancelled { reason: reason.into() })
+    }
+
+    fn status(&self, message: impl FnOnce() -> String) {
+        self.emitter.emit(|| AgentEvent::Status { message: message() });
+    }
+
+    fn updated(&self) {
+        self.emitter.emit(|| AgentEvent::MessagesUpdated { messages: self.messages.clone() });
+    }
+
+    /// Runs the loop to its final answer.
+    pub(crate) async fn run(mut self, mode: Mode) -> Result<TurnOutput> {
+        loop {
+            if self.is_cancelled() {
+                let reason = match self.iterations {
+                    0 => "Cancellation requested before first iteration".to_owned(),
+                    n => format!("Cancellation requested before iteration {}", n + 1),
+                };
+                return Err(self.cancelled(reason));
+            }
+            self.steer();
+            if let Some(budget) = &self.options.context_budget {
+                let dropped = context::trim(&mut self.messages, budget);
+                if dropped > 0 {
+                    self.emitter.emit(|| AgentEvent::ContextTrimmed { dropped });
+                    self.updated();
+                }
+            }
+            if let Some(guard) = &self.options.guardrails.input {
+                if let Verdict::Deny(reason) = verdict(|| guard(&self.messages)) {
+                    return Err(self.fail(TurnStop::Guardrail { stage: "input", reason }));
+                }
+            }
+            if self.is_cancelled() {
+                return Err(self.cancelled("Cancellation requested before the model call"));
+            }
+            self.iterations += 1;
+            if self.iterations > self.options.max_iterations {
+                return Err(self.fail(TurnStop::MaxIterations { max: self.options.max_iterations }));
+            }
+            let answer = match &mode {
+                Mode::Call => self.call().await?,
+                Mode::Stream(_) => self.call_streamed().await?,
+            };
+            if let Some(guard) = &self.options.guardrails.output {
+                if let Verdict::Deny(reason) = verdict(|| guard(&answer.result)) {
+                    return Err(self.fail(TurnStop::Guardrail { stage: "output", reason }));
+                }
+            }
+            match tool_calls_of(&answer.result) {
+                Some(calls) => self.round(calls, &answer).await?,
+                None => return Ok(self.finish(answer, &mode)),
+            }
+        }
+    }
+
+    /// Appends the steering messages waiting, if any.
+    fn steer(&mut self) {
+        let Some(steering) = &self.options.steering else { return };
+        let pending = steering.drain();
+        if pending.is_empty() {
+            return;
+        }
+        self.status(|| "Injecting steering message".to_owned());
+        self.messages.extend(pending.into_iter().map(|text| Message::new(Role::User, text)));
+        self.updated();
+    }
+
+    /// The final answer: appended to the conversation, its held-back chunks released.
+    fn finish(mut self, answer: Answer, mode: &Mode) -> TurnOutput {
+        if let Mode::Stream(tx) = mode {
+            for chunk in answer.chunks {
+                match &chunk {
+                    StreamChunk::Text(t) => self.emitter.emit(|| AgentEvent::Token { text: t.clone() }),
+                    StreamChunk::Thinking(t) => self.emitter.emit(|| AgentEvent::Thinking { text: t.clone() }),
+                    _ => {}
+                }
+                let _ = tx.send(chunk);
+            }
+        }
+        let text = match &answer.result {
+            Value::String(s) => s.clone(),
+            other => other.to_string(),
+        };
+        self.messages.push(Message::new(Role::Assistant, text));
+        let result = answer.result;
+        self.emitter.emit(|| AgentEvent::Done { response: result.clone(), messages: self.messages.clone() });
+        TurnOutput { result, messages: self.messages, iterations: self.iterations }
+    }
+
+    /// Decides what a failed model call attempt leads to: a wait and another attempt, or the end.
+    async fn retry_or_fail(&mut self, e: Error, attempt: u32) -> Result<()> {
+        if attempt > self.options.llm_retries || !retryable(&e) {
+            return Err(self.fail(TurnStop::Model { source: Box::new(e), attempts: attempt }));
+        }
+        let wait = backoff(self.options.retry_backoff, attempt);
+        self.status(|| {
+            format!(
+                "The model call failed ({e}); retry {attempt} of {} in {:.1} s",
+                self.options.llm_retries,
+                wait.as_secs_f64()
+            )
+        });
+        if cancellable(self.token(), sleep(wait)).await.is_none() {
+            return Err(self.cancelled("Cancellation requested while waiting to retry the model call"));
+        }
+        Ok(())
+    }
+
+    /// One model call, whole.
+    async fn call(&mut self) -> Result<Answer> {
+        let mut attempt = 0;
+        loop {
+            attempt += 1;
+            let outcome = cancellable(self.token(), self.executor.execute_async(self.agent, &self.messages)).await;
+            match outcome {
+                None => return Err(self.cancelled("Cancellation requested during the model call")),
+                Some(Err(e)) => self.retry_or_fail(e, attempt).await?,
+                Some(Ok(raw)) => {
+                    return match self.processor.process_async(self.agent, raw.clone()).await {
+                        Ok(result) => Ok(Answer { raw: Some(raw), result, text: None, chunks: Vec::new() }),
+                        Err(e) => Err(self.fail(TurnStop::Model { source: Box::new(e), attempts: attempt })),
+                    };
+                }
+            }
+        }
+    }
+
+    /// One model call, streamed: every chunk held back until the response is known to be the
+    /// final answer; tool calls arrive whole.
+    async fn call_streamed(&mut self) -> Result<Answer> {
+        let mut attempt = 0;
+        let events = loop {
+            attempt += 1;
+            let outcome = cancellable(self.token(), self.executor.execute_stream(self.agent, &self.messages)).await;
+            match outcome {
+                None => return Err(self.cancelled("Cancellation requested during the model call")),
+                Some(Err(e)) => self.retry_or_fail(e, attempt).await?,
+                Some(Ok(events)) => break events,
+            }
+        };
+        let mut stream = self.processor.process_stream(self.agent, events);
+        let (mut text, mut calls, mut chunks) = (String::new(), Vec::new(), Vec::new());
+        loop {
+            match cancellable(self.token(), stream.next()).await {
+                None => return Err(self.cancelled("Cancellation requested during the model call")),
+                Some(None) => break,
+                Some(Some(StreamChunk::ToolCall(call))) => calls.push(call),
+                Some(Some(StreamChunk::Failure(f))) => {
+                    let e = Error::Execution { message: f.message };
+                    return Err(self.fail(TurnStop::Model { source: Box::new(e), attempts: attempt }));
+                }
+                Some(Some(chunk)) => {
+                    if let StreamChunk::Text(t) = &chunk {
+                        text.push_str(t);
+                    }
+                    chunks.push(chunk);
+                }
+            }
+        }
+        let result = if calls.is_empty() {
+            crate::providers::openai::structured(self.agent, text.clone())
+        } else {
+            crate::providers::openai::tool_calls_value(calls)
+        };
+        Ok(Answer { raw: None, result, text: Some(text), chunks })
+    }
+
+    /// One round of tool calls: run them, let the provider format the messages, append them.
+    async fn round(&mut self, mut calls: Vec<ToolCall>, answer: &Answer) -> Result<()> {
+        if self.rounds == 0 {
+            self.status(|| "Starting agent loop".to_owned());
+        }
+        for (i, call) in calls.iter_mut().enumerate() {
+            if call.id.is_empty() {
+                call.id = format!("call_{}_{i}", self.iterations);
+            }
+        }
+        if let Some(unknown) = calls
+            .iter()
+            .find(|c| declared_tool(self.agent, &c.name).is_none() && self.options.tools.get(&c.name).is_none())
+        {
+            let name = unknown.name.clone();
+            return Err(self.fail(TurnStop::UnknownTool { name }));
+        }
+        let results = if self.options.parallel_tool_calls {
+            if self.is_cancelled() {
+                return Err(self.cancelled("Cancellation requested before tool execution"));
+            }
+            let runs = calls.iter().map(|c| self.run_call(c, true));
+            let outcomes = futures_util::future::join_all(runs).await;
+            let mut results = Vec::with_capacity(outcomes.len());
+            for outcome in outcomes {
+                match outcome {
+                    Ok(r) => results.push(r),
+                    Err(stop) => return Err(self.fail(stop)),
+                }
+            }
+            results
+        } else {
+            let mut results = Vec::with_capacity(calls.len());
+            for (i, call) in calls.iter().enumerate() {
+                if self.is_cancelled() {
+                    let reason = if i == 0 { "before" } else { "after" };
+                    return Err(self.cancelled(format!("Cancellation requested {reason} tool execution")));
+                }
+                match self.run_call(call, false).await {
+                    Ok(r) => results.push(r),
+                    Err(stop) => return Err(self.fail(stop)),
+                }
+            }
+            results
+        };
+        let round =
+            ToolRound { response: answer.raw.as_ref(), text: answer.text.as_deref(), calls: &calls, results: &results };
+        match self.executor.format_tool_messages(self.agent, &round) {
+            Ok(messages) => self.messages.extend(messages),
+            Err(e) => return Err(self.fail(TurnStop::Failed(Box::new(e)))),
+        }
+        self.rounds += 1;
+        self.updated();
+        Ok(())
+    }
+
+    /// Runs one call: events, argument parsing, bindings, tool guardrail, execution. A failure the
+    /// model can react to is a result; a cancellation (`check_cancel`: checked here, for parallel
+    /// calls) or a missing handler ends the turn.
+    async fn run_call(&self, call: &ToolCall, check_cancel: bool) -> std::result::Result<ToolResult, TurnStop> {
+        if check_cancel && self.is_cancelled() {
+            return Err(TurnStop::Cancelled { reason: "Cancellation requested before tool execution".into() });
+        }
+        self.emitter.emit(|| AgentEvent::ToolCallStart {
+            id: call.id.clone(),
+            name: call.name.clone(),
+            arguments: call.arguments.clone(),
+        });
+        let decl = declared_tool(self.agent, &call.name);
+        let mut args = match parse_arguments(&call.arguments) {
+            Ok(args) => args,
+            Err(message) => return Ok(self.failed(call, &message)),
+        };
+        if let Some(tool) = decl {
+            inject_bindings(tool, &mut args, self.inputs);
+        }
+        if let Some(guard) = &self.options.guardrails.tool {
+            if let Verdict::Deny(reason) = verdict(|| guard(call, &args)) {
+                let r = ToolResult::error(&call.id, &call.name, format!("Tool denied by guardrail: {reason}"));
+                self.result_event(&r);
+                return Ok(r);
+            }
+        }
+        let ctx = ToolContext {
+            agent: self.agent,
+            inputs: self.inputs,
+            tools: &self.options.tools,
+            scope: Some(&self.scope),
+        };
+        let run = AssertUnwindSafe(run_tool(&call.name, decl, args, ctx)).catch_unwind().await;
+        let r = match run {
+            Ok(Ok(value)) => ToolResult::ok(&call.id, &call.name, result_text(value)),
+            Ok(Err(e @ Error::NoToolHandler { .. })) => return Err(TurnStop::NoHandler(Box::new(e))),
+            Ok(Err(e)) => return Ok(self.failed(call, &error_text(e))),
+            Err(payload) => return Ok(self.failed(call, &format!("panicked: {}", panic_text(payload.as_ref())))),
+        };
+        self.result_event(&r);
+        Ok(r)
+    }
+
+    /// The result of a call that failed: `Error: Tool '<name>' failed: <message>`, with an `error`
+    /// event.
+    fn failed(&self, call: &ToolCall, message: &str) -> ToolResult {
+        let text = format!("Error: Tool '{}' failed: {message}", call.name);
+        self.emitter.emit(|| AgentEvent::Error { message: text.clone(), tool: Some(call.name.clone()) });
+        let r = ToolResult::error(&call.id, &call.name, text);
+        self.result_event(&r);
+        r
+    }
+
+    fn result_event(&self, r: &ToolResult) {
+        self.emitter.emit(|| AgentEvent::ToolResult {
+            id: r.id.clone(),
+            name: r.name.clone(),
+            result: r.output.clone(),
+            is_error: r.is_error,
+        });
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn tool_calls_are_lists_of_calls_only() {
+        assert_eq!(
+            tool_calls_of(&json!([{"id": "1", "name": "f", "arguments": "{}"}])),
+            Some(vec![ToolCall::new("1", "f", "{}")])
+        );
+        assert_eq!(tool_calls_of(&json!("text")), None);
+        assert_eq!(tool_calls_of(&json!([])), None);
+        assert_eq!(tool_calls_of(&json!({"name": "f", "arguments": "{}"})), None);
+        assert_eq!(tool_calls_of(&json!([{"name": "f"}])), None);
+        assert_eq!(tool_calls_of(&json!([1, 2])), None);
+    }
+
+    #[test]
+    fn backoff_grows_and_is_capped() {
+        let base = Duration::from_millis(100);
+        assert!(backoff(base, 1) >= base && backoff(base, 1) < base * 2);
+        assert!(backoff(base, 3) >= base * 4);
+        assert_eq!(backoff(Duration::from_secs(10), 30), MAX_BACKOFF);
+        assert_eq!(backoff(Duration::MAX, u32::MAX), MAX_BACKOFF);
+    }
+
+    #[test]
+    fn only_transient_failures_are_retried() {
+        let http = |status| {
+            Error::Http(Box::new(crate::HttpFailure {
+                provider: "openai".into(),
+                status,
+                reason: None,
+                message: String::new(),
+                request_id: None,
+                body: None,
+                attempts: 1,
+            }))
+        };
+        assert!(retryable(&http(None)) && retryable(&http(Some(429))) && retryable(&http(Some(503))));
+        assert!(!retryable(&http(Some(400))) && !retryable(&http(Some(401))) && !retryable(&http(Some(404))));
+        assert!(!retryable(&Error::MissingInput { name: "x".into() }));
+    }
+}

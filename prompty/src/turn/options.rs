@@ -1,0 +1,525 @@
+//! [`TurnOptions`], the builder of everything a turn can be given, and the parts it takes:
+//! [`Guardrails`], [`Steering`], [`ContextBudget`].
+
+use super::events::{AgentEvent, EventSink, SinkResult};
+use crate::{Error, Message, Result, ToolCall, ToolFunction, Tools};
+use serde_json::Value;
+use std::collections::VecDeque;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+pub use tokio_util::sync::CancellationToken;
+
+/// The iterations a turn allows by default (spec §9.1).
+///
+/// ```
+/// assert_eq!(prompty::DEFAULT_MAX_ITERATIONS, 10);
+/// ```
+pub const DEFAULT_MAX_ITERATIONS: usize = 10;
+
+/// The retries of a failed model call a turn allows by default (spec §9.1).
+///
+/// ```
+/// assert_eq!(prompty::DEFAULT_LLM_RETRIES, 3);
+/// ```
+pub const DEFAULT_LLM_RETRIES: u32 = 3;
+
+/// How deep `kind: prompty` tools with `mode: agentic` may nest turns (a child prompt's tool that
+/// runs its own child, ...). A call beyond it fails, and the model reads why.
+///
+/// ```
+/// assert_eq!(prompty::MAX_AGENT_DEPTH, 4);
+/// ```
+pub const MAX_AGENT_DEPTH: usize = 4;
+
+/// The steering messages a [`Steering`] handle holds before the loop drains them.
+///
+/// ```
+/// assert_eq!(prompty::STEERING_CAPACITY, 256);
+/// ```
+pub const STEERING_CAPACITY: usize = 256;
+
+/// Everything a turn can be given besides the prompt and its inputs. Build it by chaining; every
+/// option has a default.
+///
+/// ```
+/// use prompty::{CancellationToken, Guardrails, Steering, TurnOptions, Verdict};
+/// let cancel = CancellationToken::new();
+/// let options = TurnOptions::new()
+///     .max_iterations(5)
+///     .parallel_tool_calls(true)
+///     .tool("now", prompty::tool_fn_sync(|_| Ok(serde_json::json!("12:00"))))
+///     .on_event(|event: &prompty::AgentEvent| println!("{}", event.kind()))
+///     .cancel(cancel.clone())
+///     .guardrails(Guardrails::new().input(|_messages| Verdict::Allow))
+///     .steering(Steering::new())
+///     .context_budget(20_000)
+///     .llm_retries(2);
+/// # let _ = options;
+/// ```
+#[derive(Clone)]
+pub struct TurnOptions {
+    pub(crate) max_iterations: usize,
+    pub(crate) parallel_tool_calls: bool,
+    pub(crate) tools: Tools,
+    pub(crate) on_event: Option<EventSink>,
+    pub(crate) cancel: Option<CancellationToken>,
+    pub(crate) guardrails: Guardrails,
+    pub(crate) steering: Option<Steering>,
+    pub(crate) context_budget: Option<ContextBudget>,
+    pub(crate) llm_retries: u32,
+    pub(crate) retry_backoff: Duration,
+    /// How many agentic tool turns this turn runs inside (0 for a turn the program started).
+    pub(crate) depth: usize,
+}
+
+impl Default for TurnOptions {
+    fn default() -> Self {
+        TurnOptions {
+            max_iterations: DEFAULT_MAX_ITERATIONS,
+            parallel_tool_calls: false,
+            tools: Tools::new(),
+            on_event: None,
+            cancel: None,
+            guardrails: Guardrails::default(),
+            steering: None,
+            context_budget: None,
+            llm_retries: DEFAULT_LLM_RETRIES,
+            retry_backoff: Duration::from_secs(1),
+            depth: 0,
+        }
+    }
+}
+
+impl std::fmt::Debug for TurnOptions {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("TurnOptions")
+            .field("max_iterations", &self.max_iterations)
+            .field("parallel_tool_calls", &self.parallel_tool_calls)
+            .field("tools", &self.tools)
+            .field("on_event", &self.on_event.is_some())
+            .field("cancel", &self.cancel.as_ref().map(CancellationToken::is_cancelled))
+            .field("guardrails", &self.guardrails)
+            .field("steering", &self.steering.as_ref().map(Steering::pending))
+            .field("context_budget", &self.context_budget.as_ref().map(|b| b.chars))
+            .field("llm_retries", &self.llm_retries)
+            .field("retry_backoff", &self.retry_backoff)
+            .finish()
+    }
+}
+
+impl TurnOptions {
+    /// The defaults: 10 iterations, tools one at a time, no per-call tools, no events, no
+    /// cancellation, no guardrails, no steering, no context budget, 3 retries of a failed model
+    /// call (backoff from 1 s, capped at 60 s).
+    ///
+    /// ```
+    /// let options = prompty::TurnOptions::new();
+    /// assert!(format!("{options:?}").contains("max_iterations: 10"));
+    /// ```
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// How many model calls the loop may make (default 10). The model asking for tools once more
+    /// after that is the error `Agent loop exceeded N iterations` ([`crate::TurnStop::MaxIterations`]).
+    ///
+    /// ```
+    /// let options = prompty::TurnOptions::new().max_iterations(3);
+    /// # let _ = options;
+    /// ```
+    pub fn max_iterations(mut self, n: usize) -> Self {
+        self.max_iterations = n;
+        self
+    }
+
+    /// Runs the tool calls of one model response concurrently (default: one after the other).
+    /// Results are still appended in call order; each call has its own events and guardrail
+    /// check, and a failing call does not stop its siblings.
+    ///
+    /// ```
+    /// let options = prompty::TurnOptions::new().parallel_tool_calls(true);
+    /// # let _ = options;
+    /// ```
+    pub fn parallel_tool_calls(mut self, parallel: bool) -> Self {
+        self.parallel_tool_calls = parallel;
+        self
+    }
+
+    /// Tool functions for this turn: they win over the name registry. A function that knows its
+    /// declaration (a `#[prompty::tool]` fn) and that the prompt does not declare is offered to
+    /// the model as well.
+    ///
+    /// ```
+    /// let tools = prompty::Tools::new().with("now", prompty::tool_fn_sync(|_| Ok(serde_json::json!("12:00"))));
+    /// let options = prompty::TurnOptions::new().tools(tools);
+    /// # let _ = options;
+    /// ```
+    pub fn tools(mut self, tools: Tools) -> Self {
+        for name in tools.names().map(str::to_owned).collect::<Vec<_>>() {
+            if let Some(f) = tools.get(&name) {
+                self.tools.insert_shared(name, Arc::clone(f));
+            }
+        }
+        self
+    }
+
+    /// One tool function for this turn (see [`TurnOptions::tools`]).
+    ///
+    /// ```
+    /// let options = prompty::TurnOptions::new()
+    ///     .tool("add", prompty::tool_fn_sync(|a| Ok(serde_json::json!(a["a"].as_i64().unwrap_or(0) + 1))));
+    /// # let _ = options;
+    /// ```
+    pub fn tool(mut self, name: impl Into<String>, function: impl ToolFunction) -> Self {
+        self.tools.insert(name, function);
+        self
+    }
+
+    /// Calls `sink` with every [`AgentEvent`] of the turn, in order, on the task running the
+    /// turn: keep it quick (forward into a channel for slow work). A sink that panics, or
+    /// returns an `Err`, is logged (`tracing`, target `prompty::turn`) and never stops the loop.
+    ///
+    /// ```
+    /// use std::sync::{Arc, Mutex};
+    /// let seen = Arc::new(Mutex::new(Vec::new()));
+    /// let log = Arc::clone(&seen);
+    /// let options = prompty::TurnOptions::new()
+    ///     .on_event(move |e: &prompty::AgentEvent| log.lock().unwrap().push(e.kind()));
+    /// // A sink may also fail: the error is logged, the turn goes on.
+    /// let options = options.on_event(|_e: &prompty::AgentEvent| -> Result<(), String> { Err("full".into()) });
+    /// # let _ = (options, seen);
+    /// ```
+    pub fn on_event<F, R>(mut self, sink: F) -> Self
+    where
+        F: Fn(&AgentEvent) -> R + Send + Sync + 'static,
+        R: SinkResult,
+    {
+        self.on_event = Some(Arc::new(move |e: &AgentEvent| sink(e).into_sink_result()));
+        self
+    }
+
+    /// A cancellation token: once cancelled, the turn makes no further model or tool call. It is
+    /// checked at the top of each iteration, before each model call and before each tool call; a
+    /// model call or retry wait in progress is abandoned at once (a tool call in progress runs to
+    /// its end). The turn then fails with [`crate::TurnStop::Cancelled`] after a `cancelled` event.
+    ///
+    /// ```
+    /// let cancel = prompty::CancellationToken::new();
+    /// let options = prompty::TurnOptions::new().cancel(cancel.clone());
+    /// cancel.cancel(); // from any thread or task
+    /// # let _ = options;
+    /// ```
+    pub fn cancel(mut self, token: CancellationToken) -> Self {
+        self.cancel = Some(token);
+        self
+    }
+
+    /// Guardrails checking the input before each model call, each model response, and each tool
+    /// call.
+    ///
+    /// ```
+    /// use prompty::{Guardrails, Verdict};
+    /// let options = prompty::TurnOptions::new().guardrails(
+    ///     Guardrails::new().tool(|call, _args| if call.name == "rm" { Verdict::deny("no deleting") } else { Verdict::Allow }));
+    /// # let _ = options;
+    /// ```
+    pub fn guardrails(mut self, guardrails: Guardrails) -> Self {
+        self.guardrails = guardrails;
+        self
+    }
+
+    /// A steering handle: messages sent through it while the turn runs are appended as `user`
+    /// messages at the top of the next iteration (never into a child prompt's turn).
+    ///
+    /// ```
+    /// let steering = prompty::Steering::new();
+    /// let options = prompty::TurnOptions::new().steering(steering.clone());
+    /// steering.send("Answer in French.")?;
+    /// # let _ = options;
+    /// # Ok::<(), prompty::Error>(())
+    /// ```
+    pub fn steering(mut self, steering: Steering) -> Self {
+        self.steering = Some(steering);
+        self
+    }
+
+    /// Keeps what is sent to the model under a size, in characters (see [`ContextBudget`]).
+    ///
+    /// ```
+    /// let options = prompty::TurnOptions::new().context_budget(50_000);
+    /// let options = options.context_budget(
+    ///     prompty::ContextBudget::chars(50_000).summarizer(|dropped| format!("{} messages dropped", dropped.len())));
+    /// # let _ = options;
+    /// ```
+    pub fn context_budget(mut self, budget: impl Into<ContextBudget>) -> Self {
+        self.context_budget = Some(budget.into());
+        self
+    }
+
+    /// How many times a failed model call is retried (default 3): connection failures, timeouts,
+    /// HTTP 429 and 5xx, and executor errors; never another 4xx, never a processing error, never
+    /// a stream that broke after output had started. A `status` event precedes each retry.
+    ///
+    /// ```
+    /// let options = prompty::TurnOptions::new().llm_retries(0); // fail at the first error
+    /// # let _ = options;
+    /// ```
+    pub fn llm_retries(mut self, retries: u32) -> Self {
+        self.llm_retries = retries;
+        self
+    }
+
+    /// The first wait before a retry (default 1 s): retry `n` waits `min(base · 2ⁿ⁻¹ + jitter,
+    /// 60 s)`, the jitter being up to one `base`.
+    ///
+    /// ```
+    /// let options = prompty::TurnOptions::new().retry_backoff(std::time::Duration::from_millis(200));
+    /// # let _ = options;
+    /// ```
+    pub fn retry_backoff(mut self, base: Duration) -> Self {
+        self.retry_backoff = base;
+        self
+    }
+}
+
+/// What a guardrail decides.
+///
+/// ```
+/// let v = prompty::Verdict::deny("contains a card number");
+/// assert_eq!(v, prompty::Verdict::Deny("contains a card number".into()));
+/// ```
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Verdict {
+    /// Go on.
+    Allow,
+    /// Stop, for this reason.
+    Deny(String),
+}
+
+impl Verdict {
+    /// A denial.
+    pub fn deny(reason: impl Into<String>) -> Self {
+        Verdict::Deny(reason.into())
+    }
+}
+
+type InputGuard = dyn Fn(&[Message]) -> Verdict + Send + Sync;
+type OutputGuard = dyn Fn(&Value) -> Verdict + Send + Sync;
+type ToolGuard = dyn Fn(&ToolCall, &Value) -> Verdict + Send + Sync;
+
+/// Checks a turn makes (spec §13.4). A guardrail that panics denies (fails closed).
+///
+/// - **input**: the messages about to be sent, before every model call. A denial ends the turn
+///   with [`crate::TurnStop::Guardrail`] (stage `input`).
+/// - **output**: every processed model response (the final answer, or the list of tool calls).
+///   A denial ends the turn (stage `output`).
+/// - **tool**: each tool call and its arguments (bindings injected), before it runs. A denial
+///   does not end the turn: the model reads `Tool denied by guardrail: <reason>` as the result.
+///
+/// ```
+/// use prompty::{Guardrails, Verdict};
+/// let g = Guardrails::new()
+///     .input(|messages| if messages.iter().any(|m| m.text().contains("password")) {
+///         Verdict::deny("no passwords") } else { Verdict::Allow })
+///     .output(|result| if result.as_str().is_some_and(|t| t.contains("http://")) {
+///         Verdict::deny("no plain links") } else { Verdict::Allow })
+///     .tool(|call, args| if call.name == "transfer" && args["amount"].as_f64() > Some(100.0) {
+///         Verdict::deny("over the limit") } else { Verdict::Allow });
+/// # let _ = g;
+/// ```
+#[derive(Clone, Default)]
+pub struct Guardrails {
+    pub(crate) input: Option<Arc<InputGuard>>,
+    pub(crate) output: Option<Arc<OutputGuard>>,
+    pub(crate) tool: Option<Arc<ToolGuard>>,
+}
+
+impl std::fmt::Debug for Guardrails {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Guardrails")
+            .field("input", &self.input.is_some())
+            .field("output", &self.output.is_some())
+            .field("tool", &self.tool.is_some())
+            .finish()
+    }
+}
+
+impl Guardrails {
+    /// No guardrails.
+    ///
+    /// ```
+    /// let g = prompty::Guardrails::new();
+    /// assert!(format!("{g:?}").contains("input: false"));
+    /// ```
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// The input guardrail.
+    ///
+    /// ```
+    /// let g = prompty::Guardrails::new().input(|messages| {
+    ///     if messages.len() > 100 { prompty::Verdict::deny("conversation too long") } else { prompty::Verdict::Allow }
+    /// });
+    /// # let _ = g;
+    /// ```
+    pub fn input(mut self, check: impl Fn(&[Message]) -> Verdict + Send + Sync + 'static) -> Self {
+        self.input = Some(Arc::new(check));
+        self
+    }
+
+    /// The output guardrail.
+    ///
+    /// ```
+    /// let g = prompty::Guardrails::new().output(|result| {
+    ///     if result.to_string().contains("secret") { prompty::Verdict::deny("leak") } else { prompty::Verdict::Allow }
+    /// });
+    /// # let _ = g;
+    /// ```
+    pub fn output(mut self, check: impl Fn(&Value) -> Verdict + Send + Sync + 'static) -> Self {
+        self.output = Some(Arc::new(check));
+        self
+    }
+
+    /// The tool guardrail.
+    ///
+    /// ```
+    /// let g = prompty::Guardrails::new().tool(|call, _args| {
+    ///     if call.name.starts_with("admin_") { prompty::Verdict::deny("admins only") } else { prompty::Verdict::Allow }
+    /// });
+    /// # let _ = g;
+    /// ```
+    pub fn tool(mut self, check: impl Fn(&ToolCall, &Value) -> Verdict + Send + Sync + 'static) -> Self {
+        self.tool = Some(Arc::new(check));
+        self
+    }
+}
+
+/// A handle for steering a running turn (spec §13.5): clone it, give one clone to
+/// [`TurnOptions::steering`], and [`Steering::send`] text from any thread or task. At the top of
+/// each iteration the loop takes every pending message at once and appends them, in order, as
+/// `user` messages. Nothing is sent to the model because of a steering message by itself.
+///
+/// ```
+/// let steering = prompty::Steering::new();
+/// steering.send("Use metric units.")?;
+/// assert_eq!(steering.pending(), 1);
+/// # Ok::<(), prompty::Error>(())
+/// ```
+#[derive(Clone, Default)]
+pub struct Steering {
+    queue: Arc<Mutex<VecDeque<String>>>,
+}
+
+impl std::fmt::Debug for Steering {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Steering").field("pending", &self.pending()).finish()
+    }
+}
+
+impl Steering {
+    /// An empty handle.
+    ///
+    /// ```
+    /// assert_eq!(prompty::Steering::new().pending(), 0);
+    /// ```
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Queues a message for the next iteration. At most [`STEERING_CAPACITY`] messages wait; a
+    /// message beyond that is refused (an error), never dropped silently.
+    ///
+    /// ```
+    /// let s = prompty::Steering::new();
+    /// for i in 0..prompty::STEERING_CAPACITY { s.send(format!("note {i}"))?; }
+    /// assert!(s.send("one too many").is_err());
+    /// # Ok::<(), prompty::Error>(())
+    /// ```
+    pub fn send(&self, text: impl Into<String>) -> Result<()> {
+        let mut queue = self.queue.lock().unwrap_or_else(|e| e.into_inner());
+        if queue.len() >= STEERING_CAPACITY {
+            return Err(Error::Execution {
+                message: format!(
+                    "the steering queue is full ({STEERING_CAPACITY} messages wait for the next iteration)"
+                ),
+            });
+        }
+        queue.push_back(text.into());
+        Ok(())
+    }
+
+    /// How many messages wait.
+    ///
+    /// ```
+    /// assert_eq!(prompty::Steering::new().pending(), 0);
+    /// ```
+    pub fn pending(&self) -> usize {
+        self.queue.lock().unwrap_or_else(|e| e.into_inner()).len()
+    }
+
+    /// Takes every waiting message, atomically.
+    pub(crate) fn drain(&self) -> VecDeque<String> {
+        std::mem::take(&mut *self.queue.lock().unwrap_or_else(|e| e.into_inner()))
+    }
+}
+
+type Summarizer = dyn Fn(&[Message]) -> String + Send + Sync;
+
+/// A budget for what is sent to the model, in characters (spec §13.3), checked before each model
+/// call. The size of a message is the characters of its text parts plus those of its metadata as
+/// JSON (tool calls, tool call ids); an image, file or audio part counts as its source's length.
+///
+/// When the conversation is over budget, whole exchanges (a `user` message and everything up to
+/// the next one) are dropped, oldest first, until it fits, and one `system` message
+/// `[Summary of earlier conversation] ...` takes their place, after the last system message.
+/// Never dropped: system and developer messages, and the current exchange (the last `user`
+/// message and what follows it, so tool calls stay with their results). A conversation whose
+/// kept part alone is over budget is sent as it is.
+///
+/// The summary is the summarizer's text: by default `User asked: ` and the start of each dropped
+/// user message (at most 200 characters each, 2,000 in all).
+///
+/// ```
+/// let budget = prompty::ContextBudget::chars(8_000)
+///     .summarizer(|dropped| format!("{} earlier messages", dropped.len()));
+/// # let _ = budget;
+/// let simple: prompty::ContextBudget = 8_000.into();
+/// # let _ = simple;
+/// ```
+#[derive(Clone)]
+pub struct ContextBudget {
+    pub(crate) chars: usize,
+    pub(crate) summarizer: Option<Arc<Summarizer>>,
+}
+
+impl ContextBudget {
+    /// A budget of `chars` characters with the default summary.
+    ///
+    /// ```
+    /// let b = prompty::ContextBudget::chars(4_000);
+    /// # let _ = b;
+    /// ```
+    pub fn chars(chars: usize) -> Self {
+        ContextBudget { chars, summarizer: None }
+    }
+
+    /// Writes the summary of the dropped messages (the text after `[Summary of earlier
+    /// conversation] `). A summarizer that panics falls back to the default summary.
+    ///
+    /// ```
+    /// let b = prompty::ContextBudget::chars(4_000).summarizer(|dropped| format!("{} messages", dropped.len()));
+    /// # let _ = b;
+    /// ```
+    pub fn summarizer(mut self, summarize: impl Fn(&[Message]) -> String + Send + Sync + 'static) -> Self {
+        self.summarizer = Some(Arc::new(summarize));
+        self
+    }
+}
+
+impl From<usize> for ContextBudget {
+    fn from(chars: usize) -> Self {
+        ContextBudget::chars(chars)
+    }
+}
