@@ -20,9 +20,10 @@
 //! `<stage>: <passed>/<total>` for every stage in the file (later milestones print `pending`,
 //! informative stages say why they are not run), and last `conformance: N passed, M failed`, which
 //! counts the measured stages only (load, parse, render, wire, process, processStream, discovery,
-//! enrichment). The exit code is 1 when a measured case failed. A panic inside a case fails that
+//! enrichment, agent). The exit code is 1 when a measured case failed. A panic inside a case fails that
 //! case only.
 
+mod agent;
 mod compare;
 mod discovery;
 mod load;
@@ -81,8 +82,14 @@ fn treatment(stage: &str) -> Treatment {
         "processStream" => Treatment::Measured(|_, v| stream::run(v)),
         "discovery" => Treatment::Measured(|_, v| discovery::map(v)),
         "enrichment" => Treatment::Measured(|_, v| discovery::enrichment(v)),
+        "agent" => Treatment::Measured(|_, v| agent::run(v)),
         "render_segments" => Treatment::Informative("no segments API yet"),
-        "agent" | "turn" | "replay" => Treatment::Informative("the agent loop is outside this milestone"),
+        "turn" => Treatment::Informative(
+            "the contract of turn-engine.md's state machine, a different engine than prompty::turn",
+        ),
+        "replay" => {
+            Treatment::Informative("the journal format of turn-engine.md's reference runner, a different engine")
+        }
         _ => Treatment::Pending,
     }
 }
