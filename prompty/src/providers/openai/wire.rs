@@ -741,6 +741,41 @@ mod tests {
     }
 
     #[test]
+    fn a_responses_tool_round_replays_the_output_items_then_the_outputs() {
+        let a = agent(json!({"id": "o4-mini", "apiType": "responses"}));
+        let raw = json!({"output": [
+            {"type": "reasoning", "id": "rs_1", "summary": []},
+            {"type": "function_call", "id": "fc_1", "call_id": "call_1", "name": "w", "arguments": "{}"},
+            {"type": "function_call", "id": "fc_2", "call_id": "call_2", "name": "w", "arguments": "{}"}]});
+        let calls = [ToolCall::new("call_1", "w", "{}"), ToolCall::new("call_2", "w", "{}")];
+        let results = [crate::ToolResult::ok("call_1", "w", "a"), crate::ToolResult::error("call_2", "w", "Error: x")];
+        let round = crate::ToolRound { response: Some(&raw), text: None, calls: &calls, results: &results };
+        let mut msgs = vec![user("Hi")];
+        msgs.extend(tool_messages(&a, &round).unwrap());
+        let body = responses_request(&a, &msgs).unwrap();
+        let mut want = vec![json!({"role": "user", "content": "Hi"})];
+        want.extend(raw["output"].as_array().unwrap().iter().cloned());
+        want.push(json!({"type": "function_call_output", "call_id": "call_1", "output": "a"}));
+        want.push(json!({"type": "function_call_output", "call_id": "call_2", "output": "Error: x"}));
+        assert_eq!(body["input"], json!(want));
+    }
+
+    #[test]
+    fn private_metadata_never_becomes_a_message_field() {
+        let a = agent(json!({"id": "gpt-4"}));
+        let calls = [ToolCall::new("c1", "w", "{}")];
+        let results = [crate::ToolResult::error("c1", "w", "Error: Tool 'w' failed: down")];
+        let raw = json!({"choices": [{"message": {"content": null, "tool_calls": []}}]});
+        let round = crate::ToolRound { response: Some(&raw), text: None, calls: &calls, results: &results };
+        let body = chat_request(&a, &tool_messages(&a, &round).unwrap()).unwrap();
+        assert_eq!(body["messages"][0]["content"], "");
+        assert_eq!(
+            body["messages"][1],
+            json!({"role": "tool", "tool_call_id": "c1", "content": "Error: Tool 'w' failed: down"})
+        );
+    }
+
+    #[test]
     fn responses_parts_use_input_types() {
         let m = Message {
             role: Role::User,

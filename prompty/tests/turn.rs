@@ -1,0 +1,747 @@
+//! The agent loop (`turn`) rule by rule, against scripted executors registered under a key per
+//! test and the real OpenAI processor: tool rounds, failures the model reads, failures that end the
+//! turn, limits, retries, cancellation, parallel calls, events, steering, guardrails, the context
+//! budget, streaming, typed answers, agentic child prompts.
+
+use futures_util::StreamExt;
+use prompty::providers::openai::OpenAiProcessor;
+use prompty::{
+    Agent, AgentEvent, BoxFuture, CancellationToken, ContextBudget, Error, Executor, Guardrails, HttpFailure, Message,
+    RawEvent, RawStream, Role, Steering, StreamChunk, ToolRound, TurnOptions, TurnStop, Verdict,
+};
+use serde_json::{json, Value};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+type Reply = dyn Fn(usize, &[Message]) -> prompty::Result<Value> + Send + Sync;
+
+/// A scripted model: `reply(k, messages)` answers call `k` (0-based), in OpenAI's format.
+struct Scripted {
+    reply: Box<Reply>,
+    calls: AtomicUsize,
+    seen: Mutex<Vec<Vec<Message>>>,
+    offered: Mutex<Vec<Vec<String>>>,
+    /// Calls that never answer (to be cancelled).
+    hang: bool,
+}
+
+struct Shared(Arc<Scripted>);
+
+impl Executor for Shared {
+    fn execute_async<'a>(&'a self, agent: &'a Agent, messages: &'a [Message]) -> BoxFuture<'a, prompty::Result<Value>> {
+        let s = &self.0;
+        let k = s.calls.fetch_add(1, Ordering::SeqCst);
+        s.seen.lock().unwrap().push(messages.to_vec());
+        s.offered.lock().unwrap().push(agent.tools.iter().flatten().map(|t| t.name.clone()).collect());
+        let answer = (s.reply)(k, messages);
+        let hang = s.hang;
+        Box::pin(async move {
+            if hang {
+                std::future::pending::<()>().await;
+            }
+            answer
+        })
+    }
+
+    fn execute_stream<'a>(
+        &'a self,
+        agent: &'a Agent,
+        messages: &'a [Message],
+    ) -> BoxFuture<'a, prompty::Result<RawStream>> {
+        let whole = self.execute_async(agent, messages);
+        Box::pin(async move { Ok(Box::pin(futures_util::stream::iter(to_events(whole.await?))) as RawStream) })
+    }
+
+    fn format_tool_messages(&self, agent: &Agent, round: &ToolRound<'_>) -> prompty::Result<Vec<Message>> {
+        prompty::providers::openai::tool_messages(agent, round)
+    }
+}
+
+/// A chat completion as stream events: the content in pieces of 3 characters, tool calls by index.
+fn to_events(response: Value) -> Vec<RawEvent> {
+    let message = &response["choices"][0]["message"];
+    let mut events = Vec::new();
+    let content: Vec<char> = message["content"].as_str().unwrap_or("").chars().collect();
+    for piece in content.chunks(3) {
+        let piece: String = piece.iter().collect();
+        events.push(RawEvent::Data(json!({"choices": [{"index": 0, "delta": {"content": piece}}]})));
+    }
+    for (i, call) in message["tool_calls"].as_array().into_iter().flatten().enumerate() {
+        events.push(RawEvent::Data(json!({"choices": [{"index": 0, "delta": {"tool_calls": [
+            {"index": i, "id": call["id"], "type": "function", "function": call["function"]}]}}]})));
+    }
+    events.push(RawEvent::Data(json!({"choices": [{"index": 0, "delta": {}, "finish_reason": "stop"}]})));
+    events
+}
+
+fn model(
+    key: &str,
+    reply: impl Fn(usize, &[Message]) -> prompty::Result<Value> + Send + Sync + 'static,
+) -> Arc<Scripted> {
+    model_with(key, false, reply)
+}
+
+fn model_with(
+    key: &str,
+    hang: bool,
+    reply: impl Fn(usize, &[Message]) -> prompty::Result<Value> + Send + Sync + 'static,
+) -> Arc<Scripted> {
+    let s = Arc::new(Scripted {
+        reply: Box::new(reply),
+        calls: AtomicUsize::new(0),
+        seen: Mutex::new(Vec::new()),
+        offered: Mutex::new(Vec::new()),
+        hang,
+    });
+    prompty::register_executor(key, Shared(Arc::clone(&s)));
+    prompty::register_processor(key, OpenAiProcessor);
+    s
+}
+
+fn answer(text: &str) -> Value {
+    json!({"choices": [{"message": {"role": "assistant", "content": text}}]})
+}
+
+fn calls(list: &[(&str, &str, &str)]) -> Value {
+    let calls: Vec<Value> = list
+        .iter()
+        .map(|(id, name, args)| json!({"id": id, "type": "function", "function": {"name": name, "arguments": args}}))
+        .collect();
+    json!({"choices": [{"message": {"role": "assistant", "content": null, "tool_calls": calls}}]})
+}
+
+/// An agent of provider `key` declaring `tools` (function tools with one string parameter `city`
+/// unless given as JSON).
+fn agent(key: &str, tools: &[&str]) -> Agent {
+    let tools: Vec<Value> = tools
+        .iter()
+        .map(|t| json!({"name": t, "kind": "function", "parameters": [{"name": "city", "kind": "string"}]}))
+        .collect();
+    Agent::from_value(json!({"name": "t", "model": {"id": "m", "provider": key}, "tools": tools})).unwrap()
+}
+
+fn user(text: &str) -> Vec<Message> {
+    vec![Message::new(Role::System, "Be brief."), Message::new(Role::User, text)]
+}
+
+fn sync_tool(f: impl Fn(Value) -> prompty::Result<Value> + Send + Sync + 'static) -> impl prompty::ToolFunction {
+    prompty::tool_fn_sync(f)
+}
+
+fn recorder() -> (Arc<Mutex<Vec<AgentEvent>>>, impl Fn(&AgentEvent) + Send + Sync + 'static) {
+    let events = Arc::new(Mutex::new(Vec::new()));
+    let sink_events = Arc::clone(&events);
+    (events, move |e: &AgentEvent| sink_events.lock().unwrap().push(e.clone()))
+}
+
+fn kinds(events: &Mutex<Vec<AgentEvent>>) -> Vec<&'static str> {
+    events.lock().unwrap().iter().map(AgentEvent::kind).collect()
+}
+
+fn failure(e: Error) -> Box<prompty::TurnFailure> {
+    match e {
+        Error::Turn(f) => f,
+        other => panic!("expected a turn failure, got {other:?}"),
+    }
+}
+
+fn http(status: u16) -> Error {
+    Error::Http(Box::new(HttpFailure {
+        provider: "scripted".into(),
+        status: Some(status),
+        reason: None,
+        message: format!("status {status}"),
+        request_id: None,
+        body: None,
+        attempts: 1,
+    }))
+}
+
+#[test]
+fn without_tools_a_turn_is_one_model_call() {
+    let m = model("t-plain", |_, _| Ok(answer("4")));
+    let out = prompty::run_turn(&agent("t-plain", &[]), user("2+2?"), &json!({}), TurnOptions::new()).unwrap();
+    assert_eq!((out.result, out.iterations), (json!("4"), 1));
+    assert_eq!(m.calls.load(Ordering::SeqCst), 1);
+    assert_eq!(out.messages.last().unwrap(), &Message::new(Role::Assistant, "4"));
+}
+
+#[test]
+fn a_tool_round_feeds_results_back_and_the_model_answers() {
+    let m = model("t-round", |k, msgs| match k {
+        0 => Ok(calls(&[("c1", "get_weather", r#"{"city": "Paris"}"#)])),
+        _ => Ok(answer(&format!("It is {}", msgs.last().unwrap().text()))),
+    });
+    let options = TurnOptions::new()
+        .tool("get_weather", sync_tool(|a| Ok(json!(format!("sunny in {}", a["city"].as_str().unwrap())))));
+    let out = prompty::run_turn(&agent("t-round", &["get_weather"]), user("weather?"), &json!({}), options).unwrap();
+    assert_eq!(out.result, json!("It is sunny in Paris"));
+    assert_eq!(out.iterations, 2);
+    let second = &m.seen.lock().unwrap()[1];
+    assert_eq!(second[2].role, Role::Assistant);
+    assert_eq!(second[2].metadata["tool_calls"][0]["id"], "c1");
+    assert_eq!((second[3].role, second[3].text()), (Role::Tool, "sunny in Paris".to_owned()));
+    assert_eq!(second[3].metadata["tool_call_id"], "c1");
+}
+
+#[test]
+fn the_typed_answer_is_cast_and_a_path_is_loaded_first() {
+    model("t-typed", |_, _| Ok(answer(r#"{"city": "Oslo", "celsius": -3}"#)));
+    let dir = std::env::temp_dir().join(format!("prompty-turn-typed-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join("w.prompty");
+    std::fs::write(
+        &path,
+        "---\nmodel: {id: m, provider: t-typed}\noutputs:\n  - {name: city, kind: string}\n  - {name: celsius, kind: integer}\n---\nuser:\n{{q}}",
+    )
+    .unwrap();
+    #[derive(serde::Deserialize, Debug, PartialEq)]
+    struct Weather {
+        city: String,
+        celsius: i64,
+    }
+    let w: Weather = prompty::turn(&path, &json!({"q": "Oslo?"}), TurnOptions::new()).unwrap();
+    assert_eq!(w, Weather { city: "Oslo".into(), celsius: -3 });
+    let err =
+        prompty::turn::<Weather>(dir.join("missing.prompty").as_path(), &json!({}), TurnOptions::new()).unwrap_err();
+    assert!(matches!(err, Error::FileNotFound { .. }), "{err}");
+}
+
+#[test]
+fn invoke_answered_with_tool_calls_points_to_turn() {
+    model("t-invoke", |_, _| Ok(calls(&[("c1", "get_weather", "{}")])));
+    let a = agent("t-invoke", &["get_weather"]);
+    let err = prompty::invoke::<String>(&a, &json!({})).unwrap_err();
+    assert!(matches!(&err, Error::UnexpectedToolCalls { names } if names == &["get_weather"]), "{err:?}");
+    assert!(err.to_string().contains("`prompty::turn`"), "{err}");
+    // As a JSON value, the calls themselves (spec §8.1).
+    let v: Value = prompty::invoke(&a, &json!({})).unwrap();
+    assert_eq!(v[0]["name"], "get_weather");
+}
+
+#[test]
+fn failing_and_panicking_handlers_and_bad_arguments_become_results_the_model_reads() {
+    let m = model("t-fail", |k, _| match k {
+        0 => Ok(calls(&[
+            ("c1", "broken", r#"{"city": "a"}"#),
+            ("c2", "boom", r#"{"city": "b"}"#),
+            ("c3", "fine", "this is not JSON"),
+        ])),
+        _ => Ok(answer("recovered")),
+    });
+    let ran_fine = Arc::new(AtomicUsize::new(0));
+    let ran = Arc::clone(&ran_fine);
+    let (events, sink) = recorder();
+    let options = TurnOptions::new()
+        .tool("broken", sync_tool(|_| Err(Error::Tool { name: "broken".into(), message: "service down".into() })))
+        .tool("boom", sync_tool(|_| panic!("handler exploded")))
+        .tool("fine", sync_tool(move |_| Ok(json!(ran.fetch_add(1, Ordering::SeqCst)))))
+        .on_event(sink);
+    let out =
+        prompty::run_turn(&agent("t-fail", &["broken", "boom", "fine"]), user("go"), &json!({}), options).unwrap();
+    assert_eq!(out.result, json!("recovered"));
+    assert_eq!(ran_fine.load(Ordering::SeqCst), 0, "a call whose arguments are not JSON never runs");
+    let seen = &m.seen.lock().unwrap()[1];
+    let results: Vec<String> = seen.iter().filter(|m| m.role == Role::Tool).map(Message::text).collect();
+    assert_eq!(results[0], "Error: Tool 'broken' failed: service down");
+    assert_eq!(results[1], "Error: Tool 'boom' failed: panicked: handler exploded");
+    assert!(results[2].starts_with("Error: Tool 'fine' failed: arguments are not valid JSON"), "{}", results[2]);
+    assert!(seen.iter().filter(|m| m.role == Role::Tool).all(|m| m.metadata["is_error"] == true));
+    let errors = events.lock().unwrap().iter().filter(|e| e.kind() == "error").count();
+    assert_eq!(errors, 3);
+    assert_eq!(kinds(&events).last(), Some(&"done"));
+}
+
+#[test]
+fn an_undeclared_tool_or_one_without_a_handler_ends_the_turn_with_the_conversation() {
+    model("t-unknown", |_, _| Ok(calls(&[("c1", "rm_rf", "{}")])));
+    let err = prompty::run_turn(&agent("t-unknown", &["get_weather"]), user("go"), &json!({}), TurnOptions::new())
+        .unwrap_err();
+    let f = failure(err);
+    assert!(matches!(&f.stop, TurnStop::UnknownTool { name } if name == "rm_rf"));
+    assert!(f.to_string().starts_with("Tool not registered: rm_rf"), "{f}");
+    assert_eq!(f.messages.len(), 2);
+
+    model("t-nohandler", |_, _| Ok(calls(&[("c1", "declared_only", "{}")])));
+    let err = prompty::run_turn(&agent("t-nohandler", &["declared_only"]), user("go"), &json!({}), TurnOptions::new())
+        .unwrap_err();
+    let f = failure(err);
+    assert!(matches!(f.stop, TurnStop::NoHandler(_)), "{f}");
+    assert!(f.to_string().contains("No handler registered for tool: declared_only"), "{f}");
+}
+
+#[test]
+fn the_iteration_limit_is_an_error_carrying_every_round() {
+    let m = model("t-limit", |k, _| Ok(calls(&[(&format!("c{k}"), "get_weather", "{}")])));
+    let options = TurnOptions::new().max_iterations(3).tool("get_weather", sync_tool(|_| Ok(json!("sunny"))));
+    let f =
+        failure(prompty::run_turn(&agent("t-limit", &["get_weather"]), user("loop"), &json!({}), options).unwrap_err());
+    assert_eq!(f.to_string(), "Agent loop exceeded 3 iterations");
+    assert_eq!(m.calls.load(Ordering::SeqCst), 3, "no model call beyond the limit");
+    assert_eq!(f.iterations, 4);
+    assert_eq!(f.messages.len(), 2 + 3 * 2);
+}
+
+#[test]
+fn transient_failures_are_retried_with_status_events_and_other_failures_are_not() {
+    let m = model("t-retry", |k, _| if k < 2 { Err(http(503)) } else { Ok(answer("finally")) });
+    let (events, sink) = recorder();
+    let options = TurnOptions::new().retry_backoff(Duration::from_millis(5)).on_event(sink);
+    let out = prompty::run_turn(&agent("t-retry", &[]), user("hi"), &json!({}), options).unwrap();
+    assert_eq!((out.result, out.iterations), (json!("finally"), 1));
+    assert_eq!(m.calls.load(Ordering::SeqCst), 3);
+    let statuses: Vec<String> = events
+        .lock()
+        .unwrap()
+        .iter()
+        .filter_map(|e| match e {
+            AgentEvent::Status { message } => Some(message.clone()),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(statuses.len(), 2);
+    assert!(statuses[0].contains("retry 1 of 3") && statuses[1].contains("retry 2 of 3"), "{statuses:?}");
+
+    let m = model("t-noretry", |_, _| Err(http(401)));
+    let f =
+        failure(prompty::run_turn(&agent("t-noretry", &[]), user("hi"), &json!({}), TurnOptions::new()).unwrap_err());
+    assert!(matches!(f.stop, TurnStop::Model { attempts: 1, .. }), "{f}");
+    assert_eq!(m.calls.load(Ordering::SeqCst), 1);
+
+    let m = model("t-exhausted", |_, _| Err(http(429)));
+    let options = TurnOptions::new().llm_retries(2).retry_backoff(Duration::from_millis(1));
+    let f = failure(prompty::run_turn(&agent("t-exhausted", &[]), user("hi"), &json!({}), options).unwrap_err());
+    assert!(matches!(f.stop, TurnStop::Model { attempts: 3, .. }), "{f}");
+    assert!(f.to_string().contains("after 3 attempts"), "{f}");
+    assert_eq!(f.messages.len(), 2, "the error carries the conversation");
+    assert_eq!(m.calls.load(Ordering::SeqCst), 3);
+}
+
+#[test]
+fn cancellation_abandons_a_model_call_and_a_retry_wait_at_once() {
+    model_with("t-hang", true, |_, _| Ok(answer("never")));
+    let cancel = CancellationToken::new();
+    let canceller = cancel.clone();
+    std::thread::spawn(move || {
+        std::thread::sleep(Duration::from_millis(50));
+        canceller.cancel();
+    });
+    let (events, sink) = recorder();
+    let started = Instant::now();
+    let options = TurnOptions::new().cancel(cancel).on_event(sink);
+    let f = failure(prompty::run_turn(&agent("t-hang", &[]), user("hi"), &json!({}), options).unwrap_err());
+    assert!(started.elapsed() < Duration::from_secs(5));
+    assert!(matches!(&f.stop, TurnStop::Cancelled { reason } if reason.contains("during the model call")), "{f}");
+    assert_eq!(kinds(&events), ["cancelled"]);
+
+    model("t-wait", |_, _| Err(http(500)));
+    let cancel = CancellationToken::new();
+    let canceller = cancel.clone();
+    std::thread::spawn(move || {
+        std::thread::sleep(Duration::from_millis(50));
+        canceller.cancel();
+    });
+    let started = Instant::now();
+    let options = TurnOptions::new().cancel(cancel).retry_backoff(Duration::from_secs(30));
+    let f = failure(prompty::run_turn(&agent("t-wait", &[]), user("hi"), &json!({}), options).unwrap_err());
+    assert!(started.elapsed() < Duration::from_secs(5), "the 30 s wait was abandoned");
+    assert!(matches!(&f.stop, TurnStop::Cancelled { reason } if reason.contains("retry")), "{f}");
+}
+
+#[test]
+fn cancellation_between_tools_stops_the_next_one() {
+    model("t-cancel-tools", |_, _| Ok(calls(&[("c1", "a", "{}"), ("c2", "b", "{}")])));
+    let cancel = CancellationToken::new();
+    let in_handler = cancel.clone();
+    let ran_b = Arc::new(AtomicUsize::new(0));
+    let b = Arc::clone(&ran_b);
+    let options = TurnOptions::new()
+        .cancel(cancel)
+        .tool(
+            "a",
+            sync_tool(move |_| {
+                in_handler.cancel();
+                Ok(json!("a done"))
+            }),
+        )
+        .tool("b", sync_tool(move |_| Ok(json!(b.fetch_add(1, Ordering::SeqCst)))));
+    let f =
+        failure(prompty::run_turn(&agent("t-cancel-tools", &["a", "b"]), user("go"), &json!({}), options).unwrap_err());
+    assert!(
+        matches!(&f.stop, TurnStop::Cancelled { reason } if reason == "Cancellation requested after tool execution")
+    );
+    assert_eq!(ran_b.load(Ordering::SeqCst), 0);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn parallel_calls_run_concurrently_keep_call_order_and_survive_a_failing_sibling() {
+    let m = model("t-parallel", |k, _| match k {
+        0 => Ok(calls(&[("c1", "slow", "{}"), ("c2", "fast", "{}"), ("c3", "failing", "{}")])),
+        _ => Ok(answer("done")),
+    });
+    // `slow` finishes only after `fast` has started: sequential calls would wait forever.
+    let started = Arc::new(tokio::sync::Notify::new());
+    let (s1, s2) = (Arc::clone(&started), Arc::clone(&started));
+    let options = TurnOptions::new()
+        .parallel_tool_calls(true)
+        .tool(
+            "slow",
+            prompty::tool_fn(move |_| {
+                let s = Arc::clone(&s1);
+                async move {
+                    s.notified().await;
+                    Ok(json!("slow result"))
+                }
+            }),
+        )
+        .tool(
+            "fast",
+            prompty::tool_fn(move |_| {
+                let s = Arc::clone(&s2);
+                async move {
+                    s.notify_one();
+                    Ok(json!("fast result"))
+                }
+            }),
+        )
+        .tool("failing", sync_tool(|_| Err(Error::Tool { name: "failing".into(), message: "nope".into() })));
+    let a = agent("t-parallel", &["slow", "fast", "failing"]);
+    let inputs = json!({});
+    let run = prompty::run_turn_async(&a, user("go"), &inputs, options);
+    let out = tokio::time::timeout(Duration::from_secs(10), run).await.expect("the calls ran concurrently").unwrap();
+    assert_eq!(out.result, json!("done"));
+    let seen = &m.seen.lock().unwrap()[1];
+    let results: Vec<(String, String)> = seen
+        .iter()
+        .filter(|m| m.role == Role::Tool)
+        .map(|m| (m.metadata["tool_call_id"].as_str().unwrap().to_owned(), m.text()))
+        .collect();
+    assert_eq!(
+        results,
+        [
+            ("c1".into(), "slow result".into()),
+            ("c2".into(), "fast result".into()),
+            ("c3".into(), "Error: Tool 'failing' failed: nope".into())
+        ]
+    );
+}
+
+#[test]
+fn calls_run_one_after_the_other_by_default() {
+    model("t-seq", |k, _| match k {
+        0 => Ok(calls(&[("c1", "a", "{}"), ("c2", "a", "{}"), ("c3", "a", "{}")])),
+        _ => Ok(answer("done")),
+    });
+    let (in_flight, most) = (Arc::new(AtomicUsize::new(0)), Arc::new(AtomicUsize::new(0)));
+    let (f, m2) = (Arc::clone(&in_flight), Arc::clone(&most));
+    let options = TurnOptions::new().tool(
+        "a",
+        prompty::tool_fn(move |_| {
+            let (f, m2) = (Arc::clone(&f), Arc::clone(&m2));
+            async move {
+                let now = f.fetch_add(1, Ordering::SeqCst) + 1;
+                m2.fetch_max(now, Ordering::SeqCst);
+                tokio::task::yield_now().await;
+                f.fetch_sub(1, Ordering::SeqCst);
+                Ok(json!("ok"))
+            }
+        }),
+    );
+    prompty::run_turn(&agent("t-seq", &["a"]), user("go"), &json!({}), options).unwrap();
+    assert_eq!(most.load(Ordering::SeqCst), 1);
+}
+
+#[test]
+fn a_failing_or_panicking_event_sink_never_stops_the_loop() {
+    model("t-sink", |k, _| if k == 0 { Ok(calls(&[("c1", "a", "{}")])) } else { Ok(answer("fine")) });
+    let options = TurnOptions::new().tool("a", sync_tool(|_| Ok(json!(1)))).on_event(|e: &AgentEvent| {
+        if e.kind() == "tool_call_start" {
+            panic!("sink bug");
+        }
+    });
+    let out = prompty::run_turn(&agent("t-sink", &["a"]), user("go"), &json!({}), options).unwrap();
+    assert_eq!(out.result, json!("fine"));
+    let options = TurnOptions::new()
+        .tool("a", sync_tool(|_| Ok(json!(1))))
+        .on_event(|_: &AgentEvent| -> Result<(), String> { Err("disk full".into()) });
+    assert_eq!(
+        prompty::run_turn(&agent("t-sink", &["a"]), user("go"), &json!({}), options).unwrap().result,
+        json!("fine")
+    );
+}
+
+#[tokio::test]
+async fn the_sync_form_works_inside_a_runtime_and_gives_the_same_result() {
+    model("t-sync", |k, _| if k % 2 == 0 { Ok(calls(&[("c1", "a", "{}")])) } else { Ok(answer("same")) });
+    let opts = || TurnOptions::new().tool("a", sync_tool(|_| Ok(json!(1))));
+    let a = agent("t-sync", &["a"]);
+    let sync = prompty::run_turn(&a, user("go"), &json!({}), opts()).unwrap();
+    let asynchronous = prompty::run_turn_async(&a, user("go"), &json!({}), opts()).await.unwrap();
+    assert_eq!(sync, asynchronous);
+}
+
+#[test]
+fn steering_is_appended_as_user_messages_at_the_next_iteration() {
+    let steering = Steering::new();
+    let from_tool = steering.clone();
+    let m = model("t-steer", |k, _| if k == 0 { Ok(calls(&[("c1", "a", "{}")])) } else { Ok(answer("ok")) });
+    let (events, sink) = recorder();
+    let options = TurnOptions::new().steering(steering).on_event(sink).tool(
+        "a",
+        sync_tool(move |_| {
+            from_tool.send("Use Celsius.").unwrap();
+            from_tool.send("And be brief.").unwrap();
+            Ok(json!("72F"))
+        }),
+    );
+    let out = prompty::run_turn(&agent("t-steer", &["a"]), user("weather"), &json!({}), options).unwrap();
+    let second = &m.seen.lock().unwrap()[1];
+    let tail: Vec<(Role, String)> = second[3..].iter().map(|m| (m.role, m.text())).collect();
+    assert_eq!(
+        tail,
+        [(Role::Tool, "72F".into()), (Role::User, "Use Celsius.".into()), (Role::User, "And be brief.".into())]
+    );
+    assert_eq!(out.messages.len(), 7);
+    assert_eq!(
+        kinds(&events),
+        ["status", "tool_call_start", "tool_result", "messages_updated", "status", "messages_updated", "done"]
+    );
+}
+
+#[test]
+fn guardrails_deny_input_output_and_tools() {
+    let m = model("t-guard", |_, _| Ok(answer("secret stuff")));
+    let options = TurnOptions::new().guardrails(Guardrails::new().input(|_| Verdict::deny("PII")));
+    let f = failure(prompty::run_turn(&agent("t-guard", &[]), user("hi"), &json!({}), options).unwrap_err());
+    assert!(matches!(&f.stop, TurnStop::Guardrail { stage: "input", reason } if reason == "PII"));
+    assert_eq!((f.iterations, m.calls.load(Ordering::SeqCst)), (0, 0));
+
+    let options = TurnOptions::new().guardrails(Guardrails::new().output(|r| {
+        if r.as_str().is_some_and(|t| t.contains("secret")) {
+            Verdict::deny("leak")
+        } else {
+            Verdict::Allow
+        }
+    }));
+    let f = failure(prompty::run_turn(&agent("t-guard", &[]), user("hi"), &json!({}), options).unwrap_err());
+    assert!(matches!(&f.stop, TurnStop::Guardrail { stage: "output", .. }), "{f}");
+
+    // A panicking guardrail denies.
+    let options = TurnOptions::new().guardrails(Guardrails::new().input(|_| panic!("bug")));
+    let f = failure(prompty::run_turn(&agent("t-guard", &[]), user("hi"), &json!({}), options).unwrap_err());
+    assert!(matches!(&f.stop, TurnStop::Guardrail { reason, .. } if reason.contains("panicked")), "{f}");
+
+    let m = model("t-guard-tool", |k, _| {
+        if k == 0 {
+            Ok(calls(&[("c1", "rm", r#"{"city": "x"}"#), ("c2", "ls", "{}")]))
+        } else {
+            Ok(answer("ok"))
+        }
+    });
+    let ran = Arc::new(AtomicUsize::new(0));
+    let r = Arc::clone(&ran);
+    let options = TurnOptions::new()
+        .tool("rm", sync_tool(move |_| Ok(json!(r.fetch_add(1, Ordering::SeqCst)))))
+        .tool("ls", sync_tool(|_| Ok(json!("a b"))))
+        .guardrails(Guardrails::new().tool(|call, args| {
+            if call.name == "rm" && args["city"] == "x" {
+                Verdict::deny("not allowed")
+            } else {
+                Verdict::Allow
+            }
+        }));
+    prompty::run_turn(&agent("t-guard-tool", &["rm", "ls"]), user("go"), &json!({}), options).unwrap();
+    assert_eq!(ran.load(Ordering::SeqCst), 0);
+    let texts: Vec<String> =
+        m.seen.lock().unwrap()[1].iter().filter(|m| m.role == Role::Tool).map(Message::text).collect();
+    assert_eq!(texts, ["Tool denied by guardrail: not allowed", "a b"]);
+}
+
+#[test]
+fn bindings_override_the_model_and_the_tool_guardrail_sees_them() {
+    let a = Agent::from_value(
+        json!({"model": {"id": "m", "provider": "t-bind"}, "tools": [{"name": "w", "kind": "function",
+        "parameters": [{"name": "city", "kind": "string"}, {"name": "unit", "kind": "string"}],
+        "bindings": {"unit": {"input": "preferred"}}}]}),
+    )
+    .unwrap();
+    model("t-bind", |k, _| {
+        if k == 0 {
+            Ok(calls(&[("c1", "w", r#"{"city": "Oslo", "unit": "kelvin"}"#)]))
+        } else {
+            Ok(answer("ok"))
+        }
+    });
+    let got = Arc::new(Mutex::new(Value::Null));
+    let (g1, g2) = (Arc::clone(&got), Arc::new(Mutex::new(Value::Null)));
+    let guard_saw = Arc::clone(&g2);
+    let options = TurnOptions::new()
+        .tool(
+            "w",
+            sync_tool(move |a| {
+                *g1.lock().unwrap() = a;
+                Ok(json!(""))
+            }),
+        )
+        .guardrails(Guardrails::new().tool(move |_, args| {
+            *guard_saw.lock().unwrap() = args.clone();
+            Verdict::Allow
+        }));
+    prompty::run_turn(&a, user("go"), &json!({"preferred": "celsius"}), options).unwrap();
+    assert_eq!(*got.lock().unwrap(), json!({"city": "Oslo", "unit": "celsius"}));
+    assert_eq!(*g2.lock().unwrap(), json!({"city": "Oslo", "unit": "celsius"}));
+}
+
+#[test]
+fn the_context_budget_trims_before_the_model_call() {
+    let m = model("t-budget", |_, _| Ok(answer("ok")));
+    let mut messages = vec![Message::new(Role::System, "sys")];
+    for i in 0..5 {
+        messages.push(Message::new(Role::User, format!("question {i}")));
+        messages.push(Message::new(Role::Assistant, "x".repeat(200)));
+    }
+    messages.push(Message::new(Role::User, "last"));
+    let (events, sink) = recorder();
+    let options = TurnOptions::new().context_budget(ContextBudget::chars(300)).on_event(sink);
+    prompty::run_turn(&agent("t-budget", &[]), messages, &json!({}), options).unwrap();
+    let sent = &m.seen.lock().unwrap()[0];
+    assert_eq!(sent[0].text(), "sys");
+    assert!(sent[1].text().starts_with("[Summary of earlier conversation] User asked: question 0"), "{:?}", sent[1]);
+    assert_eq!(sent.last().unwrap().text(), "last");
+    assert!(sent.iter().map(|m| m.text().len()).sum::<usize>() <= 300);
+    assert!(events
+        .lock()
+        .unwrap()
+        .iter()
+        .any(|e| matches!(e, AgentEvent::ContextTrimmed { dropped } if *dropped >= 8)));
+}
+
+/// A `#[prompty::tool]` fn handed to the turn but not declared by the prompt.
+#[prompty::tool]
+fn local_time(
+    /// The city
+    city: String,
+) -> String {
+    format!("12:00 in {city}")
+}
+
+#[test]
+fn a_handed_tool_function_is_offered_to_the_model_and_ids_are_filled_in() {
+    let m = model("t-offered", |k, _| {
+        if k == 0 {
+            Ok(calls(&[("", "local_time", r#"{"city": "Rome"}"#)]))
+        } else {
+            Ok(answer("noon"))
+        }
+    });
+    let options = TurnOptions::new().tool("local_time", local_time {});
+    let out = prompty::run_turn(&agent("t-offered", &[]), user("time?"), &json!({}), options).unwrap();
+    assert_eq!(m.offered.lock().unwrap()[0], ["local_time"]);
+    let tool = out.messages.iter().find(|m| m.role == Role::Tool).unwrap();
+    assert_eq!(tool.text(), "12:00 in Rome");
+    assert!(!tool.metadata["tool_call_id"].as_str().unwrap().is_empty());
+}
+
+#[tokio::test]
+async fn a_streamed_turn_hides_tool_rounds_and_streams_the_final_answer() {
+    model("t-stream", |k, _| {
+        if k == 0 {
+            let mut r = calls(&[("c1", "a", "{}")]);
+            r["choices"][0]["message"]["content"] = json!("Let me check that for you.");
+            Ok(r)
+        } else {
+            Ok(answer("It is sunny and warm."))
+        }
+    });
+    let (events, sink) = recorder();
+    let options = TurnOptions::new().tool("a", sync_tool(|_| Ok(json!("sunny")))).on_event(sink);
+    let a = agent("t-stream", &["a"]);
+    let mut stream = prompty::run_turn_stream(&a, user("weather"), &json!({}), options);
+    let mut chunks = Vec::new();
+    while let Some(c) = stream.next().await {
+        chunks.push(c);
+    }
+    let text: String = chunks.iter().filter_map(StreamChunk::text).collect();
+    assert_eq!(text, "It is sunny and warm.");
+    assert!(chunks.iter().filter(|c| c.text().is_some()).count() > 3, "several chunks: {chunks:?}");
+    let out = stream.finish().await.unwrap();
+    assert_eq!(out.iterations, 2);
+    // The text beside the tool call is kept in the conversation, never streamed.
+    assert_eq!(out.messages[2].text(), "Let me check that for you.");
+    let tokens: String = events
+        .lock()
+        .unwrap()
+        .iter()
+        .filter_map(|e| match e {
+            AgentEvent::Token { text } => Some(text.clone()),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(tokens, "It is sunny and warm.");
+}
+
+#[tokio::test]
+async fn a_streamed_turn_that_fails_ends_with_a_failure_chunk_and_finish_gives_the_error() {
+    model("t-stream-fail", |_, _| Ok(answer("x")));
+    let a = agent("t-stream-fail", &[]);
+    let options = TurnOptions::new().guardrails(Guardrails::new().input(|_| Verdict::deny("no")));
+    let mut stream = prompty::run_turn_stream(&a, user("hi"), &json!({}), options.clone());
+    let chunks: Vec<StreamChunk> = (&mut stream).collect().await;
+    assert!(matches!(chunks.as_slice(), [StreamChunk::Failure(f)] if f.message.contains("guardrail")), "{chunks:?}");
+    let stream = prompty::run_turn_stream(&a, user("hi"), &json!({}), options);
+    assert!(matches!(stream.finish().await, Err(Error::Turn(_))));
+}
+
+#[test]
+fn agentic_prompty_tools_run_the_childs_own_loop_without_steering_and_nest_boundedly() {
+    let dir = std::env::temp_dir().join(format!("prompty-turn-agentic-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::write(
+        dir.join("child.prompty"),
+        "---\nmodel: {id: m, provider: t-child}\ninputs: [topic]\ntools:\n  - {name: lookup, kind: function}\n---\nuser:\nResearch {{topic}}",
+    )
+    .unwrap();
+    std::fs::write(
+        dir.join("parent.prompty"),
+        "---\nmodel: {id: m, provider: t-parent}\ntools:\n  - {name: research, kind: prompty, path: child.prompty, mode: agentic}\n---\nuser:\nGo",
+    )
+    .unwrap();
+    let child =
+        model(
+            "t-child",
+            |k, _| if k % 2 == 0 { Ok(calls(&[("l1", "lookup", "{}")])) } else { Ok(answer("child found 42")) },
+        );
+    let parent = model("t-parent", |k, _| {
+        if k == 0 {
+            Ok(calls(&[("r1", "research", r#"{"topic": "answers"}"#)]))
+        } else {
+            Ok(answer("done"))
+        }
+    });
+    let steering = Steering::new();
+    steering.send("parent only").unwrap();
+    let options = TurnOptions::new().steering(steering).tool("lookup", sync_tool(|_| Ok(json!("42"))));
+    let out: String = prompty::turn(dir.join("parent.prompty").as_path(), &json!({}), options).unwrap();
+    assert_eq!(out, "done");
+    assert_eq!(child.calls.load(Ordering::SeqCst), 2, "the child ran its own two-iteration loop");
+    let child_saw = &child.seen.lock().unwrap()[0];
+    assert!(child_saw.iter().all(|m| m.text() != "parent only"), "steering never reaches a child");
+    let tool = parent.seen.lock().unwrap()[1].iter().find(|m| m.role == Role::Tool).unwrap().text();
+    assert_eq!(tool, "child found 42");
+
+    // A prompt that calls itself agentically stops at the depth bound, as a result the model reads.
+    std::fs::write(
+        dir.join("recursive.prompty"),
+        "---\nmodel: {id: m, provider: t-rec}\ninputs: [q]\ntools:\n  - {name: again, kind: prompty, path: recursive.prompty, mode: agentic}\n---\nuser:\n{{q}}",
+    )
+    .unwrap();
+    let rec = model("t-rec", |_, msgs| match msgs.last() {
+        Some(m) if m.role == Role::Tool => Ok(answer(&m.text())),
+        _ => Ok(calls(&[("a1", "again", r#"{"q": "deeper"}"#)])),
+    });
+    let out: String =
+        prompty::turn(dir.join("recursive.prompty").as_path(), &json!({"q": "start"}), TurnOptions::new()).unwrap();
+    assert!(out.contains("nest at most 4 deep"), "{out}");
+    assert_eq!(rec.calls.load(Ordering::SeqCst), 2 * (prompty::MAX_AGENT_DEPTH + 1));
+}
