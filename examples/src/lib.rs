@@ -20,3 +20,91 @@ pub mod prompts {
 
     include!(concat!(env!("OUT_DIR"), "/prompty.rs"));
 }
+
+/// A local stand-in for a model, so the agent examples run offline: it answers in OpenAI's
+/// format, asks for the prompt's tools when the question calls for them, and answers from their
+/// results. It reads words, it does not understand them.
+///
+/// ```
+/// use prompty_examples::offline::LocalModel;
+/// LocalModel::install("openai"); // now `model.provider: openai` prompts are answered locally
+/// let out = prompty::run_turn(
+///     prompty_examples::prompts::weather_assistant::agent(),
+///     vec![prompty::Message::new(prompty::Role::User, "Weather in Oslo?")],
+///     &serde_json::json!({}),
+///     prompty::TurnOptions::new().tools(prompty_examples::prompts::weather_assistant::tools()),
+/// )?;
+/// assert!(out.result.as_str().unwrap().contains("sunny in Oslo"));
+/// # Ok::<(), prompty::Error>(())
+/// ```
+pub mod offline {
+    use prompty::{Agent, BoxFuture, Executor, Message, Role};
+    use serde_json::{json, Value};
+
+    /// The local model.
+    #[derive(Debug, Default, Clone, Copy)]
+    pub struct LocalModel;
+
+    impl LocalModel {
+        /// Registers it as the executor of `provider` (the processor stays the provider's own).
+        pub fn install(provider: &str) {
+            prompty::register_executor(provider, LocalModel);
+        }
+    }
+
+    impl Executor for LocalModel {
+        fn execute_async<'a>(
+            &'a self,
+            agent: &'a Agent,
+            messages: &'a [Message],
+        ) -> BoxFuture<'a, prompty::Result<Value>> {
+            let reply = reply(agent, messages);
+            Box::pin(async move { Ok(reply) })
+        }
+    }
+
+    /// Tool calls for the question, or an answer from the tool results after it.
+    fn reply(agent: &Agent, messages: &[Message]) -> Value {
+        let results: Vec<String> =
+            messages.iter().rev().take_while(|m| m.role == Role::Tool).map(Message::text).collect();
+        if !results.is_empty() {
+            let mut results = results;
+            results.reverse();
+            return json!({"choices": [{"message": {"role": "assistant",
+                "content": format!("Here is what I found: {}.", results.join("; "))}}]});
+        }
+        let question = messages.iter().rev().find(|m| m.role == Role::User).map(Message::text).unwrap_or_default();
+        let offered: Vec<&str> = agent.tools.iter().flatten().map(|t| t.name.as_str()).collect();
+        let words: Vec<&str> =
+            question.split(|c: char| !c.is_alphanumeric() && c != '.').filter(|w| !w.is_empty()).collect();
+        let mut calls = Vec::new();
+        if offered.contains(&"get_weather") && question.to_lowercase().contains("weather") {
+            let city = words
+                .iter()
+                .skip(1)
+                .find(|w| w.chars().next().is_some_and(char::is_uppercase) && w.chars().any(char::is_lowercase))
+                .unwrap_or(&"Paris");
+            calls.push(("get_weather", json!({ "city": city })));
+        }
+        let codes: Vec<&&str> =
+            words.iter().filter(|w| w.len() == 3 && w.chars().all(|c| c.is_ascii_uppercase())).collect();
+        let amount = words.iter().find_map(|w| w.parse::<f64>().ok());
+        if let (true, [from, to, ..], Some(amount)) = (offered.contains(&"convert_currency"), codes.as_slice(), amount)
+        {
+            calls.push(("convert_currency", json!({ "amount": amount, "from": from, "to": to })));
+        }
+        if calls.is_empty() {
+            return json!({"choices": [{"message": {"role": "assistant",
+                "content": format!("(local model) You asked: {question}")}}]});
+        }
+        let calls: Vec<Value> = calls
+            .into_iter()
+            .enumerate()
+            .map(|(i, (name, args))| {
+                json!({"id": format!("call_local_{i}"), "type": "function",
+                       "function": {"name": name, "arguments": args.to_string()}})
+            })
+            .collect();
+        json!({"choices": [{"message": {"role": "assistant", "content": null, "tool_calls": calls}}]})
+    }
+}

@@ -7,8 +7,9 @@
 //! cargo run -p prompty-examples --bin typed_tools -- "Weather in Oslo, and 100 EUR in USD?"
 //! ```
 //!
-//! Offline it prints the messages and the tools the model would see, and calls the handlers the
-//! way a model's tool calls would; with `OPENAI_API_KEY` set it also asks the model.
+//! It prints the messages and the tools the model would see, calls the handlers the way a model's
+//! tool calls would, then runs the agent loop (`weather_assistant::turn`): a real model with
+//! `OPENAI_API_KEY` set, a local scripted one otherwise (it says so).
 
 use prompty::{ToolCall, ToolContext};
 use prompty_examples::prompts::weather_assistant::{self, Inputs};
@@ -38,11 +39,12 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         println!("{}({}) = {result}", call.name, call.arguments);
     }
 
+    // The agent loop: the model's tool calls reach these same handlers, checked at compile time.
     if std::env::var("OPENAI_API_KEY").map_or(true, |k| k.is_empty()) {
-        println!("\n(offline: set OPENAI_API_KEY to ask the model)");
-        return Ok(());
+        println!("\n(offline: a local scripted model answers; set OPENAI_API_KEY to ask a real one)");
+        prompty_examples::offline::LocalModel::install("openai");
     }
-    let answer: String = weather_assistant::invoke(&inputs).await?;
+    let answer = weather_assistant::turn(&inputs, prompty::TurnOptions::new()).await?;
     println!("\n[model]\n{answer}");
     Ok(())
 }
