@@ -4,7 +4,8 @@
 //! markers) and turn them into the messages a model receives, exactly as the other Prompty
 //! runtimes do.
 //!
-//! The pipeline is **load → render → parse** (then execute → process, when providers land):
+//! The pipeline is **load → render → parse → execute → process**, and the agent loop ([`turn`])
+//! repeats execute → process → tool calls until the model answers:
 //!
 //! | stage | functions |
 //! |---|---|
