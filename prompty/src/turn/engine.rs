@@ -93,13 +93,13 @@ fn backoff(base: Duration, n: u32) -> Duration {
     base.saturating_mul(factor).saturating_add(jitter).min(MAX_BACKOFF)
 }
 
-/// Whether a failed model call may succeed when tried again: no response, 408, 429, 5xx, or an
+/// Whether a failed model call may succeed when tried again: no response, 429, 5xx, or an
 /// executor's own error; never another 4xx.
 fn retryable(e: &Error) -> bool {
     match e {
         Error::Http(f) => match f.status {
             None => true,
-            Some(s) => s == 408 || s == 429 || s >= 500,
+            Some(s) => s == 429 || s >= 500,
         },
         Error::Execution { .. } | Error::Task(_) => true,
         _ => false,
@@ -516,7 +516,7 @@ mod tests {
             }))
         };
         assert!(retryable(&http(None)) && retryable(&http(Some(429))) && retryable(&http(Some(503))));
-        assert!(!retryable(&http(Some(400))) && !retryable(&http(Some(401))) && !retryable(&http(Some(404))));
+        assert!(!retryable(&http(Some(400))) && !retryable(&http(Some(401))) && !retryable(&http(Some(408))));
         assert!(!retryable(&Error::MissingInput { name: "x".into() }));
     }
 }

@@ -257,9 +257,11 @@ impl TurnOptions {
         self
     }
 
-    /// How many times a failed model call is retried (default 3): connection failures, timeouts,
-    /// HTTP 429 and 5xx, and executor errors; never another 4xx, never a processing error, never
-    /// a stream that broke after output had started. A `status` event precedes each retry.
+    /// How many times a failed model call is retried (default 3): connection failures and
+    /// timeouts (no response), HTTP 429 and 5xx, and executor errors; never another 4xx, never a
+    /// processing error, never a stream that failed after it started. A `status` event precedes
+    /// each retry. This is on top of the HTTP executors' own retries of 429/5xx
+    /// (`providers::http::RetryPolicy`).
     ///
     /// ```
     /// let options = prompty::TurnOptions::new().llm_retries(0); // fail at the first error
