@@ -195,6 +195,14 @@ pub trait Executor: Send + Sync + 'static {
         Ok(crate::tool_messages(round))
     }
 
+    /// The whole response the events of a streamed call make, as [`Executor::execute_async`]
+    /// would have returned it, when this provider can rebuild it. The agent loop hands it to
+    /// [`Executor::format_tool_messages`] for a streamed tool round, so that the round replays
+    /// what a whole one does (thinking blocks and their signatures). By default `None`.
+    fn assemble_stream(&self, _agent: &Agent, _events: &[Value]) -> Option<Value> {
+        None
+    }
+
     /// Sends the messages and returns the provider's raw event stream. By default: an error saying
     /// this executor does not stream.
     fn execute_stream<'a>(&'a self, agent: &'a Agent, _messages: &'a [Message]) -> BoxFuture<'a, Result<RawStream>> {

@@ -40,7 +40,7 @@ pub(crate) enum Mode {
 
 /// A processed model response.
 struct Answer {
-    /// The raw response (whole calls only).
+    /// The raw response (of a whole call, or rebuilt by the executor from a streamed tool round).
     raw: Option<Value>,
     /// What the processor made of it.
     result: Value,
@@ -328,6 +328,14 @@ impl<'a> Loop<'a> {
                 Some(Ok(events)) => break events,
             }
         };
+        // The raw events, kept so that the executor can rebuild the whole response of a tool round.
+        let seen = Arc::new(std::sync::Mutex::new(Vec::new()));
+        let log = Arc::clone(&seen);
+        let events: crate::RawStream = Box::pin(events.inspect(move |e| {
+            if let crate::RawEvent::Data(v) = e {
+                log.lock().unwrap_or_else(|p| p.into_inner()).push(v.clone());
+            }
+        }));
         let mut stream = self.processor.process_stream(self.agent, events);
         let (mut text, mut calls, mut chunks) = (String::new(), Vec::new(), Vec::new());
         loop {
@@ -347,12 +355,14 @@ impl<'a> Loop<'a> {
                 }
             }
         }
-        let result = if calls.is_empty() {
-            crate::providers::openai::structured(self.agent, text.clone())
+        drop(stream);
+        let (result, raw) = if calls.is_empty() {
+            (crate::providers::openai::structured(self.agent, text.clone()), None)
         } else {
-            crate::providers::openai::tool_calls_value(calls)
+            let events = std::mem::take(&mut *seen.lock().unwrap_or_else(|p| p.into_inner()));
+            (crate::providers::openai::tool_calls_value(calls), self.executor.assemble_stream(self.agent, &events))
         };
-        Ok(Answer { raw: None, result, text: Some(text), chunks })
+        Ok(Answer { raw, result, text: Some(text), chunks })
     }
 
     /// One round of tool calls: run them, let the provider format the messages, append them.

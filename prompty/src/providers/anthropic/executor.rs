@@ -144,6 +144,10 @@ impl Executor for AnthropicExecutor {
         super::wire::tool_messages(agent, round)
     }
 
+    fn assemble_stream(&self, _agent: &Agent, events: &[Value]) -> Option<Value> {
+        Some(super::wire::assemble_message(events))
+    }
+
     fn execute_async<'a>(&'a self, agent: &'a Agent, messages: &'a [Message]) -> BoxFuture<'a, Result<Value>> {
         Box::pin(async move {
             let (url, headers) = target(agent)?;

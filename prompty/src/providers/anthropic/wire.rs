@@ -185,6 +185,68 @@ pub fn tool_messages(_agent: &Agent, round: &crate::ToolRound<'_>) -> Result<Vec
     Ok(messages)
 }
 
+/// The Messages API response the events of a stream make: its content blocks in index order, as
+/// they would have come whole (text, `thinking` with its signature, `redacted_thinking`,
+/// `tool_use` with its input parsed). What the Anthropic executor's
+/// [`crate::Executor::assemble_stream`] returns, so that a streamed tool round replays its
+/// thinking blocks like a whole one.
+///
+/// ```
+/// use serde_json::json;
+/// let events = [
+///     json!({"type": "content_block_start", "index": 0, "content_block": {"type": "thinking", "thinking": ""}}),
+///     json!({"type": "content_block_delta", "index": 0, "delta": {"type": "thinking_delta", "thinking": "Hmm"}}),
+///     json!({"type": "content_block_delta", "index": 0, "delta": {"type": "signature_delta", "signature": "sig"}}),
+///     json!({"type": "content_block_start", "index": 1, "content_block": {"type": "tool_use", "id": "t1", "name": "f", "input": {}}}),
+///     json!({"type": "content_block_delta", "index": 1, "delta": {"type": "input_json_delta", "partial_json": "{\"a\":"}}),
+///     json!({"type": "content_block_delta", "index": 1, "delta": {"type": "input_json_delta", "partial_json": "1}"}}),
+/// ];
+/// let whole = prompty::providers::anthropic::assemble_message(&events);
+/// assert_eq!(whole["content"], json!([
+///     {"type": "thinking", "thinking": "Hmm", "signature": "sig"},
+///     {"type": "tool_use", "id": "t1", "name": "f", "input": {"a": 1}}]));
+/// ```
+pub fn assemble_message(events: &[Value]) -> Value {
+    let mut blocks: std::collections::BTreeMap<u64, Value> = std::collections::BTreeMap::new();
+    let mut inputs: std::collections::BTreeMap<u64, String> = std::collections::BTreeMap::new();
+    for event in events {
+        let index = event.get("index").and_then(Value::as_u64).unwrap_or(0);
+        match event["type"].as_str().unwrap_or_default() {
+            "content_block_start" if event["content_block"].is_object() => {
+                blocks.insert(index, event["content_block"].clone());
+            }
+            "content_block_delta" => {
+                let Some(Value::Object(block)) = blocks.get_mut(&index) else { continue };
+                let delta = &event["delta"];
+                let (key, piece) = match delta["type"].as_str().unwrap_or_default() {
+                    "text_delta" => ("text", &delta["text"]),
+                    "thinking_delta" => ("thinking", &delta["thinking"]),
+                    "signature_delta" => ("signature", &delta["signature"]),
+                    "input_json_delta" => {
+                        inputs.entry(index).or_default().push_str(delta["partial_json"].as_str().unwrap_or_default());
+                        continue;
+                    }
+                    _ => continue,
+                };
+                let text = format!(
+                    "{}{}",
+                    block.get(key).and_then(Value::as_str).unwrap_or_default(),
+                    piece.as_str().unwrap_or_default()
+                );
+                block.insert(key.to_owned(), Value::String(text));
+            }
+            _ => {}
+        }
+    }
+    for (index, input) in inputs {
+        if let (Some(Value::Object(block)), Ok(value)) = (blocks.get_mut(&index), serde_json::from_str::<Value>(&input))
+        {
+            block.insert("input".to_owned(), value);
+        }
+    }
+    json!({"type": "message", "role": "assistant", "content": blocks.into_values().collect::<Vec<_>>()})
+}
+
 /// One content block.
 fn block(p: &ContentPart) -> Result<Value> {
     Ok(match p {

@@ -315,6 +315,10 @@ impl Executor for OpenAiExecutor {
         super::wire::tool_messages(agent, round)
     }
 
+    fn assemble_stream(&self, agent: &Agent, events: &[Value]) -> Option<Value> {
+        super::wire::assemble_stream(agent, events)
+    }
+
     fn execute_async<'a>(&'a self, agent: &'a Agent, messages: &'a [Message]) -> BoxFuture<'a, Result<Value>> {
         Box::pin(async move {
             let target = openai_target(agent)?;
@@ -339,6 +343,10 @@ impl Executor for OpenAiExecutor {
 impl Executor for FoundryExecutor {
     fn format_tool_messages(&self, agent: &Agent, round: &crate::ToolRound<'_>) -> Result<Vec<Message>> {
         super::wire::tool_messages(agent, round)
+    }
+
+    fn assemble_stream(&self, agent: &Agent, events: &[Value]) -> Option<Value> {
+        super::wire::assemble_stream(agent, events)
     }
 
     fn execute_async<'a>(&'a self, agent: &'a Agent, messages: &'a [Message]) -> BoxFuture<'a, Result<Value>> {

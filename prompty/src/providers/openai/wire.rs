@@ -303,6 +303,33 @@ pub fn tool_messages(agent: &Agent, round: &crate::ToolRound<'_>) -> Result<Vec<
     Ok(messages)
 }
 
+/// The whole response of a streamed call, for a tool round's replay: for the Responses API, the
+/// `response` of its `response.completed` (or `response.incomplete`) event, which holds every
+/// output item (reasoning included). Chat completions need none: their tool round replays from the
+/// calls and the text alone.
+///
+/// ```
+/// use serde_json::json;
+/// let agent = prompty::Agent::from_value(json!({"model": {"id": "o4-mini", "apiType": "responses"}}))?;
+/// let events = [json!({"type": "response.output_item.done"}),
+///               json!({"type": "response.completed", "response": {"output": [{"type": "reasoning"}]}})];
+/// let whole = prompty::providers::openai::assemble_stream(&agent, &events).unwrap();
+/// assert_eq!(whole["output"][0]["type"], "reasoning");
+/// # Ok::<(), prompty::Error>(())
+/// ```
+pub fn assemble_stream(agent: &Agent, events: &[Value]) -> Option<Value> {
+    if api_type(agent) != "responses" {
+        return None;
+    }
+    events
+        .iter()
+        .rev()
+        .find(|e| matches!(e["type"].as_str(), Some("response.completed" | "response.incomplete")))
+        .and_then(|e| e.get("response"))
+        .filter(|r| r.get("output").is_some_and(Value::is_array))
+        .cloned()
+}
+
 /// The API type of the agent's model (`chat` when unset).
 pub(crate) fn api_type(agent: &Agent) -> &str {
     agent.model.as_ref().map_or("chat", Model::api_type)
