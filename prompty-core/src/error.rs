@@ -282,8 +282,10 @@ pub enum Error {
 pub struct TurnFailure {
     /// Why the loop stopped.
     pub stop: TurnStop,
-    /// The iterations the loop began (model calls made or, for the one that stopped it, about to
-    /// be made).
+    /// How many times the loop reached its model call: the model calls made (one cancelled while
+    /// in flight included), plus one when the iteration limit refused the next call (so
+    /// `max + 1` for [`TurnStop::MaxIterations`], as the conformance vectors count). A turn stopped
+    /// by the input guardrail or a cancellation before its first call has 0.
     pub iterations: usize,
     /// The conversation so far.
     pub messages: Vec<crate::Message>,
