@@ -4,100 +4,23 @@
 //! Run with `cargo bench -p prompty --features openai --bench invoke` (`--quick` for short rounds,
 //! `--only-prompty` or `--only-bare` to run one side, e.g. under a profiler).
 //!
-//! The server is a minimal HTTP/1.1 keep-alive server on 127.0.0.1, on its own thread, answering
-//! every request with the same chat completion. The figure that matters is the **client CPU time
+//! The server (`support/server.rs`) is a minimal HTTP/1.1 keep-alive server on 127.0.0.1, on its
+//! own thread, answering every request with the same chat completion. The figure that matters is the **client CPU time
 //! per call**: the CPU time of every thread of this process except the server's (read from
 //! `/proc/self/task/*/schedstat`, in nanoseconds), divided by the number of calls. prompty's
 //! overhead is its CPU per call minus the bare request's (validate inputs, render, parse, build the
 //! request body, resolve the connection, process the response). Throughput (calls per second of
 //! wall time) is printed too. Each figure is the median of several rounds, the cases interleaved.
 
+#[path = "support/server.rs"]
+mod server;
+
 use serde_json::{json, Value};
+use server::{client_cpu_ns, start_server};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
-use tokio::io::{AsyncBufReadExt, AsyncReadExt, AsyncWriteExt, BufReader};
 
 const RESPONSE: &str = r#"{"id":"chatcmpl-bench","object":"chat.completion","created":1700000000,"model":"gpt-4o","choices":[{"index":0,"message":{"role":"assistant","content":"Paris is the capital of France.","refusal":null},"logprobs":null,"finish_reason":"stop"}],"usage":{"prompt_tokens":25,"completion_tokens":7,"total_tokens":32}}"#;
-
-/// The id of the calling thread (Linux: from `/proc/thread-self`).
-fn thread_id() -> Option<u64> {
-    let link = std::fs::read_link("/proc/thread-self").ok()?;
-    link.file_name()?.to_str()?.parse().ok()
-}
-
-/// CPU time of every thread of this process but `excluded`, in nanoseconds.
-fn client_cpu_ns(excluded: u64) -> Option<u64> {
-    let mut total = 0u64;
-    for entry in std::fs::read_dir("/proc/self/task").ok()? {
-        let entry = entry.ok()?;
-        let tid: u64 = entry.file_name().to_str()?.parse().ok()?;
-        if tid == excluded {
-            continue;
-        }
-        // A thread may exit between listing and reading: skip it.
-        if let Ok(s) = std::fs::read_to_string(entry.path().join("schedstat")) {
-            total += s.split_whitespace().next().and_then(|v| v.parse::<u64>().ok()).unwrap_or(0);
-        }
-    }
-    Some(total)
-}
-
-/// Starts the server on its own thread; returns its port and thread id.
-fn start_server() -> (u16, u64) {
-    let (tx, rx) = std::sync::mpsc::channel();
-    std::thread::Builder::new()
-        .name("bench-server".into())
-        .spawn(move || {
-            let rt = tokio::runtime::Builder::new_current_thread().enable_all().build().expect("server runtime");
-            rt.block_on(async move {
-                let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.expect("bind 127.0.0.1");
-                let port = listener.local_addr().expect("local addr").port();
-                tx.send((port, thread_id().unwrap_or(0))).expect("report port");
-                loop {
-                    let Ok((socket, _)) = listener.accept().await else { continue };
-                    let _ = socket.set_nodelay(true);
-                    tokio::spawn(serve(socket));
-                }
-            });
-        })
-        .expect("server thread");
-    rx.recv().expect("server started")
-}
-
-/// Answers every request on one keep-alive connection with [`RESPONSE`].
-async fn serve(socket: tokio::net::TcpStream) {
-    let (read, mut write) = socket.into_split();
-    let mut reader = BufReader::new(read);
-    let head = format!(
-        "HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: {}\r\nx-request-id: req-bench\r\n\r\n",
-        RESPONSE.len()
-    );
-    let reply = [head.as_bytes(), RESPONSE.as_bytes()].concat();
-    let mut line = String::new();
-    let mut body = Vec::new();
-    loop {
-        let mut length = 0usize;
-        loop {
-            line.clear();
-            match reader.read_line(&mut line).await {
-                Ok(0) | Err(_) => return,
-                Ok(_) => {}
-            }
-            if line == "\r\n" {
-                break;
-            }
-            if let Some((name, value)) = line.split_once(':') {
-                if name.eq_ignore_ascii_case("content-length") {
-                    length = value.trim().parse().unwrap_or(0);
-                }
-            }
-        }
-        body.resize(length, 0);
-        if reader.read_exact(&mut body).await.is_err() || write.write_all(&reply).await.is_err() {
-            return;
-        }
-    }
-}
 
 #[derive(Clone, Copy, PartialEq)]
 enum Client {
@@ -207,7 +130,7 @@ fn main() {
         "--only-bare" => Some(Client::Bare),
         _ => None,
     });
-    let (port, server_tid) = start_server();
+    let (port, server_tid) = start_server(|_| RESPONSE);
     let endpoint = format!("http://127.0.0.1:{port}/v1");
     let agent = prompty::load_str(
         &format!(

@@ -12,6 +12,8 @@
 //!    the same prompt, interleaved in the same run; the figure is the **client CPU** per turn (every
 //!    thread of this process but the server's, from `/proc/self/task/*/schedstat`).
 
+#[path = "support/server.rs"]
+mod server;
 #[path = "support/measure.rs"]
 #[allow(dead_code)]
 mod support;
@@ -19,8 +21,8 @@ mod support;
 use prompty::providers::openai::OpenAiProcessor;
 use prompty::{Agent, BoxFuture, Executor, Message, Role, ToolCall, ToolContext, Tools, TurnOptions};
 use serde_json::{json, Value};
+use server::{client_cpu_ns, start_server};
 use std::time::Duration;
-use tokio::io::{AsyncBufReadExt, AsyncReadExt, AsyncWriteExt, BufReader};
 
 const TOOL_CALL: &str = r#"{"id":"chatcmpl-1","object":"chat.completion","created":1700000000,"model":"gpt-4o","choices":[{"index":0,"message":{"role":"assistant","content":null,"tool_calls":[{"id":"call_1","type":"function","function":{"name":"get_weather","arguments":"{\"city\":\"Paris\"}"}}]},"finish_reason":"tool_calls"}],"usage":{"prompt_tokens":40,"completion_tokens":12,"total_tokens":52}}"#;
 const ANSWER: &str = r#"{"id":"chatcmpl-2","object":"chat.completion","created":1700000000,"model":"gpt-4o","choices":[{"index":0,"message":{"role":"assistant","content":"It is 21°C and sunny in Paris.","refusal":null},"finish_reason":"stop"}],"usage":{"prompt_tokens":60,"completion_tokens":9,"total_tokens":69}}"#;
@@ -93,85 +95,13 @@ fn in_process(quick: bool) {
     );
 }
 
-/// The id of the calling thread (Linux: from `/proc/thread-self`).
-fn thread_id() -> Option<u64> {
-    let link = std::fs::read_link("/proc/thread-self").ok()?;
-    link.file_name()?.to_str()?.parse().ok()
-}
-
-/// CPU time of every thread of this process but `excluded`, in nanoseconds.
-fn client_cpu_ns(excluded: u64) -> Option<u64> {
-    let mut total = 0u64;
-    for entry in std::fs::read_dir("/proc/self/task").ok()? {
-        let entry = entry.ok()?;
-        let tid: u64 = entry.file_name().to_str()?.parse().ok()?;
-        if tid == excluded {
-            continue;
-        }
-        if let Ok(s) = std::fs::read_to_string(entry.path().join("schedstat")) {
-            total += s.split_whitespace().next().and_then(|v| v.parse::<u64>().ok()).unwrap_or(0);
-        }
-    }
-    Some(total)
-}
-
-/// Starts the server on its own thread; returns its port and thread id.
-fn start_server() -> (u16, u64) {
-    let (tx, rx) = std::sync::mpsc::channel();
-    std::thread::Builder::new()
-        .name("bench-server".into())
-        .spawn(move || {
-            let rt = tokio::runtime::Builder::new_current_thread().enable_all().build().expect("server runtime");
-            rt.block_on(async move {
-                let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.expect("bind 127.0.0.1");
-                let port = listener.local_addr().expect("local addr").port();
-                tx.send((port, thread_id().unwrap_or(0))).expect("report port");
-                loop {
-                    let Ok((socket, _)) = listener.accept().await else { continue };
-                    let _ = socket.set_nodelay(true);
-                    tokio::spawn(serve(socket));
-                }
-            });
-        })
-        .expect("server thread");
-    rx.recv().expect("server started")
-}
-
-fn reply(body: &str) -> Vec<u8> {
-    let text = if body.contains("\"role\":\"tool\"") { ANSWER } else { TOOL_CALL };
-    let head = format!("HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: {}\r\n\r\n", text.len());
-    [head.as_bytes(), text.as_bytes()].concat()
-}
-
-/// Answers every request on one keep-alive connection.
-async fn serve(socket: tokio::net::TcpStream) {
-    let (read, mut write) = socket.into_split();
-    let mut reader = BufReader::new(read);
-    let (mut line, mut body) = (String::new(), Vec::new());
-    loop {
-        let mut length = 0usize;
-        loop {
-            line.clear();
-            match reader.read_line(&mut line).await {
-                Ok(0) | Err(_) => return,
-                Ok(_) => {}
-            }
-            if line == "\r\n" {
-                break;
-            }
-            if let Some((name, value)) = line.split_once(':') {
-                if name.eq_ignore_ascii_case("content-length") {
-                    length = value.trim().parse().unwrap_or(0);
-                }
-            }
-        }
-        body.resize(length, 0);
-        if reader.read_exact(&mut body).await.is_err() {
-            return;
-        }
-        if write.write_all(&reply(&String::from_utf8_lossy(&body))).await.is_err() {
-            return;
-        }
+/// A tool call for a request without a tool result, the answer for one with it.
+fn reply(body: &[u8]) -> &'static str {
+    const TOOL_ROLE: &[u8] = b"\"role\":\"tool\"";
+    if body.windows(TOOL_ROLE.len()).any(|w| w == TOOL_ROLE) {
+        ANSWER
+    } else {
+        TOOL_CALL
     }
 }
 
@@ -180,52 +110,70 @@ fn median(mut v: Vec<f64>) -> f64 {
     v[v.len() / 2]
 }
 
+/// One side of the HTTP comparison.
+#[derive(Clone, Copy)]
+enum Side {
+    /// One `turn_async`.
+    Turn,
+    /// Two `invoke_async` (answered with the tool call: the size of the turn's first request).
+    TwoInvokes,
+}
+
+/// Client CPU per unit of `side`, over `n` units run as one task on the runtime's workers.
+async fn round(setup: &std::sync::Arc<(Agent, Value, TurnOptions)>, side: Side, n: usize, server_tid: u64) -> f64 {
+    let setup = std::sync::Arc::clone(setup);
+    let cpu0 = client_cpu_ns(server_tid).unwrap_or(0);
+    tokio::spawn(async move {
+        let (agent, inputs, options) = &*setup;
+        for _ in 0..n {
+            match side {
+                Side::Turn => {
+                    let out: Value = prompty::turn_async(agent, inputs, options.clone()).await.expect("turn");
+                    std::hint::black_box(out);
+                }
+                Side::TwoInvokes => {
+                    for _ in 0..2 {
+                        let out: Value = prompty::invoke_async(agent, inputs).await.expect("invoke");
+                        std::hint::black_box(out);
+                    }
+                }
+            }
+        }
+    })
+    .await
+    .expect("task");
+    client_cpu_ns(server_tid).unwrap_or(0).saturating_sub(cpu0) as f64 / 1000.0 / n as f64
+}
+
 fn over_http(quick: bool) {
-    let (port, server_tid) = start_server();
+    let (port, server_tid) = start_server(reply);
     let agent = prompty::load_str(
         &PROMPT.replace("PROVIDER", "openai").replace("ENDPOINT", &format!("http://127.0.0.1:{port}/v1")),
         ".",
         "w.prompty",
     )
     .expect("prompt");
-    let inputs = json!({"city": "Paris"});
     let options = TurnOptions::new().tool("get_weather", weather_tool());
+    let setup = std::sync::Arc::new((agent, json!({"city": "Paris"}), options));
     let rt = tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build().expect("runtime");
     rt.block_on(async {
-        let answer: String = prompty::turn_async(&agent, &inputs, options.clone()).await.expect("turn");
+        let (agent, inputs, options) = &*setup;
+        let answer: String = prompty::turn_async(agent, inputs, options.clone()).await.expect("turn");
         assert_eq!(answer, "It is 21°C and sunny in Paris.");
         let (rounds, n) = if quick { (3, 300) } else { (7, 1500) };
-        let cpu_per = |cpu0: u64, n: usize| {
-            client_cpu_ns(server_tid).unwrap_or(0).saturating_sub(cpu0) as f64 / 1000.0 / n as f64
-        };
+        // Warm-up: connections, allocator, caches.
+        round(&setup, Side::Turn, n / 2, server_tid).await;
+        round(&setup, Side::TwoInvokes, n / 2, server_tid).await;
         let (mut turns, mut invokes) = (Vec::new(), Vec::new());
-        for round in 0..=rounds {
-            let cpu0 = client_cpu_ns(server_tid).unwrap_or(0);
-            for _ in 0..n {
-                let out: Value = prompty::turn_async(&agent, &inputs, options.clone()).await.expect("turn");
-                std::hint::black_box(out);
-            }
-            let turn_cpu = cpu_per(cpu0, n);
-            let cpu0 = client_cpu_ns(server_tid).unwrap_or(0);
-            for _ in 0..n {
-                for _ in 0..2 {
-                    // Answered with the tool call: the same request size as the turn's first call.
-                    let out: Value = prompty::invoke_async(&agent, &inputs).await.expect("invoke");
-                    std::hint::black_box(out);
-                }
-            }
-            let invoke_cpu = cpu_per(cpu0, n);
-            if round > 0 {
-                // Round 0 warms connections and caches.
-                turns.push(turn_cpu);
-                invokes.push(invoke_cpu);
-            }
+        for _ in 0..rounds {
+            turns.push(round(&setup, Side::Turn, n, server_tid).await);
+            invokes.push(round(&setup, Side::TwoInvokes, n, server_tid).await);
         }
         let (turn, two) = (median(turns), median(invokes));
         println!(
-            "over HTTP (client CPU, {rounds} rounds of {n}): turn_async {turn:.2} µs/turn | two invoke_async \
-             {two:.2} µs | difference {:+.2} µs per turn, {:+.2} µs per iteration (the turn's second request is \
-             longer: it carries the tool round)",
+            "over HTTP (client CPU, {rounds} rounds of {n}, interleaved): turn_async {turn:.2} µs/turn | two \
+             invoke_async {two:.2} µs | difference {:+.2} µs per turn, {:+.2} µs per iteration (the turn's second \
+             request is longer: it carries the tool round)",
             turn - two,
             (turn - two) / 2.0
         );
