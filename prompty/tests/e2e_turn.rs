@@ -582,11 +582,17 @@ async fn a_streamed_responses_turn_shows_only_the_final_answer() {
 // ---------------------------------------------------------------------------------------------
 // 9. The same round trip through Anthropic Messages and the Responses API
 
-#[tokio::test]
-async fn anthropic_round_trip_sends_tool_use_and_tool_result() {
+/// The id the fixtures give the weather call.
+const WEATHER_CALL: &str = "call_weather_1";
+
+/// The two-round weather conversation through `model` (the provider's endpoint `path`), checked
+/// as far as the journal shows it: the call's id came back with its result, the first request
+/// offered the tool, the second replayed the call and its result. Gives the server, the agent and
+/// the turn's output, for the provider-shape checks the journal cannot show.
+async fn weather_round_trip(model: fn(&Aimock) -> String, path: &str) -> (Aimock, prompty::Agent, prompty::TurnOutput) {
     let server = Aimock::start_with("turn.json", &[]);
     let user = "What is the weather in Paris?";
-    let agent = agent(&anthropic_model(&server), &[WEATHER_TOOL], user);
+    let agent = agent(&model(&server), &[WEATHER_TOOL], user);
     let calls = Arc::new(AtomicUsize::new(0));
     let events = Events::default();
     let options = TurnOptions::new().on_event(events.sink()).tool("get_weather", counted_weather(&calls));
@@ -594,17 +600,23 @@ async fn anthropic_round_trip_sends_tool_use_and_tool_result() {
     let out = within(prompty::run_turn_async(&agent, messages, &json!({}), options)).await.unwrap();
     assert_eq!(out.result, json!("It is 21°C and sunny in Paris today."));
     assert_eq!(calls.load(Ordering::SeqCst), 1);
-    // The id the server gave the call (the fixture's) came back with its result.
-    let id = "call_weather_1";
+    let id = WEATHER_CALL;
     assert_eq!(events.tool_results(), [(id.into(), "get_weather".into(), "21°C and sunny in Paris".into(), false)]);
-
-    let b = bodies(&server, "/v1/messages", 2);
+    let b = bodies(&server, path, 2);
     assert_first_request(&b[0], user, &["get_weather"]);
-    // The journal shows the `tool_use` block of the replayed assistant content as a chat tool call
-    // and the `tool_result` block of the user message after it as a `tool` message, both with the
-    // id the server gave the call.
+    // Anthropic: the `tool_use` block of the replayed assistant content shows as a chat tool call,
+    // the `tool_result` block of the user message after it as a `tool` message. Responses: a
+    // `function_call_output` with no `function_call` item before it would show as a tool call
+    // without name or arguments, so these prove the item was replayed.
     assert_round_replayed(&b[1], user, (id, "get_weather", r#"{"city":"Paris"}"#), "21°C and sunny in Paris");
-    assert_eq!(b[1]["max_tokens"], 4096);
+    (server, agent, out)
+}
+
+#[tokio::test]
+async fn anthropic_round_trip_sends_tool_use_and_tool_result() {
+    let (server, agent, out) = weather_round_trip(anthropic_model, "/v1/messages").await;
+    let (user, id) = ("What is the weather in Paris?", WEATHER_CALL);
+    assert_eq!(bodies(&server, "/v1/messages", 2)[1]["max_tokens"], 4096);
 
     // What the journal cannot show: the Messages API shape itself. The body rebuilt from the
     // conversation (the answer left out) has the size of the one sent, and holds the `tool_use`
@@ -679,25 +691,8 @@ async fn anthropic_results_of_one_round_go_back_in_one_user_message() {
 
 #[tokio::test]
 async fn responses_round_trip_sends_function_call_and_its_output() {
-    let server = Aimock::start_with("turn.json", &[]);
-    let user = "What is the weather in Paris?";
-    let agent = agent(&responses_model(&server), &[WEATHER_TOOL], user);
-    let calls = Arc::new(AtomicUsize::new(0));
-    let events = Events::default();
-    let options = TurnOptions::new().on_event(events.sink()).tool("get_weather", counted_weather(&calls));
-    let messages = prompty::prepare_async(&agent, &json!({})).await.unwrap();
-    let out = within(prompty::run_turn_async(&agent, messages, &json!({}), options)).await.unwrap();
-    assert_eq!(out.result, json!("It is 21°C and sunny in Paris today."));
-    assert_eq!(calls.load(Ordering::SeqCst), 1);
-    // The id the server gave the call (the fixture's) came back with its result.
-    let id = "call_weather_1";
-    assert_eq!(events.tool_results(), [(id.into(), "get_weather".into(), "21°C and sunny in Paris".into(), false)]);
-
-    let b = bodies(&server, "/v1/responses", 2);
-    assert_first_request(&b[0], user, &["get_weather"]);
-    // A `function_call_output` with no `function_call` item before it would show here as a tool
-    // call without name or arguments: these prove the `function_call` item was replayed.
-    assert_round_replayed(&b[1], user, (id, "get_weather", r#"{"city":"Paris"}"#), "21°C and sunny in Paris");
+    let (server, agent, out) = weather_round_trip(responses_model, "/v1/responses").await;
+    let id = WEATHER_CALL;
 
     // What the journal cannot show: the items themselves. The body rebuilt from the conversation
     // (the answer left out) has the size of the one sent, and ends with the response's
