@@ -12,7 +12,7 @@ fn tools_and_renderer_of_a_linked_crate_are_registered() {
     assert!(names.contains(&"convert_currency".to_owned()), "{names:?}");
     assert!(prompty::get_renderer("shout").is_ok());
 
-    let agent = Agent::default();
+    let agent = Agent::from_value(serde_json::json!({"tools": [weather_tools::get_weather::definition()]})).unwrap();
     let (inputs, tools) = (serde_json::Map::new(), Tools::new());
     let call = ToolCall::new("1", "get_weather", r#"{"city": "Lima"}"#);
     let out = prompty::execute_tool(&call, ToolContext::new(&agent, &inputs, &tools)).unwrap();

@@ -210,6 +210,17 @@ pub enum Error {
         hint: String,
     },
 
+    /// The model called a registered tool that the prompt does not declare and the call was not
+    /// handed: registration alone never offers a tool to a model.
+    #[error(
+        "Tool '{name}' is not available to this prompt: it is registered, but a model may call only the tools the \
+         prompt declares (`tools:`) and those handed to the call"
+    )]
+    ToolNotDeclared {
+        /// The name the model used.
+        name: String,
+    },
+
     /// A tool ran and failed.
     #[error("Tool '{name}' failed: {message}")]
     Tool {

@@ -147,14 +147,24 @@ pub mod __private {
 /// assert_eq!(f.parameters[0].description.as_deref(), Some("The city, e.g. \"Paris\""));
 /// assert!(f.parameters[0].required && !f.parameters[1].required);
 ///
-/// // Registered: tool calls of the model reach it.
+/// // Registered: the model's calls reach it when a prompt declares the tool.
 /// use prompty::{Agent, ToolCall, ToolContext, Tools};
-/// let (agent, inputs, tools) = (Agent::default(), serde_json::Map::new(), Tools::new());
+/// let agent = Agent::from_value(serde_json::json!({"tools": [get_weather::definition()]}))?;
+/// let (inputs, tools) = (serde_json::Map::new(), Tools::new());
 /// let call = ToolCall::new("1", "get_weather", r#"{"city": "Oslo", "days": 2}"#);
 /// let out = prompty::execute_tool(&call, ToolContext::new(&agent, &inputs, &tools))?;
 /// assert_eq!(out, "sunny in Oslo, 2 days ahead");
+///
+/// // A prompt that does not declare it never runs it.
+/// let err = prompty::execute_tool(&call, ToolContext::new(&Agent::default(), &inputs, &tools)).unwrap_err();
+/// assert!(matches!(err, prompty::Error::ToolNotDeclared { .. }));
 /// # Ok::<(), prompty::Error>(())
 /// ```
+///
+/// A handler that returns `Err` or panics never brings the caller down: through
+/// [`execute_tool`] it is an [`Error::Tool`] (`panicked: <message>` for a panic), and in the
+/// agent loop ([`turn`]), sync or async, one call after the other or in parallel, it is the
+/// result `Error: Tool '<name>' failed: <message>` the model reads, with an `error` event.
 #[cfg(feature = "macros")]
 #[doc(inline)]
 pub use prompty_macros::tool;

@@ -781,9 +781,37 @@ fn dispatch_order_per_call_then_name_registry_then_kind_handler() {
     assert_eq!(runtime.block_on(call_async(&a, &inputs, &none, "dispatch_order_t", r#"{"q": 1}"#)).unwrap(), out);
     // per-call still beats the kind handler
     assert_eq!(from(call_sync(&a, &inputs, &per_call, "dispatch_order_t", "{}").unwrap()), "per-call");
-    // a registered function serves an undeclared name too
+    // a registered function never serves a name the agent does not declare: the model may call only
+    // declared and per-call tools
     register_tool("dispatch_order_undeclared", tagged("registry"));
-    assert_eq!(from(call_sync(&a, &inputs, &none, "dispatch_order_undeclared", "{}").unwrap()), "registry");
+    for err in [
+        call_sync(&a, &inputs, &none, "dispatch_order_undeclared", "{}").unwrap_err(),
+        runtime.block_on(call_async(&a, &inputs, &none, "dispatch_order_undeclared", "{}")).unwrap_err(),
+    ] {
+        assert!(matches!(&err, Error::ToolNotDeclared { name } if name == "dispatch_order_undeclared"), "{err:?}");
+    }
+    let handed = Tools::new().with("dispatch_order_undeclared", tagged("per-call"));
+    assert_eq!(from(call_sync(&a, &inputs, &handed, "dispatch_order_undeclared", "{}").unwrap()), "per-call");
+}
+
+#[test]
+fn a_panicking_handler_is_a_tool_error_sync_and_async() {
+    let _g = lock();
+    let a = agent_json(
+        json!({"tools": [{"name": "panics_sync", "kind": "function"}, {"name": "panics_async", "kind": "function"}]}),
+    );
+    let tools = Tools::new()
+        .with("panics_sync", tool_fn_sync(|_| panic!("sync handler bug")))
+        .with("panics_async", tool_fn(|_| async { panic!("async handler bug") }));
+    let inputs = Map::new();
+    for (name, text) in [("panics_sync", "sync handler bug"), ("panics_async", "async handler bug")] {
+        for err in [
+            call_sync(&a, &inputs, &tools, name, "{}").unwrap_err(),
+            rt().block_on(call_async(&a, &inputs, &tools, name, "{}")).unwrap_err(),
+        ] {
+            assert_eq!(err.to_string(), format!("Tool '{name}' failed: panicked: {text}"));
+        }
+    }
 }
 
 #[test]
@@ -1006,9 +1034,10 @@ fn a_failing_tool_function_propagates_its_error() {
     assert!(matches!(&err, Error::Execution { message } if message == "async boom"), "{err:?}");
     let err = rt().block_on(call_async(&a, &inputs, &tools, "failing_async", "{}")).unwrap_err();
     assert_eq!(err.to_string(), "async boom");
-    // through the name registry as well
+    // through the name registry as well, for a declared tool
     register_tool("failing_registered", tool_fn_sync(|_| Err(Error::Execution { message: "reg boom".into() })));
-    let err = call_sync(&a, &inputs, &Tools::new(), "failing_registered", "{}").unwrap_err();
+    let declared = agent_json(json!({"tools": [{"name": "failing_registered", "kind": "function"}]}));
+    let err = call_sync(&declared, &inputs, &Tools::new(), "failing_registered", "{}").unwrap_err();
     assert_eq!(err.to_string(), "reg boom");
 }
 

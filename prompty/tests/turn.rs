@@ -745,3 +745,58 @@ fn agentic_prompty_tools_run_the_childs_own_loop_without_steering_and_nest_bound
     assert!(out.contains("nest at most 4 deep"), "{out}");
     assert_eq!(rec.calls.load(Ordering::SeqCst), 2 * (prompty::MAX_AGENT_DEPTH + 1));
 }
+
+#[test]
+fn a_registered_tool_the_prompt_does_not_declare_is_refused_and_never_runs() {
+    let ran = Arc::new(AtomicUsize::new(0));
+    let r = Arc::clone(&ran);
+    prompty::register_tool("t_refused_admin", sync_tool(move |_| Ok(json!(r.fetch_add(1, Ordering::SeqCst)))));
+    let m = model(
+        "t-refused",
+        |k, _| if k == 0 { Ok(calls(&[("c1", "t_refused_admin", "{}")])) } else { Ok(answer("ok")) },
+    );
+    let (events, sink) = recorder();
+    let out = prompty::run_turn(
+        &agent("t-refused", &["get_weather"]),
+        user("go"),
+        &json!({}),
+        TurnOptions::new().on_event(sink),
+    )
+    .unwrap();
+    assert_eq!(out.result, json!("ok"), "the loop goes on");
+    assert_eq!(ran.load(Ordering::SeqCst), 0, "never run");
+    let tool = m.seen.lock().unwrap()[1].iter().find(|m| m.role == Role::Tool).unwrap().text();
+    assert!(tool.starts_with("Error: Tool 't_refused_admin' is not available to this prompt"), "{tool}");
+    assert!(events
+        .lock()
+        .unwrap()
+        .iter()
+        .any(|e| matches!(e, AgentEvent::Error { tool: Some(t), .. } if t == "t_refused_admin")));
+    // Handed to the call, the same function runs.
+    let options = TurnOptions::new().tool("t_refused_admin", sync_tool(|_| Ok(json!("handed"))));
+    let m = model(
+        "t-refused-2",
+        |k, _| if k == 0 { Ok(calls(&[("c1", "t_refused_admin", "{}")])) } else { Ok(answer("ok")) },
+    );
+    prompty::run_turn(&agent("t-refused-2", &[]), user("go"), &json!({}), options).unwrap();
+    assert_eq!(m.seen.lock().unwrap()[1].iter().find(|m| m.role == Role::Tool).unwrap().text(), "handed");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_panic_among_parallel_calls_is_that_calls_result_only() {
+    let m = model("t-par-panic", |k, _| match k {
+        0 => Ok(calls(&[("c1", "ok_tool", "{}"), ("c2", "panics", "{}"), ("c3", "ok_tool", "{}")])),
+        _ => Ok(answer("done")),
+    });
+    let options = TurnOptions::new()
+        .parallel_tool_calls(true)
+        .tool("ok_tool", sync_tool(|_| Ok(json!("fine"))))
+        .tool("panics", prompty::tool_fn(|_| async { panic!("parallel handler bug") }));
+    let a = agent("t-par-panic", &["ok_tool", "panics"]);
+    let inputs = json!({});
+    let out = prompty::run_turn_async(&a, user("go"), &inputs, options).await.unwrap();
+    assert_eq!(out.result, json!("done"));
+    let texts: Vec<String> =
+        m.seen.lock().unwrap()[1].iter().filter(|m| m.role == Role::Tool).map(Message::text).collect();
+    assert_eq!(texts, ["fine", "Error: Tool 'panics' failed: panicked: parallel handler bug", "fine"]);
+}

@@ -15,9 +15,10 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     println!("registered tools: {}", prompty::registered_tools().join(", "));
 
     let definition = weather_tools::get_weather::definition();
+    let convert = weather_tools::convert::definition();
     let agent = Agent::from_value(json!({
         "name": "weather",
-        "tools": [serde_json::to_value(&definition)?],
+        "tools": [serde_json::to_value(&definition)?, serde_json::to_value(&convert)?],
         "template": {"format": {"kind": "shout"}, "parser": {"kind": "prompty"}},
         "instructions": "user:\nWhat is the weather in {{ city }}?"
     }))?;

@@ -5,7 +5,9 @@ use super::args::parse_arguments;
 use super::function::{get_tool, Tools};
 use crate::registry::store::Store;
 use crate::{Agent, BoxFuture, Error, Result, Tool, ToolCall};
+use futures_util::FutureExt;
 use serde_json::{Map, Value};
+use std::panic::AssertUnwindSafe;
 use std::sync::{Arc, LazyLock};
 
 /// What a tool handler knows about the call: the agent that declared the tool, the inputs it was
@@ -176,9 +178,15 @@ pub(crate) fn inject_bindings(tool: &Tool, args: &mut Value, inputs: &Map<String
     }
 }
 
-/// Runs a tool call: parses its arguments (forgiving fences, surrounding text and trailing commas),
-/// injects bound parameters, then runs the first of: the per-call function of that name, the
-/// registered function of that name, the handler of the declared tool's kind (then of `*`).
+/// Runs a tool call of the model: parses its arguments (forgiving fences, surrounding text and
+/// trailing commas), injects bound parameters, then runs the first of: the per-call function of
+/// that name, the registered function of that name, the handler of the declared tool's kind (then
+/// of `*`).
+///
+/// Only the tools the agent declares and the per-call tools run: a call of any other tool is
+/// refused, registered or not ([`Error::ToolNotDeclared`] for a registered function,
+/// [`Error::NoToolHandler`] otherwise). A handler that panics is a [`Error::Tool`] error
+/// (`panicked: <message>`), never a panic of the caller.
 ///
 /// ```
 /// # tokio::runtime::Runtime::new().unwrap().block_on(async {
@@ -193,6 +201,9 @@ pub(crate) fn inject_bindings(tool: &Tool, args: &mut Value, inputs: &Map<String
 /// ```
 pub async fn execute_tool_async(call: &ToolCall, ctx: ToolContext<'_>) -> Result<Value> {
     let decl = declared_tool(ctx.agent, &call.name);
+    if decl.is_none() && ctx.tools.get(&call.name).is_none() {
+        return Err(undeclared(&call.name));
+    }
     let mut args =
         parse_arguments(&call.arguments).map_err(|message| Error::Tool { name: call.name.clone(), message })?;
     if let Some(tool) = decl {
@@ -206,23 +217,40 @@ pub(crate) fn declared_tool<'a>(agent: &'a Agent, name: &str) -> Option<&'a Tool
     agent.tools.as_deref().unwrap_or_default().iter().find(|t| t.name == name)
 }
 
+/// Why a call of a tool the agent does not declare (and that was not handed) is not run: refused
+/// when a function of that name is registered ([`Error::ToolNotDeclared`]), unknown otherwise.
+pub(crate) fn undeclared(name: &str) -> Error {
+    if get_tool(name).is_some() {
+        return Error::ToolNotDeclared { name: name.to_owned() };
+    }
+    Error::NoToolHandler {
+        name: name.to_owned(),
+        kind: "unknown".into(),
+        hint: "The agent declares no tool of that name and none was handed to the call.".into(),
+    }
+}
+
 /// Runs a tool with arguments already parsed (and bindings injected): the per-call function of
 /// that name, the registered function of that name, the handler of the declared tool's kind (then
-/// of `*`).
+/// of `*`). A handler that panics is the error `Tool '<name>' failed: panicked: <message>`.
 pub(crate) async fn run_tool(name: &str, decl: Option<&Tool>, args: Value, ctx: ToolContext<'_>) -> Result<Value> {
+    match AssertUnwindSafe(dispatch(name, decl, args, ctx)).catch_unwind().await {
+        Ok(result) => result,
+        Err(payload) => Err(Error::Tool {
+            name: name.to_owned(),
+            message: format!("panicked: {}", crate::turn::panic_text(payload.as_ref())),
+        }),
+    }
+}
+
+async fn dispatch(name: &str, decl: Option<&Tool>, args: Value, ctx: ToolContext<'_>) -> Result<Value> {
     if let Some(f) = ctx.tools.get(name) {
         return f.call(args).await;
     }
+    let Some(tool) = decl else { return Err(undeclared(name)) };
     if let Some(f) = get_tool(name) {
         return f.call(args).await;
     }
-    let Some(tool) = decl else {
-        return Err(Error::NoToolHandler {
-            name: name.to_owned(),
-            kind: "unknown".into(),
-            hint: "The agent declares no tool of that name and no function is registered under it.".into(),
-        });
-    };
     let handler = match get_tool_handler(tool.kind.as_str()) {
         Ok(h) => h,
         Err(_) => get_tool_handler("*")?,

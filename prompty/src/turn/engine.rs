@@ -18,7 +18,7 @@ use crate::{
     ToolRound, TurnFailure, TurnStop,
 };
 use futures_util::future::{select, Either};
-use futures_util::{FutureExt, StreamExt};
+use futures_util::StreamExt;
 use serde_json::{Map, Value};
 use std::future::Future;
 use std::panic::{catch_unwind, AssertUnwindSafe};
@@ -375,10 +375,13 @@ impl<'a> Loop<'a> {
                 call.id = format!("call_{}_{i}", self.iterations);
             }
         }
-        if let Some(unknown) = calls
-            .iter()
-            .find(|c| declared_tool(self.agent, &c.name).is_none() && self.options.tools.get(&c.name).is_none())
-        {
+        // A name nobody declared, handed or registered ends the turn; a registered function the
+        // prompt does not declare is refused call by call (`run_call`).
+        if let Some(unknown) = calls.iter().find(|c| {
+            declared_tool(self.agent, &c.name).is_none()
+                && self.options.tools.get(&c.name).is_none()
+                && crate::get_tool(&c.name).is_none()
+        }) {
             let name = unknown.name.clone();
             return Err(self.fail(TurnStop::UnknownTool { name }));
         }
@@ -434,6 +437,14 @@ impl<'a> Loop<'a> {
             arguments: call.arguments.clone(),
         });
         let decl = declared_tool(self.agent, &call.name);
+        if decl.is_none() && self.options.tools.get(&call.name).is_none() {
+            // A registered function the prompt does not declare: refused, never run.
+            let text = format!("Error: {}", Error::ToolNotDeclared { name: call.name.clone() });
+            self.emitter.emit(|| AgentEvent::Error { message: text.clone(), tool: Some(call.name.clone()) });
+            let r = ToolResult::error(&call.id, &call.name, text);
+            self.result_event(&r);
+            return Ok(r);
+        }
         let mut args = match parse_arguments(&call.arguments) {
             Ok(args) => args,
             Err(message) => return Ok(self.failed(call, &message)),
@@ -454,12 +465,10 @@ impl<'a> Loop<'a> {
             tools: &self.options.tools,
             scope: Some(&self.scope),
         };
-        let run = AssertUnwindSafe(run_tool(&call.name, decl, args, ctx)).catch_unwind().await;
-        let r = match run {
-            Ok(Ok(value)) => ToolResult::ok(&call.id, &call.name, result_text(value)),
-            Ok(Err(e @ Error::NoToolHandler { .. })) => return Err(TurnStop::NoHandler(Box::new(e))),
-            Ok(Err(e)) => return Ok(self.failed(call, &error_text(e))),
-            Err(payload) => return Ok(self.failed(call, &format!("panicked: {}", panic_text(payload.as_ref())))),
+        let r = match run_tool(&call.name, decl, args, ctx).await {
+            Ok(value) => ToolResult::ok(&call.id, &call.name, result_text(value)),
+            Err(e @ Error::NoToolHandler { .. }) => return Err(TurnStop::NoHandler(Box::new(e))),
+            Err(e) => return Ok(self.failed(call, &error_text(e))),
         };
         self.result_event(&r);
         Ok(r)

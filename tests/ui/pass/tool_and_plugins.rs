@@ -87,7 +87,9 @@ fn main() {
     assert_eq!(tool.definition().map(|d| d.name), Some("get_weather".to_owned()));
     assert!(prompty::get_tool("add_numbers").is_some());
     assert!(prompty::get_tool("add").is_none());
-    let (agent, inputs, tools) = (Agent::default(), Map::new(), Tools::new());
+    let declared = json!({"tools": [get_weather::definition(), add::definition(), nothing::definition()]});
+    let agent = Agent::from_value(declared).expect("declared tools");
+    let (inputs, tools) = (Map::new(), Tools::new());
     let call = ToolCall::new("1", "get_weather", r#"{"city": "Paris", "days": 2}"#);
     let out = prompty::execute_tool(&call, ToolContext::new(&agent, &inputs, &tools)).unwrap();
     assert_eq!(out, json!("sunny in Paris in 2 days (Celsius)"));
