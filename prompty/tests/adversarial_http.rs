@@ -346,7 +346,10 @@ async fn same_origin_redirects_are_followed() {
 // ---------------------------------------------------------------------------------------------
 // 2. A key echoed by the server never shows.
 
-fn echo_bodies() -> Vec<(u16, Vec<(&'static str, String)>, Vec<u8>)> {
+/// A status, extra headers and a body.
+type Reply = (u16, Vec<(&'static str, String)>, Vec<u8>);
+
+fn echo_bodies() -> Vec<Reply> {
     let json_msg =
         serde_json::to_vec(&json!({"error": {"message": format!("Incorrect API key provided: {KEY}.")}})).unwrap();
     let escaped = format!(r#"{{"error":{{"message":"bad key {}"}}}}"#, KEY.replace('/', "\\/")).into_bytes();
