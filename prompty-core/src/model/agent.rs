@@ -18,7 +18,17 @@ use serde_json::{Map, Value};
 /// assert_eq!(json["kind"], "prompt");
 /// assert_eq!(json["model"], serde_json::json!({"id": "gpt-4o"}));
 /// ```
-#[derive(Debug, Clone, Default)]
+///
+/// `Debug` shows no credential: connections redact theirs (see [`super::Connection`]), and so does
+/// `metadata`, by the rule of [`super::Connection::is_secret_field`].
+///
+/// ```
+/// let agent = prompty_core::Agent::from_value(serde_json::json!({"name": "x", "metadata": {"token": "t0k"},
+///     "model": {"id": "m", "connection": {"kind": "custom", "apiKey": "sk-hidden"}}})).unwrap();
+/// let debug = format!("{agent:?}");
+/// assert!(!debug.contains("t0k") && !debug.contains("sk-hidden"), "{debug}");
+/// ```
+#[derive(Clone, Default)]
 pub struct Agent {
     /// The prompt's name.
     pub name: String,
@@ -67,6 +77,25 @@ pub struct AgentSource {
     pub allowed_roots: Vec<std::path::PathBuf>,
     /// The 1-based line where the body starts.
     pub body_line: usize,
+}
+
+impl std::fmt::Debug for Agent {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Agent")
+            .field("name", &self.name)
+            .field("display_name", &self.display_name)
+            .field("description", &self.description)
+            .field("metadata", &self.metadata.as_ref().map(super::connection::redact_map))
+            .field("model", &self.model)
+            .field("inputs", &self.inputs)
+            .field("outputs", &self.outputs)
+            .field("tools", &self.tools)
+            .field("template", &self.template)
+            .field("instructions", &self.instructions)
+            .field("source", &self.source)
+            .field("cache", &self.cache)
+            .finish()
+    }
 }
 
 impl PartialEq for Agent {

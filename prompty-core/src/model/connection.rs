@@ -33,7 +33,21 @@ pub struct ConnectionCommon {
 /// assert_eq!(c.endpoint(), Some("https://x"));
 /// assert!(!format!("{c:?}").contains("sk\""));
 /// ```
-#[derive(Debug, Clone, PartialEq)]
+///
+/// `Debug` never shows a credential: the typed secrets ([`Secret`]) print `[REDACTED]`, and in a
+/// kind this runtime does not know, every field whose name looks secret (see
+/// [`Connection::is_secret_field`]) prints `"[REDACTED]"` whatever its value, in nested objects too:
+///
+/// ```
+/// use prompty_core::Connection;
+/// let c: Connection = serde_json::from_value(serde_json::json!({"kind": "vault",
+///     "endpoint": "https://v", "clientSecret": "s3", "auth": {"bearerToken": "t0k"}, "nested": [{"pass_word": "pw"}]}))
+///     .unwrap();
+/// let debug = format!("{c:?}");
+/// assert!(debug.contains("https://v") && debug.contains("[REDACTED]"));
+/// assert!(!debug.contains("s3") && !debug.contains("t0k"));
+/// ```
+#[derive(Clone, PartialEq)]
 pub enum Connection {
     /// `kind: key`: an endpoint and an API key.
     Key {
@@ -104,7 +118,99 @@ pub enum Connection {
     },
 }
 
+/// `value` with the value of every secret-looking field ([`Connection::is_secret_field`]), at any depth,
+/// replaced by `"[REDACTED]"`.
+pub(crate) fn redact_value(value: &Value) -> Value {
+    match value {
+        Value::Object(map) => Value::Object(redact_map(map)),
+        Value::Array(items) => Value::Array(items.iter().map(redact_value).collect()),
+        other => other.clone(),
+    }
+}
+
+/// [`redact_value`] of every field of `map`.
+pub(crate) fn redact_map(map: &Map<String, Value>) -> Map<String, Value> {
+    map.iter()
+        .map(|(k, v)| {
+            let v =
+                if Connection::is_secret_field(k) { Value::String("[REDACTED]".to_owned()) } else { redact_value(v) };
+            (k.clone(), v)
+        })
+        .collect()
+}
+
+impl std::fmt::Debug for Connection {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Connection::Key { endpoint, api_key, common } => f
+                .debug_struct("Key")
+                .field("endpoint", endpoint)
+                .field("api_key", api_key)
+                .field("common", common)
+                .finish(),
+            Connection::Reference { name, target, common } => {
+                f.debug_struct("Reference").field("name", name).field("target", target).field("common", common).finish()
+            }
+            Connection::Remote { name, endpoint, common } => f
+                .debug_struct("Remote")
+                .field("name", name)
+                .field("endpoint", endpoint)
+                .field("common", common)
+                .finish(),
+            Connection::Anonymous { endpoint, common } => {
+                f.debug_struct("Anonymous").field("endpoint", endpoint).field("common", common).finish()
+            }
+            Connection::Foundry { endpoint, name, connection_type, common } => f
+                .debug_struct("Foundry")
+                .field("endpoint", endpoint)
+                .field("name", name)
+                .field("connection_type", connection_type)
+                .field("common", common)
+                .finish(),
+            Connection::OAuth { endpoint, client_id, client_secret, token_url, scopes, common } => f
+                .debug_struct("OAuth")
+                .field("endpoint", endpoint)
+                .field("client_id", client_id)
+                .field("client_secret", client_secret)
+                .field("token_url", token_url)
+                .field("scopes", scopes)
+                .field("common", common)
+                .finish(),
+            Connection::Other { kind, fields } => {
+                f.debug_struct("Other").field("kind", kind).field("fields", &redact_map(fields)).finish()
+            }
+        }
+    }
+}
+
 impl Connection {
+    /// Whether a field of that name holds a credential, the rule of `Debug` redaction: its name,
+    /// lower-cased with `_`, `-`, `.` and spaces removed, contains `key`, `token`, `secret`,
+    /// `password`, `passwd`, `pwd`, `credential`, `signature`, `cookie` or `auth` (but not as part
+    /// of `author`), or is `sas`: `apiKey`, `api_key`, `x-api-key`, `clientSecret`,
+    /// `Authorization`, `accessToken`, ... The rule errs on the side of hiding (`keyVaultName` is
+    /// hidden too).
+    ///
+    /// ```
+    /// use prompty_core::Connection;
+    /// for name in ["apiKey", "api_key", "API-KEY", "key", "accessToken", "client_secret", "Password",
+    ///              "credentials", "Authorization", "authMode", "sas"] {
+    ///     assert!(Connection::is_secret_field(name), "{name}");
+    /// }
+    /// for name in ["endpoint", "name", "kind", "deployment", "scopes", "authors"] {
+    ///     assert!(!Connection::is_secret_field(name), "{name}");
+    /// }
+    /// ```
+    pub fn is_secret_field(name: &str) -> bool {
+        const PARTS: &[&str] =
+            &["key", "token", "secret", "password", "passwd", "pwd", "credential", "signature", "cookie"];
+        let folded: String =
+            name.chars().filter(|c| !matches!(c, '_' | '-' | '.' | ' ')).flat_map(char::to_lowercase).collect();
+        PARTS.iter().any(|p| folded.contains(p))
+            || folded == "sas"
+            || (folded.contains("auth") && !folded.replace("authoriz", "").contains("author"))
+    }
+
     /// The `kind` discriminator as written in the file.
     pub fn kind(&self) -> &str {
         match self {

@@ -1,12 +1,16 @@
-//! The HTTP layer the provider executors share: one [`HttpClient`] (a `reqwest` client with connect
-//! and request timeouts and a `User-Agent: prompty-rs/<version>` header), a [`RetryPolicy`]
+//! The HTTP layer the provider executors share: one [`HttpClient`] (a `reqwest` client with the
+//! bounds of [`HttpConfig`] and a `User-Agent: prompty-rs/<version>` header), a [`RetryPolicy`]
 //! (429, 5xx and connection errors are retried with exponential backoff and jitter, honouring
 //! `Retry-After`; other 4xx never are), and [`HttpError`], which says what went wrong: the HTTP
 //! status, the provider's own error message, the request id and, when the body could not be
 //! parsed, the raw body.
 //!
 //! API keys are [`Secret`]s: they are written into sensitive header values and never appear in an
-//! error, a log line or `Debug` output.
+//! error, a log line or `Debug` output. Every value of a sensitive request header (and the token
+//! after its scheme, as in `Bearer <key>`) is replaced by `[REDACTED]` in every piece of text the
+//! layer builds from a response: error messages, raw bodies, request ids, stream events (also when
+//! the server echoes the key JSON- or percent-encoded). Credentials never leave for another origin:
+//! see [`HttpConfig`] for the redirect rule and every other bound.
 //!
 //! Every executor uses [`HttpClient::shared`] unless it is given another client; configure one in
 //! code and register the executor under its provider key:
@@ -27,11 +31,12 @@
 //! # Ok::<(), prompty::Error>(())
 //! ```
 
-use crate::{Connection, Error, Result, Secret};
+use crate::{Connection, Error, RawStream, Result, Secret};
 use bytes::Bytes;
 use reqwest::header::{HeaderMap, HeaderName, HeaderValue, CONTENT_TYPE, USER_AGENT};
 use reqwest::{Method, StatusCode};
 use serde_json::Value;
+use std::borrow::Cow;
 use std::fmt;
 use std::future::Future;
 use std::sync::{Arc, LazyLock};
@@ -44,21 +49,38 @@ use std::time::{Duration, SystemTime};
 /// ```
 pub const USER_AGENT_VALUE: &str = concat!("prompty-rs/", env!("CARGO_PKG_VERSION"));
 
-/// The longest piece of a raw response body an [`HttpError`] keeps.
-const MAX_BODY_IN_ERROR: usize = 4096;
+/// The longest piece of response text (raw body, provider message) an [`HttpError`] keeps.
+pub const MAX_TEXT_IN_ERROR: usize = 4096;
+
+/// How much of an error response's body is read (the rest is dropped unread).
+pub const MAX_ERROR_BODY_BYTES: usize = 64 * 1024;
+
+/// How many redirects within one origin are followed.
+pub const MAX_REDIRECTS: usize = 5;
+
+/// The longest `Retry-After` / `retry-after-ms` taken as it is; any larger (or unparsable huge)
+/// value counts as this, which is more than any sensible [`RetryPolicy::max_delay`].
+pub const MAX_RETRY_AFTER: Duration = Duration::from_secs(24 * 60 * 60);
+
+/// What replaces a secret in error text and stream events.
+const REDACTED: &str = "[REDACTED]";
 
 /// How failed requests are retried.
 ///
 /// A request is retried when the server answers 429 (too many requests) or a 5xx status, or when
-/// the connection fails (refused, reset, timed out) before a response was read. Any other 4xx is
-/// never retried. Between attempts the client waits for the server's `Retry-After` (or
+/// the connection fails (refused, reset, timed out) before a response status was read. Any other
+/// 4xx is never retried. Between attempts the client waits for the server's `Retry-After` (or
 /// `retry-after-ms`) when it sends one, otherwise for an exponential backoff with jitter:
 /// attempt `n` (1-based) waits between half and all of `base_delay * 2^(n-1)`, never more than
 /// `max_delay`. When the server asks for a longer wait than `max_delay`, the error is returned at
-/// once instead of retrying early.
+/// once instead of retrying early. A `Retry-After` that is negative, not a number, not a date, or
+/// absurd (`1e30`, a date centuries ahead) never panics: garbage is ignored (the backoff applies)
+/// and a huge value counts as [`MAX_RETRY_AFTER`].
 ///
-/// A stream is retried only until its response starts; once events flow, a broken stream is
-/// reported to the caller (its outcome may be indeterminate).
+/// Once a successful (2xx) status has arrived, nothing is re-sent: a body cut short after that
+/// point fails the call, because the provider may already have run (and billed) the generation.
+/// The same holds for a stream: it is retried only until its response starts; once events flow, a
+/// broken stream is reported to the caller (its outcome may be indeterminate).
 ///
 /// ```
 /// use prompty::providers::http::RetryPolicy;
@@ -68,6 +90,8 @@ const MAX_BODY_IN_ERROR: usize = 4096;
 /// assert!(p.backoff(1) <= p.base_delay);
 /// assert!(p.backoff(30) <= p.max_delay);
 /// assert_eq!(RetryPolicy::none().max_attempts, 1);
+/// let huge = RetryPolicy { max_delay: Duration::MAX, base_delay: Duration::MAX, max_attempts: 9 };
+/// assert!(huge.backoff(u32::MAX) >= Duration::MAX / 2);
 /// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct RetryPolicy {
@@ -98,8 +122,8 @@ impl RetryPolicy {
         let exp = self.base_delay.saturating_mul(1u32 << retry.saturating_sub(1).min(20)).min(self.max_delay);
         let half = exp / 2;
         let nanos = u64::try_from(half.as_nanos()).unwrap_or(u64::MAX);
-        let jitter = if nanos == 0 { 0 } else { random_u64() % (nanos + 1) };
-        half + Duration::from_nanos(jitter)
+        let jitter = if nanos == 0 { 0 } else { random_u64() % nanos.saturating_add(1) };
+        half.saturating_add(Duration::from_nanos(jitter))
     }
 
     /// How long to wait before retry number `retry`, given the server's `Retry-After`; `None` when
@@ -118,12 +142,38 @@ fn random_u64() -> u64 {
     rand::rng().next_u64()
 }
 
-/// Settings of an [`HttpClient`].
+/// Settings of an [`HttpClient`]: every bound of the HTTP layer, in one place.
+///
+/// | bound | field / constant | default | when it is exceeded |
+/// |---|---|---|---|
+/// | connecting (TCP + TLS) | `connect_timeout` | 10 s | the attempt fails (retried) |
+/// | a whole non-streamed attempt, first byte sent to last byte read | `request_timeout` | 600 s | before a status: retried; after a 2xx status: fails, not retried |
+/// | a stream until its response status arrives | `request_timeout` | 600 s | retried |
+/// | silence between two pieces of a stream (keep-alive bytes count as data) | `stream_idle_timeout` | 300 s | the stream ends with a transport error |
+/// | a whole stream, from its first byte | `stream_timeout` | 3600 s | the stream ends with a transport error (an endless keep-alive stream ends here) |
+/// | a non-streamed response body | `max_response_bytes` | 128 MiB | fails, not retried (checked against `Content-Length` and while reading) |
+/// | one server-sent event (or line) of a stream | `max_event_bytes` | 16 MiB | the stream ends with a transport error; parsing is linear in the bytes received |
+/// | an error response body read | [`MAX_ERROR_BODY_BYTES`] | 64 KiB | the rest is not read |
+/// | response text kept in an error (message, raw body) | [`MAX_TEXT_IN_ERROR`] | 4 KiB | cut, with the full length noted |
+/// | `Retry-After` / `retry-after-ms` | `retry.max_delay`, [`MAX_RETRY_AFTER`] | 60 s | the error is returned without waiting |
+/// | attempts | `retry.max_attempts` | 3 | the last error is returned |
+/// | redirects | [`MAX_REDIRECTS`] | 5, same origin only | the call fails, not retried |
+///
+/// **Redirects.** A redirect is followed only when its target has the same origin (scheme, host
+/// and port) as the request's URL; a redirect to any other origin fails the call with an error
+/// that names both origins, so no credential (`Authorization`, `api-key`, `x-api-key`, or any
+/// other header) ever reaches another origin. Point the connection's endpoint at the final address
+/// instead. A client you build yourself ([`HttpClient::from_reqwest`]) keeps its own redirect
+/// policy: give it [`HttpClient::redirect_policy`].
 ///
 /// ```
 /// let c = prompty::providers::http::HttpConfig::default();
 /// assert_eq!(c.connect_timeout.as_secs(), 10);
 /// assert_eq!(c.request_timeout.as_secs(), 600);
+/// assert_eq!(c.stream_idle_timeout.as_secs(), 300);
+/// assert_eq!(c.stream_timeout.as_secs(), 3600);
+/// assert_eq!(c.max_response_bytes, 128 << 20);
+/// assert_eq!(c.max_event_bytes, 16 << 20);
 /// ```
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct HttpConfig {
@@ -135,6 +185,14 @@ pub struct HttpConfig {
     /// How long a stream may stay silent between two pieces of data before it is reported broken.
     /// Default 300 s.
     pub stream_idle_timeout: Duration,
+    /// How long a whole stream may last, from the moment its response started. Default 3600 s.
+    pub stream_timeout: Duration,
+    /// The largest non-streamed response body read. Default 128 MiB (large embedding batches or
+    /// base64 images may need more).
+    pub max_response_bytes: usize,
+    /// The largest server-sent event (its `data` lines together, or any single line). Default
+    /// 16 MiB.
+    pub max_event_bytes: usize,
     /// How failed attempts are retried.
     pub retry: RetryPolicy,
 }
@@ -145,6 +203,9 @@ impl Default for HttpConfig {
             connect_timeout: Duration::from_secs(10),
             request_timeout: Duration::from_secs(600),
             stream_idle_timeout: Duration::from_secs(300),
+            stream_timeout: Duration::from_secs(3600),
+            max_response_bytes: 128 << 20,
+            max_event_bytes: 16 << 20,
             retry: RetryPolicy::default(),
         }
     }
@@ -177,11 +238,12 @@ pub struct HttpError {
     pub provider: String,
     /// The HTTP status, when a response arrived.
     pub status: Option<u16>,
-    /// The provider's error message (`error.message` of its JSON body), or what went wrong locally.
+    /// The provider's error message (`error.message` of its JSON body), or what went wrong locally
+    /// (at most [`MAX_TEXT_IN_ERROR`] bytes).
     pub message: String,
     /// The request id the server gave (`x-request-id`, `request-id`, `apim-request-id`).
     pub request_id: Option<String>,
-    /// The raw response body (at most 4 KiB), when it could not be parsed.
+    /// The raw response body (at most [`MAX_TEXT_IN_ERROR`] bytes), when it could not be parsed.
     pub body: Option<String>,
     /// How many attempts were made.
     pub attempts: u32,
@@ -204,6 +266,16 @@ impl HttpError {
             request_id: None,
             body: None,
             attempts: 0,
+        }
+    }
+
+    /// The error with every secret replaced and every piece of server text capped.
+    fn scrubbed(self, secrets: &Secrets) -> Self {
+        HttpError {
+            message: cap_text(&secrets.scrub(&self.message)),
+            request_id: self.request_id.map(|r| cap_text(&secrets.scrub(&r))),
+            body: self.body.map(|b| cap_text(&secrets.scrub(&b))),
+            ..self
         }
     }
 }
@@ -234,6 +306,86 @@ impl From<HttpError> for Error {
     fn from(e: HttpError) -> Self {
         Error::Http(Box::new(e.to_failure()))
     }
+}
+
+/// The secret values of one request (every sensitive header value, and the token after its scheme
+/// in `Bearer <key>`), with the forms a server may echo them in (JSON-escaped, `\/`-escaped,
+/// percent-encoded). `Debug` shows only how many there are.
+#[derive(Clone, Default)]
+pub(crate) struct Secrets(Arc<[String]>);
+
+impl fmt::Debug for Secrets {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "Secrets({})", self.0.len())
+    }
+}
+
+impl Secrets {
+    pub(crate) fn from_headers(headers: &HeaderMap) -> Self {
+        let mut raw = Vec::new();
+        for value in headers.values().filter(|v| v.is_sensitive()) {
+            let text = String::from_utf8_lossy(value.as_bytes());
+            let text = text.trim();
+            if let Some((_, token)) = text.split_once(' ') {
+                raw.push(token.trim().to_owned());
+            }
+            raw.push(text.to_owned());
+        }
+        Secrets::new(raw)
+    }
+
+    fn new(values: Vec<String>) -> Self {
+        let mut all = Vec::new();
+        for v in values.into_iter().filter(|v| !v.is_empty()) {
+            if let Ok(json) = serde_json::to_string(&v) {
+                let inner = json[1..json.len() - 1].to_owned();
+                all.push(inner.replace('/', "\\/"));
+                all.push(inner);
+            }
+            all.push(percent_encode(&v));
+            all.push(v);
+        }
+        all.sort_by(|a, b| b.len().cmp(&a.len()).then_with(|| a.cmp(b)));
+        all.dedup();
+        Secrets(all.into())
+    }
+
+    /// `text` with every secret replaced by `[REDACTED]`.
+    pub(crate) fn scrub<'a>(&self, text: &'a str) -> Cow<'a, str> {
+        let mut out = Cow::Borrowed(text);
+        for secret in self.0.iter() {
+            if out.contains(secret.as_str()) {
+                out = Cow::Owned(out.replace(secret.as_str(), REDACTED));
+            }
+        }
+        out
+    }
+
+    /// `bytes` with every secret replaced (bytes that are not UTF-8 are decoded lossily first).
+    pub(crate) fn scrub_bytes<'a>(&self, bytes: &'a [u8]) -> Cow<'a, [u8]> {
+        if self.0.is_empty() {
+            return Cow::Borrowed(bytes);
+        }
+        match std::str::from_utf8(bytes) {
+            Ok(text) => match self.scrub(text) {
+                Cow::Borrowed(_) => Cow::Borrowed(bytes),
+                Cow::Owned(s) => Cow::Owned(s.into_bytes()),
+            },
+            Err(_) => Cow::Owned(self.scrub(&String::from_utf8_lossy(bytes)).into_owned().into_bytes()),
+        }
+    }
+}
+
+fn percent_encode(s: &str) -> String {
+    let mut out = String::with_capacity(s.len());
+    for b in s.bytes() {
+        if b.is_ascii_alphanumeric() || matches!(b, b'-' | b'_' | b'.' | b'~') {
+            out.push(char::from(b));
+        } else {
+            out.push_str(&format!("%{b:02X}"));
+        }
+    }
+    out
 }
 
 /// The HTTP client of the provider executors: a `reqwest::Client` (connection pool, TLS) and the
@@ -275,9 +427,22 @@ fn build_reqwest(config: &HttpConfig) -> std::result::Result<reqwest::Client, St
     reqwest::Client::builder()
         .default_headers(headers)
         .connect_timeout(config.connect_timeout)
+        .redirect(HttpClient::redirect_policy())
         .build()
         .map_err(|e| format!("cannot build the HTTP client: {}", error_chain(&e)))
 }
+
+/// A redirect the policy refused.
+#[derive(Debug)]
+struct RedirectRefused(String);
+
+impl fmt::Display for RedirectRefused {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl std::error::Error for RedirectRefused {}
 
 impl HttpClient {
     /// A client with its own connection pool and these settings.
@@ -298,9 +463,41 @@ impl HttpClient {
     }
 
     /// A client around a `reqwest::Client` you configured (proxy, TLS roots, ...). The
-    /// `User-Agent` header is still sent; `config` gives the timeouts and retries.
+    /// `User-Agent` header is still sent; `config` gives the timeouts, sizes and retries. Its
+    /// redirect policy is the one you gave it: use [`HttpClient::redirect_policy`] so that no
+    /// credential follows a redirect to another origin.
+    ///
+    /// ```
+    /// use prompty::providers::http::{HttpClient, HttpConfig};
+    /// let client = reqwest::Client::builder().redirect(HttpClient::redirect_policy()).build().unwrap();
+    /// let _ = HttpClient::from_reqwest(client, HttpConfig::default());
+    /// ```
     pub fn from_reqwest(client: reqwest::Client, config: HttpConfig) -> Self {
         HttpClient { client: Ok(client), config: Arc::new(config) }
+    }
+
+    /// The redirect policy of the clients this layer builds: follow at most [`MAX_REDIRECTS`]
+    /// redirects, and only to the origin (scheme, host, port) of the request's URL; a redirect to
+    /// another origin is an error (no request is sent there).
+    pub fn redirect_policy() -> reqwest::redirect::Policy {
+        reqwest::redirect::Policy::custom(|attempt| {
+            let Some(first) = attempt.previous().first() else { return attempt.follow() };
+            let (from, to) = (first.origin(), attempt.url().origin());
+            if from != to || !to.is_tuple() {
+                let message = format!(
+                    "refused a redirect from {} to another origin ({}): credentials are never sent to another \
+                     origin; set the connection's endpoint to the final address",
+                    from.ascii_serialization(),
+                    to.ascii_serialization()
+                );
+                return attempt.error(RedirectRefused(message));
+            }
+            if attempt.previous().len() > MAX_REDIRECTS {
+                let message = format!("more than {MAX_REDIRECTS} redirects");
+                return attempt.error(RedirectRefused(message));
+            }
+            attempt.follow()
+        })
     }
 
     /// The same client (and pool) with another retry policy.
@@ -321,40 +518,56 @@ impl HttpClient {
 
     /// Sends `request` and returns its JSON response, retrying as the policy says.
     pub(crate) async fn json(&self, request: &ApiRequest<'_>) -> std::result::Result<Value, HttpError> {
-        match self.send(request, false).await? {
+        let secrets = Secrets::from_headers(&request.headers);
+        match self.send(request, false, &secrets).await? {
             Sent::Json(v) => Ok(v),
             Sent::Stream(_) => Err(HttpError::local(request.provider, "internal error: unexpected stream")),
         }
     }
 
-    /// Sends `request` and returns the successful response, unread, for streaming.
-    pub(crate) async fn stream(&self, request: &ApiRequest<'_>) -> std::result::Result<reqwest::Response, HttpError> {
-        match self.send(request, true).await? {
-            Sent::Stream(r) => Ok(r),
+    /// Sends `request` and returns the events of its successful streamed response, bounded by
+    /// this client's stream limits and with the request's secrets scrubbed from every event.
+    pub(crate) async fn events(
+        &self,
+        request: &ApiRequest<'_>,
+        end: super::sse::End,
+    ) -> std::result::Result<RawStream, HttpError> {
+        let secrets = Secrets::from_headers(&request.headers);
+        match self.send(request, true, &secrets).await? {
+            Sent::Stream(response) => {
+                let limits = super::sse::Limits {
+                    idle: self.config.stream_idle_timeout,
+                    total: self.config.stream_timeout,
+                    max_event_bytes: self.config.max_event_bytes,
+                };
+                Ok(super::sse::events(response, end, limits, request.provider, secrets))
+            }
             Sent::Json(_) => Err(HttpError::local(request.provider, "internal error: unexpected JSON")),
         }
     }
 
-    async fn send(&self, request: &ApiRequest<'_>, stream: bool) -> std::result::Result<Sent, HttpError> {
+    async fn send(
+        &self,
+        request: &ApiRequest<'_>,
+        stream: bool,
+        secrets: &Secrets,
+    ) -> std::result::Result<Sent, HttpError> {
         let provider = request.provider;
         let client = self.client.as_ref().map_err(|m| HttpError::local(provider, m.to_string()))?;
         let policy = self.config.retry;
         let max_attempts = policy.max_attempts.max(1);
-        let mut attempt = 0;
+        let mut attempt: u32 = 0;
         loop {
-            attempt += 1;
-            let (error, retry_after) = match self.attempt(client, request, stream).await {
+            attempt = attempt.saturating_add(1);
+            let (error, retry_after) = match self.attempt(client, request, stream, secrets).await {
                 Ok(sent) => return Ok(sent),
-                Err(Failure::Final(mut e)) => {
-                    e.attempts = attempt;
-                    return Err(e);
-                }
+                Err(Failure::Final(e)) => return Err(HttpError { attempts: attempt, ..e }.scrubbed(secrets)),
                 Err(Failure::Retryable(e, retry_after)) => (e, retry_after),
             };
             let delay = if attempt < max_attempts { policy.delay(attempt, retry_after) } else { None };
             match delay {
                 Some(d) => tokio::time::sleep(d).await,
-                None => return Err(HttpError { attempts: attempt, ..error }),
+                None => return Err(HttpError { attempts: attempt, ..error }.scrubbed(secrets)),
             }
         }
     }
@@ -364,78 +577,127 @@ impl HttpClient {
         client: &reqwest::Client,
         request: &ApiRequest<'_>,
         stream: bool,
+        secrets: &Secrets,
     ) -> std::result::Result<Sent, Failure> {
         let provider = request.provider;
         let mut builder = client.request(request.method.clone(), request.url).headers(request.headers.clone());
         if let Some(body) = &request.body {
             builder = builder.header(CONTENT_TYPE, HeaderValue::from_static("application/json")).body(body.clone());
         }
+        let timeout = self.config.request_timeout;
         let sent = if stream {
             // The whole-request timeout would cut the stream: bound only the wait for its start.
             builder = builder.header(reqwest::header::ACCEPT, HeaderValue::from_static("text/event-stream"));
-            match tokio::time::timeout(self.config.request_timeout, builder.send()).await {
+            match tokio::time::timeout(timeout, builder.send()).await {
                 Ok(sent) => sent,
                 Err(_) => {
-                    let message = format!("no response within {:?} (request timeout)", self.config.request_timeout);
+                    let message = format!("no response within {timeout:?} (request timeout)");
                     return Err(Failure::Retryable(HttpError::local(provider, message), None));
                 }
             }
         } else {
-            builder.timeout(self.config.request_timeout).send().await
+            builder.timeout(timeout).send().await
         };
-        let response = match sent {
+        let mut response = match sent {
             Err(e) => return Err(transport_failure(provider, &e)),
             Ok(r) => r,
         };
         let status = response.status();
         let request_id = request_id(response.headers());
+        let failure = |message: String, body: Option<String>| HttpError {
+            provider: provider.to_owned(),
+            status: Some(status.as_u16()),
+            message,
+            request_id: request_id.clone(),
+            body,
+            attempts: 0,
+        };
         if status.is_success() {
             if stream {
                 return Ok(Sent::Stream(response));
             }
-            let body = match response.bytes().await {
-                Ok(b) => b,
-                Err(e) => {
-                    let mut failure = transport_failure(provider, &e);
-                    let (Failure::Retryable(err, _) | Failure::Final(err)) = &mut failure;
-                    err.status = Some(status.as_u16());
-                    err.request_id = request_id;
-                    return Err(failure);
+            // From here on nothing is re-sent: the provider has accepted the request and may have
+            // acted on it, so a second attempt could duplicate a generation.
+            let limit = self.config.max_response_bytes;
+            if response.content_length().is_some_and(|n| u64::try_from(limit).is_ok_and(|l| n > l)) {
+                let message = format!(
+                    "the response body is larger than {limit} bytes (HttpConfig::max_response_bytes); not retried"
+                );
+                return Err(Failure::Final(failure(message, None)));
+            }
+            let read = tokio::time::timeout(timeout, read_body(&mut response, limit));
+            let body = match read.await {
+                Ok(Ok(ReadBody::Complete(b))) => b,
+                Ok(Ok(ReadBody::TooLarge(_))) => {
+                    let message = format!(
+                        "the response body is larger than {limit} bytes (HttpConfig::max_response_bytes); not retried"
+                    );
+                    return Err(Failure::Final(failure(message, None)));
+                }
+                Ok(Err(e)) => {
+                    let message = format!(
+                        "the response was cut short ({}); not retried, as the provider may already have acted on \
+                         the request",
+                        error_chain(&e)
+                    );
+                    return Err(Failure::Final(failure(message, None)));
+                }
+                Err(_) => {
+                    let message = format!(
+                        "the response body did not arrive within {timeout:?} (request timeout); not retried, as \
+                         the provider may already have acted on the request"
+                    );
+                    return Err(Failure::Final(failure(message, None)));
                 }
             };
+            let body = secrets.scrub_bytes(&body);
             return match serde_json::from_slice::<Value>(&body) {
                 Ok(v) => Ok(Sent::Json(v)),
-                Err(e) => Err(Failure::Final(HttpError {
-                    provider: provider.to_owned(),
-                    status: Some(status.as_u16()),
-                    message: format!("the response is not valid JSON: {e}"),
-                    request_id,
-                    body: Some(truncate_body(&body)),
-                    attempts: 0,
-                })),
+                Err(e) => Err(Failure::Final(failure(
+                    format!("the response is not valid JSON: {e}"),
+                    Some(truncate_body(&body)),
+                ))),
             };
         }
         let retry_after = retry_after(response.headers());
-        let body = response.bytes().await.unwrap_or_default();
+        let body = match tokio::time::timeout(timeout, read_body(&mut response, MAX_ERROR_BODY_BYTES)).await {
+            Ok(Ok(ReadBody::Complete(b))) => b,
+            Ok(Ok(ReadBody::TooLarge(prefix))) => prefix,
+            _ => Vec::new(),
+        };
+        let body = secrets.scrub_bytes(&body);
         let (message, raw) = match provider_message(&body) {
-            Some(m) => (m, None),
+            Some(m) => (cap_text(&m), None),
             None if body.is_empty() => ("the response has no body".to_owned(), None),
             None => ("the error response could not be parsed".to_owned(), Some(truncate_body(&body))),
         };
-        let error = HttpError {
-            provider: provider.to_owned(),
-            status: Some(status.as_u16()),
-            message,
-            request_id,
-            body: raw,
-            attempts: 0,
-        };
+        let error = failure(message, raw);
         if error.is_retryable() {
             Err(Failure::Retryable(error, retry_after))
         } else {
             Err(Failure::Final(error))
         }
     }
+}
+
+enum ReadBody {
+    Complete(Vec<u8>),
+    /// The body is larger than the limit: its first bytes (at most the limit), the rest unread.
+    TooLarge(Vec<u8>),
+}
+
+/// Reads a response body of at most `limit` bytes; of a larger one, only its first `limit` bytes.
+async fn read_body(response: &mut reqwest::Response, limit: usize) -> std::result::Result<ReadBody, reqwest::Error> {
+    let mut body = Vec::new();
+    while let Some(chunk) = response.chunk().await? {
+        let room = limit.saturating_sub(body.len());
+        if chunk.len() > room {
+            body.extend_from_slice(&chunk[..room]);
+            return Ok(ReadBody::TooLarge(body));
+        }
+        body.extend_from_slice(&chunk);
+    }
+    Ok(ReadBody::Complete(body))
 }
 
 enum Sent {
@@ -524,20 +786,31 @@ fn request_id(headers: &HeaderMap) -> Option<String> {
         .map(str::to_owned)
 }
 
-/// `retry-after-ms`, or `Retry-After` in seconds or as an HTTP date.
+/// `retry-after-ms`, or `Retry-After` in seconds or as an HTTP date, at most [`MAX_RETRY_AFTER`].
+/// A negative, non-finite or unparsable value is ignored; a huge one (`1e30`, `inf`, a date far
+/// ahead) counts as [`MAX_RETRY_AFTER`].
 fn retry_after(headers: &HeaderMap) -> Option<Duration> {
     let text = |name: &str| headers.get(name).and_then(|v| v.to_str().ok()).map(str::trim);
     if let Some(ms) = text("retry-after-ms").and_then(|v| v.parse::<f64>().ok()) {
-        if ms.is_finite() && ms >= 0.0 {
-            return Some(Duration::from_secs_f64(ms / 1000.0));
+        if let Some(d) = bounded_seconds(ms / 1000.0) {
+            return Some(d);
         }
     }
     let value = text("retry-after")?;
     if let Ok(secs) = value.parse::<f64>() {
-        return (secs.is_finite() && secs >= 0.0).then(|| Duration::from_secs_f64(secs.min(1e9)));
+        return bounded_seconds(secs);
     }
     let at = httpdate::parse_http_date(value).ok()?;
-    Some(at.duration_since(SystemTime::now()).unwrap_or_default())
+    Some(at.duration_since(SystemTime::now()).unwrap_or_default().min(MAX_RETRY_AFTER))
+}
+
+/// `secs` as a duration of at most [`MAX_RETRY_AFTER`]; `None` for NaN or a negative value.
+fn bounded_seconds(secs: f64) -> Option<Duration> {
+    if secs.is_nan() || secs < 0.0 {
+        return None;
+    }
+    let max = MAX_RETRY_AFTER.as_secs_f64();
+    Some(Duration::try_from_secs_f64(secs.min(max)).unwrap_or(MAX_RETRY_AFTER))
 }
 
 /// The provider's error message in a JSON error body: `error.message` (OpenAI, Azure, Anthropic),
@@ -556,15 +829,27 @@ fn provider_message(body: &[u8]) -> Option<String> {
 }
 
 fn truncate_body(body: &[u8]) -> String {
-    let text = String::from_utf8_lossy(body);
-    if text.len() <= MAX_BODY_IN_ERROR {
-        return text.into_owned();
+    cut_text(&String::from_utf8_lossy(body), body.len())
+}
+
+/// `text`, cut to at most [`MAX_TEXT_IN_ERROR`] bytes (on a character boundary); a text already cut
+/// (with its short `... (N bytes)` note) is kept.
+fn cap_text(text: &str) -> String {
+    if text.len() <= MAX_TEXT_IN_ERROR + 32 {
+        return text.to_owned();
     }
-    let mut end = MAX_BODY_IN_ERROR;
+    cut_text(text, text.len())
+}
+
+fn cut_text(text: &str, full_len: usize) -> String {
+    if text.len() <= MAX_TEXT_IN_ERROR {
+        return text.to_owned();
+    }
+    let mut end = MAX_TEXT_IN_ERROR;
     while !text.is_char_boundary(end) {
         end -= 1;
     }
-    format!("{}... ({} bytes)", &text[..end], body.len())
+    format!("{}... ({full_len} bytes)", &text[..end])
 }
 
 /// The endpoint and key a request goes to, resolved from a prompt's connection and the
@@ -720,6 +1005,45 @@ mod tests {
     }
 
     #[test]
+    fn retry_after_garbage_never_panics() {
+        let with = |name: &'static str, value: &str| {
+            let mut h = HeaderMap::new();
+            h.insert(name, HeaderValue::try_from(value).unwrap());
+            retry_after(&h)
+        };
+        for v in ["1e30", "inf", "Infinity", "1.8e308", "99999999999999999999999"] {
+            assert_eq!(with("retry-after-ms", v), Some(MAX_RETRY_AFTER), "{v}");
+            assert_eq!(with("retry-after", v), Some(MAX_RETRY_AFTER), "{v}");
+        }
+        for v in ["-1", "-inf", "NaN", "nan", "soon", "", "1,5", "0x10"] {
+            assert_eq!(with("retry-after-ms", v), None, "{v}");
+            assert_eq!(with("retry-after", v), None, "{v}");
+        }
+        assert_eq!(with("retry-after", "Fri, 31 Dec 9999 23:59:59 GMT"), Some(MAX_RETRY_AFTER));
+        let p = RetryPolicy::default();
+        assert_eq!(p.delay(1, with("retry-after-ms", "1e30")), None, "a huge wait is not honoured: no retry");
+    }
+
+    #[test]
+    fn secrets_are_scrubbed_in_every_form() {
+        let mut h = HeaderMap::new();
+        insert_secret(&mut h, reqwest::header::AUTHORIZATION, "Bearer ", Some(&Secret::new("sk-a/b+c")), "o").unwrap();
+        h.insert("x-other", HeaderValue::from_static("sk-a/b+c-not-sensitive"));
+        let s = Secrets::from_headers(&h);
+        assert_eq!(format!("{s:?}"), format!("Secrets({})", s.0.len()));
+        for text in ["key sk-a/b+c!", "Bearer sk-a/b+c", r#"{"k":"sk-a\/b+c"}"#, "k=sk-a%2Fb%2Bc"] {
+            let out = s.scrub(text);
+            assert!(out.contains(REDACTED) && !out.contains("b+c") && !out.contains("b%2Bc"), "{text} -> {out}");
+        }
+        assert!(matches!(s.scrub("nothing here"), Cow::Borrowed(_)));
+        assert_eq!(&*s.scrub_bytes(b"\xff sk-a/b+c"), "\u{FFFD} [REDACTED]".as_bytes(), "not UTF-8: decoded lossily");
+        let e = HttpError { body: Some("x".repeat(100_000)), ..HttpError::local("p", "sk-a/b+c".repeat(10_000)) };
+        let e = e.scrubbed(&s);
+        assert!(e.message.len() < MAX_TEXT_IN_ERROR + 64 && !e.message.contains("sk-a"));
+        assert!(e.body.unwrap().len() < MAX_TEXT_IN_ERROR + 64);
+    }
+
+    #[test]
     fn provider_messages() {
         assert_eq!(provider_message(br#"{"error":{"message":"bad key","type":"x"}}"#).as_deref(), Some("bad key"));
         assert_eq!(
@@ -749,5 +1073,6 @@ mod tests {
         let body = "é".repeat(5000);
         let t = truncate_body(body.as_bytes());
         assert!(t.len() < 4200 && t.ends_with("(10000 bytes)"));
+        assert_eq!(cap_text(&t), t, "a cut text is not cut again");
     }
 }

@@ -169,8 +169,7 @@ impl Executor for AnthropicExecutor {
                 map.insert("stream".to_owned(), Value::Bool(true));
             }
             let request = ApiRequest::post("anthropic", &url, headers, &body)?;
-            let response = self.http.stream(&request).await?;
-            Ok(sse::events(response, ANTHROPIC_END, self.http.config().stream_idle_timeout, "anthropic"))
+            Ok(self.http.events(&request, ANTHROPIC_END).await?)
         })
     }
 }

@@ -305,9 +305,8 @@ async fn execute_stream(
     responses: bool,
 ) -> Result<RawStream> {
     let request = ApiRequest::post(flavor.provider(), &target.url, target.headers, &body)?;
-    let response = http.stream(&request).await?;
     let end = if responses { RESPONSES_END } else { sse::End::Done };
-    Ok(sse::events(response, end, http.config().stream_idle_timeout, flavor.provider()))
+    Ok(http.events(&request, end).await?)
 }
 
 impl Executor for OpenAiExecutor {

@@ -415,7 +415,7 @@ impl ChatStream {
                 .calls
                 .iter()
                 .find(|(_, c)| c.id == id)
-                .map_or_else(|| self.calls.keys().next_back().map_or(0, |k| k + 1), |(k, _)| *k),
+                .map_or_else(|| self.calls.keys().next_back().map_or(0, |k| k.saturating_add(1)), |(k, _)| *k),
             None => self.calls.keys().next_back().copied().unwrap_or(0),
         }
     }
