@@ -107,15 +107,39 @@ fn line_column(template: &str, offset: usize) -> (usize, usize) {
 /// [`format_value`] and then handed to `emit(out, text)`, which must append it to `out` (the
 /// caller uses this to mark where interpolated text sits in the output). Literal template
 /// text is appended directly. No HTML escaping is ever applied.
+///
+/// The render stops with an error (at line 0: no tag is to blame) once it has taken
+/// `budget.steps` steps (one per tag, text run or section pass visited) or produced more than
+/// `budget.max_output_bytes` bytes, so sections nested over large lists end quickly.
 pub(crate) fn render(
     template: &str,
     data: &Value,
+    budget: Budget,
     emit: &mut dyn FnMut(&mut String, &str),
 ) -> Result<String, MustacheError> {
     let nodes = parse(template)?;
     let mut out = String::with_capacity(template.len());
-    execute(&nodes, data, emit, &mut out);
+    execute(&nodes, data, emit, &mut out, budget)?;
     Ok(out)
+}
+
+/// The bounds of one render.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Budget {
+    /// Steps one render may take.
+    pub steps: u64,
+    /// Bytes one render may produce.
+    pub max_output_bytes: u64,
+}
+
+impl Budget {
+    /// No bound at all (tests of the engine itself).
+    #[cfg(test)]
+    const UNLIMITED: Budget = Budget { steps: u64::MAX, max_output_bytes: u64::MAX };
+}
+
+fn budget_error(message: String) -> MustacheError {
+    MustacheError { line: 0, column: 0, message }
 }
 
 /// How a JSON value prints: string as is; `true`/`false`; null -> ""; integers as integers; a
@@ -437,13 +461,33 @@ struct Frame<'d> {
 }
 
 /// Renders parsed `nodes` with `data` as the root context, appending to `out`.
-fn execute<'d>(nodes: &[Node<'_>], data: &'d Value, emit: &mut dyn FnMut(&mut String, &str), out: &mut String) {
+fn execute<'d>(
+    nodes: &[Node<'_>],
+    data: &'d Value,
+    emit: &mut dyn FnMut(&mut String, &str),
+    out: &mut String,
+    budget: Budget,
+) -> Result<(), MustacheError> {
     let mut stack: Vec<&'d Value> = vec![data];
     let mut frames: Vec<Frame<'d>> = Vec::new();
     let mut scratch = String::new();
     let mut index = 0;
+    let mut steps: u64 = 0;
 
     loop {
+        steps += 1;
+        if steps > budget.steps {
+            return Err(budget_error(format!(
+                "the template exceeded its render budget of {} steps (raise RenderLimits::fuel with prompty_core::jinja::set_render_limits)",
+                budget.steps
+            )));
+        }
+        if out.len() as u64 > budget.max_output_bytes {
+            return Err(budget_error(format!(
+                "the rendered prompt exceeds {} bytes (raise RenderLimits::max_output_bytes with prompty_core::jinja::set_render_limits)",
+                budget.max_output_bytes
+            )));
+        }
         let limit = frames.last().map_or(nodes.len(), |frame| frame.body_end);
         let node = match nodes.get(index) {
             Some(node) if index < limit => node,
@@ -500,6 +544,7 @@ fn execute<'d>(nodes: &[Node<'_>], data: &'d Value, emit: &mut dyn FnMut(&mut St
         }
         index += 1;
     }
+    Ok(())
 }
 
 /// Decides how a section renders for `value`: `None` when it is skipped, otherwise the
@@ -541,14 +586,14 @@ mod tests {
     }
 
     fn ok(template: &str, data: Value) -> String {
-        match render(template, &data, &mut plain) {
+        match render(template, &data, Budget::UNLIMITED, &mut plain) {
             Ok(out) => out,
             Err(err) => panic!("unexpected error for {template:?}: {err}"),
         }
     }
 
     fn err(template: &str) -> MustacheError {
-        match render(template, &json!({ "a": true, "name": "x" }), &mut plain) {
+        match render(template, &json!({ "a": true, "name": "x" }), Budget::UNLIMITED, &mut plain) {
             Ok(out) => panic!("expected an error for {template:?}, got {out:?}"),
             Err(err) => err,
         }
@@ -863,7 +908,7 @@ mod tests {
             out.push_str(text);
             out.push(']');
         };
-        let out = render(template, &data, &mut bracket).map_err(|e| e.to_string());
+        let out = render(template, &data, Budget::UNLIMITED, &mut bracket).map_err(|e| e.to_string());
         assert_eq!(out.as_deref(), Ok("Hi [Ann]! [a];[b]; [<i>][3] [[]]"));
         assert_eq!(calls, ["Ann", "a", "b", "<i>", "3", ""]);
     }
@@ -875,7 +920,7 @@ mod tests {
             count += 1;
             out.push_str(text);
         };
-        let out = render("{{#a}}x{{/a}}{{^b}}y{{/b}}{{! c }}{{=<% %>=}}z", &json!({ "a": true }), &mut counter);
+        let out = render("{{#a}}x{{/a}}{{^b}}y{{/b}}{{! c }}{{=<% %>=}}z", &json!({ "a": true }), Budget::UNLIMITED, &mut counter);
         assert_eq!(out, Ok("xyz".to_string()));
         assert_eq!(count, 0);
     }
@@ -991,7 +1036,7 @@ mod tests {
                 k /= n;
             }
             // Either outcome is fine; it must simply not panic.
-            let _ = render(&template, &data, &mut plain);
+            let _ = render(&template, &data, Budget::UNLIMITED, &mut plain);
         }
     }
 
