@@ -14,7 +14,12 @@ const CHILD: &str = "PROMPTY_ADVERSARIAL_LOAD_CHILD";
 /// exits normally within `limit`.
 fn in_child(test: &str, limit: Duration, probe: fn()) {
     if std::env::var_os(CHILD).is_some() {
-        probe();
+        // On a thread with the default 2 MiB stack of spawned threads (tokio's workers too), not
+        // the larger stack of the main thread the filtered child runs its test on.
+        let t = std::thread::Builder::new().stack_size(2 << 20).spawn(probe).unwrap();
+        if let Err(panic) = t.join() {
+            std::panic::resume_unwind(panic);
+        }
         return;
     }
     let mut child = Command::new(std::env::current_exe().unwrap())

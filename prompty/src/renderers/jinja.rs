@@ -122,6 +122,10 @@ fn compiled(agent: &Agent, source: &str) -> Result<Arc<Compiled>> {
             return Ok(c);
         }
     }
+    prompty_core::jinja::check_source(source).map_err(|(line, message)| {
+        let (file, first_line) = super::body_origin(agent);
+        Error::Template { at: Location::file(file).at_line(first_line + line - 1), message }
+    })?;
     let mut env = environment();
     env.add_template_owned(NAME, source.to_owned()).map_err(|e| template_error(agent, &e))?;
     let c = Arc::new(Compiled { source: source.to_owned(), env });

@@ -59,11 +59,21 @@
 //! A malformed template yields a [`MustacheError`] with the 1-based line and column (counted
 //! in characters) of the offending tag: an unclosed tag, an unclosed section (reported at
 //! the tag that opened it), a mismatched or unexpected close tag, an empty tag name, a
-//! malformed set-delimiter tag, or a partial.
+//! malformed set-delimiter tag, a partial, or sections nested deeper than
+//! [`MAX_SECTION_DEPTH`] (256).
+//!
+//! # Bounds
+//!
+//! A render takes at most [`Budget::steps`] steps (one per tag, text run or section pass, plus
+//! one per context a name may be looked up through) and produces at most
+//! [`Budget::max_output_bytes`] bytes; past either it stops with an error.
 
 use std::fmt::{self, Write as _};
 
 use serde_json::Value;
+
+/// How deeply sections may nest (each level adds a context every name is looked up through).
+pub(crate) const MAX_SECTION_DEPTH: usize = 256;
 
 /// Error raised for a malformed template: what was wrong and where (1-based line and column in the template).
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -283,6 +293,13 @@ fn parse(template: &str) -> Result<Vec<Node<'_>>, MustacheError> {
         match tag.kind {
             TagKind::Interpolate => nodes.push(Node::Interpolate(tag.content)),
             TagKind::Section | TagKind::Inverted => {
+                if open_sections.len() >= MAX_SECTION_DEPTH {
+                    return Err(MustacheError::at(
+                        template,
+                        tag_start,
+                        format!("sections nest deeper than {MAX_SECTION_DEPTH} levels"),
+                    ));
+                }
                 open_sections.push(OpenSection { node: nodes.len(), name: tag.content, offset: tag_start });
                 nodes.push(Node::Section { name: tag.content, inverted: tag.kind == TagKind::Inverted, end: 0 });
             }
@@ -511,6 +528,10 @@ fn execute<'d>(
             }
         };
 
+        if matches!(node, Node::Interpolate(_) | Node::Section { .. }) {
+            // A lookup may scan every context on the stack.
+            steps = steps.saturating_add(stack.len() as u64);
+        }
         match node {
             Node::Text(text) => out.push_str(text),
             Node::Interpolate(name) => match lookup(name, &stack) {
@@ -792,9 +813,15 @@ mod tests {
 
     #[test]
     fn deep_nesting_does_not_overflow() {
-        let depth = 5_000;
+        let depth = MAX_SECTION_DEPTH;
         let template = format!("{}x{}", "{{#a}}".repeat(depth), "{{/a}}".repeat(depth));
         assert_eq!(ok(&template, json!({ "a": true })), "x");
+        // Deeper is an error at the first tag past the limit, found without recursion.
+        let depth = 100_000;
+        let template = format!("{}x{}", "{{#a}}".repeat(depth), "{{/a}}".repeat(depth));
+        let err = render(&template, &json!({ "a": true }), Budget::UNLIMITED, &mut plain).unwrap_err();
+        assert_eq!((err.line, err.column), (1, 6 * MAX_SECTION_DEPTH + 1));
+        assert!(err.message.contains("deeper than 256"), "{}", err.message);
     }
 
     // --- standalone lines ------------------------------------------------------------------
