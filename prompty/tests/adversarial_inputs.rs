@@ -133,6 +133,19 @@ fn deeply_nested_template_syntax_is_an_error() {
             let err = render_err(&text, json!({"x": [1]}), BUDGET);
             assert!(err.contains("template error"), "{err}");
         }
+        // Just under the limit, each chain compiles and renders on a 2 MiB stack.
+        let k = 190;
+        for text in [
+            format!("{{{{ {}x }}}}", "not ".repeat(k)),
+            format!("{{{{ {}y }}}}", "- ".repeat(k)),
+            format!("{{{{ s{} }}}}", "|trim".repeat(k)),
+            format!("{{{{ s{} }}}}", " ~ s".repeat(k)),
+            format!("{{{{ {}1{} }}}}", "(".repeat(70), ")".repeat(70)),
+            format!("{{{{ {}1{} }}}}", "(not not ".repeat(60), ")".repeat(60)),
+        ] {
+            let result = prompty::render(&agent(&text), &json!({"x": [1], "y": 2, "s": "a"}));
+            assert!(result.is_ok(), "{:.40}: {result:?}", text);
+        }
         // Mustache sections nest at most 256 deep.
         let text = format!("---\ntemplate: {{format: mustache}}\n---\n{}{}", "{{#x}}".repeat(n), "{{/x}}".repeat(n));
         let err = render_err(&text, json!({"x": [1]}), BUDGET);
