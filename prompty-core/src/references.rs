@@ -52,7 +52,9 @@ pub(crate) enum ReadError {
     /// Not a regular file: what it is instead.
     NotRegular(&'static str),
     /// Larger than the limit, in bytes.
-    TooLarge { limit: u64 },
+    TooLarge {
+        limit: u64,
+    },
     Io(std::io::Error),
 }
 

@@ -11,7 +11,7 @@ use serde_json::{Map, Value};
 /// - inputs the agent does not declare pass through; values are not type-checked.
 ///
 /// `inputs` must be a JSON object (or `null`, meaning no inputs). An input value nested deeper
-/// than [`MAX_INPUT_DEPTH`] (128) arrays and objects is refused with an error naming the input, so
+/// than 128 levels of arrays and objects is refused with an error naming the input, so
 /// that no later stage (rendering, marking, the wire format) recurses without bound.
 ///
 /// ```
@@ -77,7 +77,7 @@ pub fn validate_input_map(agent: &Agent, inputs: Map<String, Value>) -> Result<M
 }
 
 /// How deeply an input value may nest arrays and objects: 128 levels (as `serde_json` parses).
-pub const MAX_INPUT_DEPTH: usize = 128;
+pub(crate) const MAX_INPUT_DEPTH: usize = 128;
 
 /// Refuses an input nested deeper than [`MAX_INPUT_DEPTH`], naming it.
 fn check_depths(inputs: &Map<String, Value>) -> Result<()> {

@@ -176,11 +176,18 @@ struct Event {
 
 enum EventKind {
     /// A sequence or mapping starts.
-    Open { anchor: Option<Vec<u8>> },
+    Open {
+        anchor: Option<Vec<u8>>,
+    },
     /// A sequence or mapping ends.
     Close,
-    Scalar { anchor: Option<Vec<u8>>, len: usize },
-    Alias { anchor: Vec<u8> },
+    Scalar {
+        anchor: Option<Vec<u8>>,
+        len: usize,
+    },
+    Alias {
+        anchor: Vec<u8>,
+    },
     /// Stream or document boundaries.
     Other,
     /// The end of the stream, or a syntax error.
@@ -325,7 +332,7 @@ mod tests {
         let mut yaml = String::from("a0: &a0 [x, x, x, x, x, x, x, x, x, x]\n");
         for i in 1..12 {
             let prev = format!("*a{}", i - 1);
-            yaml.push_str(&format!("a{i}: &a{i} [{}]\n", vec![prev.as_str(); 10].join(", ")));
+            yaml.push_str(&format!("a{i}: &a{i} [{}]\n", [prev.as_str(); 10].join(", ")));
         }
         let (_, _, message) = limit_of(&yaml);
         assert!(message.contains("aliases expand"), "{message}");

@@ -98,7 +98,8 @@ fn a_fifo_reference_is_refused_without_blocking() {
         return;
     }
     let d = dir.clone();
-    let err = within(Duration::from_secs(10), move || load_err(&d, "description: ${file:pipe.txt}", &LoadOptions::new()));
+    let err =
+        within(Duration::from_secs(10), move || load_err(&d, "description: ${file:pipe.txt}", &LoadOptions::new()));
     assert!(err.contains("pipe.txt") && err.contains("FIFO"), "{err}");
     assert!(err.starts_with("adv.prompty:2:"), "{err}");
 }

@@ -150,7 +150,8 @@ fn deeply_nested_template_syntax_is_an_error() {
         let text = format!("---\ntemplate: {{format: mustache}}\n---\n{}{}", "{{#x}}".repeat(n), "{{/x}}".repeat(n));
         let err = render_err(&text, json!({"x": [1]}), BUDGET);
         assert!(err.contains("deeper than 256"), "{err}");
-        let text = format!("---\ntemplate: {{format: mustache}}\n---\n{}{}", "{{#x}}".repeat(256), "{{/x}}".repeat(256));
+        let text =
+            format!("---\ntemplate: {{format: mustache}}\n---\n{}{}", "{{#x}}".repeat(256), "{{/x}}".repeat(256));
         assert_eq!(prompty::render(&agent(&text), &json!({"x": [1]})).unwrap(), "");
     });
 }

@@ -150,7 +150,9 @@ impl Renderer for MustacheRenderer {
             match e.line {
                 // A budget error: it belongs to no one tag.
                 0 => Error::Template { at: Location::file(file), message: e.message },
-                line => Error::Template { at: Location::file(file).at(first_line + line - 1, e.column), message: e.message },
+                line => {
+                    Error::Template { at: Location::file(file).at(first_line + line - 1, e.column), message: e.message }
+                }
             }
         })
     }

@@ -947,7 +947,12 @@ mod tests {
             count += 1;
             out.push_str(text);
         };
-        let out = render("{{#a}}x{{/a}}{{^b}}y{{/b}}{{! c }}{{=<% %>=}}z", &json!({ "a": true }), Budget::UNLIMITED, &mut counter);
+        let out = render(
+            "{{#a}}x{{/a}}{{^b}}y{{/b}}{{! c }}{{=<% %>=}}z",
+            &json!({ "a": true }),
+            Budget::UNLIMITED,
+            &mut counter,
+        );
         assert_eq!(out, Ok("xyz".to_string()));
         assert_eq!(count, 0);
     }
