@@ -3,10 +3,67 @@
 //! (trailing newline kept, no `trim_blocks`/`lstrip_blocks`), no HTML escaping, undefined values
 //! and their attributes print as nothing, and no loader (so `include`/`import` cannot reach the file
 //! system). The runtime adds its output formatter and filters on top.
+//!
+//! # Render budget
+//!
+//! A template and its inputs are untrusted, so every render is bounded by the process-wide
+//! [`RenderLimits`] (read with [`render_limits`], changed with [`set_render_limits`]):
+//!
+//! | Bound | Default |
+//! | --- | --- |
+//! | [`RenderLimits::fuel`]: template instructions one render may run (minijinja's fuel; for mustache, tags and sections visited) | [`RenderLimits::DEFAULT_FUEL`] (10 000 000) |
+//! | [`RenderLimits::max_output_bytes`]: bytes of rendered text | [`RenderLimits::DEFAULT_MAX_OUTPUT_BYTES`] (16 MiB) |
+//!
+//! A render past either bound ends with a template error naming the prompt file.
+//!
+//! ```
+//! let before = prompty_core::jinja::render_limits();
+//! prompty_core::jinja::set_render_limits(prompty_core::jinja::RenderLimits { fuel: 50_000_000, ..before });
+//! assert_eq!(prompty_core::jinja::environment().fuel(), Some(50_000_000));
+//! prompty_core::jinja::set_render_limits(before);
+//! ```
 
 use minijinja::{AutoEscape, Environment, UndefinedBehavior};
+use std::sync::atomic::{AtomicU64, Ordering};
 
-/// A fresh environment configured for the Prompty Jinja subset.
+/// The bounds of one template render. See the [module documentation](self).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct RenderLimits {
+    /// How many template instructions one render may run (default [`Self::DEFAULT_FUEL`]).
+    pub fuel: u64,
+    /// How many bytes one render may produce (default [`Self::DEFAULT_MAX_OUTPUT_BYTES`]).
+    pub max_output_bytes: u64,
+}
+
+impl RenderLimits {
+    /// The default render budget: 10 000 000 instructions (well under a second of rendering in a
+    /// release build; a template looping over 10 000 items runs a few hundred thousand).
+    pub const DEFAULT_FUEL: u64 = 10_000_000;
+    /// The default largest rendered prompt: 16 MiB.
+    pub const DEFAULT_MAX_OUTPUT_BYTES: u64 = 16 << 20;
+}
+
+impl Default for RenderLimits {
+    fn default() -> Self {
+        RenderLimits { fuel: Self::DEFAULT_FUEL, max_output_bytes: Self::DEFAULT_MAX_OUTPUT_BYTES }
+    }
+}
+
+static FUEL: AtomicU64 = AtomicU64::new(RenderLimits::DEFAULT_FUEL);
+static MAX_OUTPUT: AtomicU64 = AtomicU64::new(RenderLimits::DEFAULT_MAX_OUTPUT_BYTES);
+
+/// The render bounds in force for this process.
+pub fn render_limits() -> RenderLimits {
+    RenderLimits { fuel: FUEL.load(Ordering::Relaxed), max_output_bytes: MAX_OUTPUT.load(Ordering::Relaxed) }
+}
+
+/// Changes the render bounds of this process (for every render that starts afterwards).
+pub fn set_render_limits(limits: RenderLimits) {
+    FUEL.store(limits.fuel, Ordering::Relaxed);
+    MAX_OUTPUT.store(limits.max_output_bytes, Ordering::Relaxed);
+}
+
+/// A fresh environment configured for the Prompty Jinja subset, with the fuel of [`render_limits`].
 ///
 /// ```
 /// let env = prompty_core::jinja::environment();
@@ -26,5 +83,122 @@ pub fn environment() -> Environment<'static> {
     }
     env.set_undefined_behavior(UndefinedBehavior::Chainable);
     env.set_auto_escape_callback(|_| AutoEscape::None);
+    env.set_fuel(Some(render_limits().fuel));
     env
+}
+
+/// How deeply one template expression may nest: operators, filters, tests, attribute lookups,
+/// subscripts, calls, conditional expressions and brackets, counted along the deepest path.
+///
+/// minijinja guards its parser's recursion through brackets, but builds chains such as
+/// `not not …`, `- - …`, `a ~ a ~ …`, `x|f|f…` or `x.a.a…` as trees one level deeper per
+/// operator, and parses, compiles and drops them by recursing once per level without a limit, so
+/// a long chain overflows the stack. [`check_source`] refuses deeper expressions before the
+/// template is compiled.
+pub const MAX_EXPRESSION_DEPTH: usize = 200;
+
+/// Checks the template source for what minijinja would handle without a bound: returns the
+/// 1-based line and a message when an expression nests deeper than [`MAX_EXPRESSION_DEPTH`].
+/// Linear in the source; call it before compiling an untrusted template.
+///
+/// The count over-approximates: within one list item, argument or bracket every operator counts,
+/// as if each nested inside the one before.
+///
+/// ```
+/// assert!(prompty_core::jinja::check_source("{{ not a and b|trim ~ c.d[0](1) }} {{ -1 }}").is_ok());
+/// let deep = format!("Hi\n{{{{ x{} }}}}", "|trim".repeat(1000));
+/// let (line, message) = prompty_core::jinja::check_source(&deep).unwrap_err();
+/// assert_eq!(line, 2);
+/// assert!(message.contains("200"));
+/// ```
+pub fn check_source(source: &str) -> Result<(), (usize, String)> {
+    let bytes = source.as_bytes();
+    let mut line = 1;
+    let mut i = 0;
+    while i < bytes.len() {
+        match (bytes[i], bytes.get(i + 1)) {
+            (b'\n', _) => line += 1,
+            (b'{', Some(b'#')) => {
+                // A comment: skip to its end.
+                let end = source[i + 2..].find("#}").map_or(bytes.len(), |e| i + 2 + e + 2);
+                line += bytes[i..end].iter().filter(|&&b| b == b'\n').count();
+                i = end;
+                continue;
+            }
+            (b'{', Some(b'{' | b'%')) => {
+                let close: &[u8] = if bytes[i + 1] == b'{' { b"}}" } else { b"%}" };
+                i = check_tag(bytes, i + 2, close, &mut line)?;
+                continue;
+            }
+            _ => {}
+        }
+        i += 1;
+    }
+    Ok(())
+}
+
+/// Scans one tag from `i` to its closing delimiter; returns the index after it.
+fn check_tag(bytes: &[u8], mut i: usize, close: &[u8], line: &mut usize) -> Result<usize, (usize, String)> {
+    // `depth`: how deep the current item may be; `saved`: the depth at each open bracket, where a
+    // `,` or `:` (the next item) starts again.
+    let mut depth = 0usize;
+    let mut saved: Vec<usize> = Vec::new();
+    let mut braces = 0usize;
+    while i < bytes.len() {
+        if braces == 0 && bytes[i..].starts_with(close) {
+            return Ok(i + close.len());
+        }
+        let b = bytes[i];
+        match b {
+            b'\n' => *line += 1,
+            b'\'' | b'"' => {
+                // A string literal, with backslash escapes.
+                i += 1;
+                while i < bytes.len() && bytes[i] != b {
+                    if bytes[i] == b'\n' {
+                        *line += 1;
+                    }
+                    i += if bytes[i] == b'\\' { 2 } else { 1 };
+                }
+            }
+            b'(' | b'[' | b'{' => {
+                braces += usize::from(b == b'{');
+                saved.push(depth);
+                depth += 1;
+            }
+            b')' | b']' | b'}' => {
+                braces = braces.saturating_sub(usize::from(b == b'}'));
+                depth = saved.pop().map_or(depth, |d| d + 1);
+            }
+            b',' | b':' => depth = saved.last().map_or(0, |d| d + 1),
+            b'+' | b'-' | b'*' | b'/' | b'%' | b'~' | b'|' | b'.' | b'<' | b'>' | b'=' | b'!' => depth += 1,
+            b if b.is_ascii_alphanumeric() || b == b'_' => {
+                let start = i;
+                while i < bytes.len() && (bytes[i].is_ascii_alphanumeric() || bytes[i] == b'_' || bytes[i] == b'.') {
+                    // A `.` inside a number (`1.5`) is no lookup; after a name it is counted below.
+                    if bytes[i] == b'.' && !bytes[start].is_ascii_digit() {
+                        break;
+                    }
+                    i += 1;
+                }
+                if matches!(&bytes[start..i], b"not" | b"and" | b"or" | b"in" | b"is" | b"if" | b"else") {
+                    depth += 1;
+                }
+                if depth > MAX_EXPRESSION_DEPTH {
+                    return Err((*line, depth_message()));
+                }
+                continue;
+            }
+            _ => {}
+        }
+        if depth > MAX_EXPRESSION_DEPTH {
+            return Err((*line, depth_message()));
+        }
+        i += 1;
+    }
+    Ok(i)
+}
+
+fn depth_message() -> String {
+    format!("an expression nests deeper than {MAX_EXPRESSION_DEPTH} operators, filters, lookups and brackets")
 }

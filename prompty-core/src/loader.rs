@@ -18,14 +18,56 @@ use std::path::{Path, PathBuf};
 /// let opts = prompty_core::LoadOptions::new().allow_root("/srv/shared-prompts");
 /// assert_eq!(opts.allowed_roots().len(), 1);
 /// ```
-#[derive(Debug, Clone, Default)]
+///
+/// # Bounds
+///
+/// A prompt is untrusted input, so one load reads a bounded amount (each bound can be raised):
+///
+/// | Bound | Default | Raise with |
+/// | --- | --- | --- |
+/// | size of one file (the prompt file itself or a `${file:}` target) | [`LoadOptions::DEFAULT_MAX_FILE_BYTES`] (4 MiB) | [`LoadOptions::max_file_bytes`] |
+/// | bytes all `${file:}` references of one load read together | [`LoadOptions::DEFAULT_MAX_TOTAL_FILE_BYTES`] (16 MiB) | [`LoadOptions::max_total_file_bytes`] |
+/// | `${file:}` reads of one load (a file referenced twice counts twice) | [`LoadOptions::DEFAULT_MAX_FILE_READS`] (64) | [`LoadOptions::max_file_reads`] |
+///
+/// `${file:}` reads only regular files: a directory, FIFO, socket or device is refused without
+/// being opened for reading. References nest at most 8 files deep, and frontmatter (and `.yaml`
+/// targets) may nest at most 64 levels of lists and mappings. Exceeding a bound is an error that
+/// names the reference; nothing is read past it.
+///
+/// ```
+/// let opts = prompty_core::LoadOptions::new().max_file_bytes(64 << 20).max_total_file_bytes(256 << 20).max_file_reads(1000);
+/// # let _ = opts;
+/// ```
+#[derive(Debug, Clone)]
 pub struct LoadOptions {
     allowed_roots: Vec<PathBuf>,
     keep_env: bool,
+    pub(crate) max_file_bytes: u64,
+    pub(crate) max_total_file_bytes: u64,
+    pub(crate) max_file_reads: usize,
+}
+
+impl Default for LoadOptions {
+    fn default() -> Self {
+        LoadOptions {
+            allowed_roots: Vec::new(),
+            keep_env: false,
+            max_file_bytes: Self::DEFAULT_MAX_FILE_BYTES,
+            max_total_file_bytes: Self::DEFAULT_MAX_TOTAL_FILE_BYTES,
+            max_file_reads: Self::DEFAULT_MAX_FILE_READS,
+        }
+    }
 }
 
 impl LoadOptions {
-    /// Default options: references confined to the prompt's folder.
+    /// The default largest file a load reads: 4 MiB.
+    pub const DEFAULT_MAX_FILE_BYTES: u64 = 4 << 20;
+    /// The default total of bytes the `${file:}` references of one load read: 16 MiB.
+    pub const DEFAULT_MAX_TOTAL_FILE_BYTES: u64 = 16 << 20;
+    /// The default number of `${file:}` reads of one load: 64.
+    pub const DEFAULT_MAX_FILE_READS: usize = 64;
+
+    /// Default options: references confined to the prompt's folder, the default bounds.
     pub fn new() -> Self {
         LoadOptions::default()
     }
@@ -39,6 +81,27 @@ impl LoadOptions {
     /// The extra folders `${file:}` references may read.
     pub fn allowed_roots(&self) -> &[PathBuf] {
         &self.allowed_roots
+    }
+
+    /// The largest file (the prompt file or a `${file:}` target) a load reads, in bytes
+    /// (default [`Self::DEFAULT_MAX_FILE_BYTES`]).
+    pub fn max_file_bytes(mut self, bytes: u64) -> Self {
+        self.max_file_bytes = bytes;
+        self
+    }
+
+    /// How many bytes all `${file:}` references of one load may read together
+    /// (default [`Self::DEFAULT_MAX_TOTAL_FILE_BYTES`]).
+    pub fn max_total_file_bytes(mut self, bytes: u64) -> Self {
+        self.max_total_file_bytes = bytes;
+        self
+    }
+
+    /// How many `${file:}` reads one load may make, counting a file each time it is referenced
+    /// (default [`Self::DEFAULT_MAX_FILE_READS`]).
+    pub fn max_file_reads(mut self, reads: usize) -> Self {
+        self.max_file_reads = reads;
+        self
     }
 
     /// Leave `${env:...}` references unresolved (as the literal strings). Compile-time loading uses
@@ -157,12 +220,16 @@ pub fn load(path: impl AsRef<Path>) -> Result<Agent> {
 /// ```
 pub fn load_with(path: impl AsRef<Path>, options: &LoadOptions) -> Result<Agent> {
     let path = path.as_ref();
-    let text = match std::fs::read_to_string(path) {
+    let text = match references::read_regular(path, options.max_file_bytes) {
         Ok(t) => t,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+        Err(references::ReadError::Io(e)) if e.kind() == std::io::ErrorKind::NotFound => {
             return Err(Error::FileNotFound { path: path.to_path_buf() })
         }
-        Err(source) => return Err(Error::Io { path: path.to_path_buf(), source }),
+        Err(references::ReadError::Io(source)) => return Err(Error::Io { path: path.to_path_buf(), source }),
+        Err(refused) => {
+            let source = std::io::Error::new(std::io::ErrorKind::InvalidInput, refused.to_string());
+            return Err(Error::Io { path: path.to_path_buf(), source });
+        }
     };
     let dir = path.parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(Path::new("."));
     load_str_with(&text, dir, &path.display().to_string(), options)
@@ -240,6 +307,7 @@ fn load_str_inner(
     };
     let mut roots = Roots::new(dir, &options.allowed_roots);
     roots.keep_env = options.keep_env;
+    roots.budget = references::Budget::new(options);
     let resolved = references::resolve(&mut value, dir, &roots, &origin, &mut KeyPath::default(), 0);
     if let Some(reads) = reads {
         reads.borrow_mut().append(&mut roots.reads.borrow_mut());
@@ -301,7 +369,12 @@ fn parse_yaml(yaml: &str, first_line: usize, name: &str) -> Result<Value> {
     if yaml.trim().is_empty() {
         return Ok(Value::Object(Map::new()));
     }
-    let value: Value = crate::yaml::parse(yaml).map_err(|e| yaml_error(&e, yaml, first_line, name))?;
+    let value: Value = crate::yaml::parse(yaml).map_err(|e| match e {
+        crate::yaml::YamlError::Syntax(e) => yaml_error(&e, yaml, first_line, name),
+        crate::yaml::YamlError::Limit { line, column, message } => {
+            Error::Frontmatter { at: Location::file(name).at(first_line + line - 1, column), message }
+        }
+    })?;
     match value {
         Value::Object(_) => Ok(value),
         Value::Null => Ok(Value::Object(Map::new())),

@@ -21,11 +21,123 @@ pub(crate) struct Roots<'a> {
     pub(crate) keep_env: bool,
     /// Every file a `${file:}` reference read, canonical, in order (for rebuild tracking).
     pub(crate) reads: std::cell::RefCell<Vec<PathBuf>>,
+    /// What `${file:}` references of this load may still read.
+    pub(crate) budget: Budget,
+}
+
+/// The bounds of [`crate::LoadOptions`] on `${file:}` reads, and what one load has used.
+pub(crate) struct Budget {
+    max_file_bytes: u64,
+    max_total_bytes: u64,
+    max_reads: usize,
+    bytes: std::cell::Cell<u64>,
+    reads: std::cell::Cell<usize>,
+}
+
+impl Budget {
+    pub(crate) fn new(options: &crate::LoadOptions) -> Budget {
+        Budget {
+            max_file_bytes: options.max_file_bytes,
+            max_total_bytes: options.max_total_file_bytes,
+            max_reads: options.max_file_reads,
+            bytes: Default::default(),
+            reads: Default::default(),
+        }
+    }
+}
+
+/// Why a file was not read.
+#[derive(Debug)]
+pub(crate) enum ReadError {
+    /// Not a regular file: what it is instead.
+    NotRegular(&'static str),
+    /// Larger than the limit, in bytes.
+    TooLarge {
+        limit: u64,
+    },
+    Io(std::io::Error),
+}
+
+impl std::fmt::Display for ReadError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            ReadError::NotRegular(what) => write!(f, "it is {what}, not a regular file"),
+            ReadError::TooLarge { limit } => write!(f, "it is larger than {limit} bytes"),
+            ReadError::Io(e) => e.fmt(f),
+        }
+    }
+}
+
+/// What a file that is not a regular file is, for error messages.
+fn file_kind(t: std::fs::FileType) -> &'static str {
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::FileTypeExt;
+        if t.is_fifo() {
+            return "a FIFO";
+        }
+        if t.is_socket() {
+            return "a socket";
+        }
+        if t.is_char_device() || t.is_block_device() {
+            return "a device";
+        }
+    }
+    if t.is_dir() {
+        "a directory"
+    } else if t.is_symlink() {
+        "a symbolic link"
+    } else {
+        "not a regular file"
+    }
+}
+
+/// Reads the UTF-8 text of the regular file at `path`, at most `limit` bytes.
+///
+/// The file type is checked before the file is opened, and again on the open handle; on Unix it
+/// is opened with `O_NONBLOCK`, so a FIFO swapped in between cannot block the open (reading a
+/// regular file ignores the flag). Reading stops past `limit` bytes even if the file grows.
+pub(crate) fn read_regular(path: &Path, limit: u64) -> std::result::Result<String, ReadError> {
+    use std::io::Read;
+    let regular = |meta: &std::fs::Metadata| -> std::result::Result<(), ReadError> {
+        if !meta.file_type().is_file() {
+            return Err(ReadError::NotRegular(file_kind(meta.file_type())));
+        }
+        if meta.len() > limit {
+            return Err(ReadError::TooLarge { limit });
+        }
+        Ok(())
+    };
+    regular(&std::fs::metadata(path).map_err(ReadError::Io)?)?;
+    let mut open = std::fs::OpenOptions::new();
+    open.read(true);
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::OpenOptionsExt;
+        open.custom_flags(libc::O_NONBLOCK);
+    }
+    let file = open.open(path).map_err(ReadError::Io)?;
+    regular(&file.metadata().map_err(ReadError::Io)?)?;
+    let mut bytes = Vec::new();
+    file.take(limit.saturating_add(1)).read_to_end(&mut bytes).map_err(ReadError::Io)?;
+    if bytes.len() as u64 > limit {
+        return Err(ReadError::TooLarge { limit });
+    }
+    String::from_utf8(bytes).map_err(|_| {
+        ReadError::Io(std::io::Error::new(std::io::ErrorKind::InvalidData, "stream did not contain valid UTF-8"))
+    })
 }
 
 impl<'a> Roots<'a> {
     pub(crate) fn new(prompt_dir: &'a Path, extra: &'a [PathBuf]) -> Roots<'a> {
-        Roots { prompt_dir, extra, canonical: std::cell::OnceCell::new(), keep_env: false, reads: Default::default() }
+        Roots {
+            prompt_dir,
+            extra,
+            canonical: std::cell::OnceCell::new(),
+            keep_env: false,
+            reads: Default::default(),
+            budget: Budget::new(&crate::LoadOptions::default()),
+        }
     }
 
     fn allows(&self, path: &Path) -> bool {
@@ -224,8 +336,37 @@ fn read_file(
             ),
         });
     }
+    let refused = |message: String| Error::InvalidField {
+        at: origin.at(path),
+        field: path.to_string(),
+        message: format!("file reference '{reference}' {message}"),
+    };
+    let budget = &roots.budget;
+    if budget.reads.get() >= budget.max_reads {
+        return Err(refused(format!(
+            "exceeds the {} file reads one load may make (LoadOptions::max_file_reads)",
+            budget.max_reads
+        )));
+    }
+    budget.reads.set(budget.reads.get() + 1);
+    let left = budget.max_total_bytes.saturating_sub(budget.bytes.get());
+    let limit = budget.max_file_bytes.min(left);
     roots.reads.borrow_mut().push(canonical.clone());
-    let text = std::fs::read_to_string(&canonical).map_err(|source| Error::Io { path: canonical.clone(), source })?;
+    let text = match read_regular(&canonical, limit) {
+        Ok(text) => text,
+        Err(ReadError::Io(source)) => return Err(Error::Io { path: canonical, source }),
+        Err(ReadError::TooLarge { .. }) if limit < budget.max_file_bytes => {
+            return Err(refused(format!(
+                "exceeds the {} bytes all file references of one load may read (LoadOptions::max_total_file_bytes)",
+                budget.max_total_bytes
+            )))
+        }
+        Err(ReadError::TooLarge { limit }) => {
+            return Err(refused(format!("is larger than {limit} bytes (LoadOptions::max_file_bytes)")))
+        }
+        Err(e @ ReadError::NotRegular(_)) => return Err(refused(format!("cannot be read: {e}"))),
+    };
+    budget.bytes.set(budget.bytes.get() + text.len() as u64);
     let ext = canonical.extension().and_then(|e| e.to_str()).unwrap_or("").to_ascii_lowercase();
     let invalid = |format: &'static str, message: String| Error::FileReferenceInvalid {
         at: origin.at(path),
@@ -235,7 +376,7 @@ fn read_file(
     };
     let mut value = match ext.as_str() {
         "json" => serde_json::from_str(&text).map_err(|e| invalid("JSON", e.to_string()))?,
-        "yaml" | "yml" => serde_yaml::from_str(&text).map_err(|e| invalid("YAML", e.to_string()))?,
+        "yaml" | "yml" => crate::yaml::parse_uncached(&text).map_err(|e| invalid("YAML", e.to_string()))?,
         _ => return Ok(Value::String(text)),
     };
     let file_dir = canonical.parent().unwrap_or(dir).to_path_buf();

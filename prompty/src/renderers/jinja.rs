@@ -117,10 +117,15 @@ fn template_error(agent: &Agent, e: &minijinja::Error) -> Error {
 fn compiled(agent: &Agent, source: &str) -> Result<Arc<Compiled>> {
     let cache = agent.runtime_cache();
     if let Some(c) = cache.get::<Compiled>() {
-        if c.source == source {
+        // The fuel is part of the environment: a changed render budget recompiles.
+        if c.source == source && c.env.fuel() == Some(prompty_core::jinja::render_limits().fuel) {
             return Ok(c);
         }
     }
+    prompty_core::jinja::check_source(source).map_err(|(line, message)| {
+        let (file, first_line) = super::body_origin(agent);
+        Error::Template { at: Location::file(file).at_line(first_line + line - 1), message }
+    })?;
     let mut env = environment();
     env.add_template_owned(NAME, source.to_owned()).map_err(|e| template_error(agent, &e))?;
     let c = Arc::new(Compiled { source: source.to_owned(), env });
@@ -140,5 +145,5 @@ pub(super) fn render(agent: &Agent, source: &str, inputs: &Map<String, Json>, ct
     }
     EMIT.with(|m| m.set(Some(ctx)));
     let _reset = Reset;
-    tmpl.render(Value::from(Serde(inputs))).map_err(|e| template_error(agent, &e))
+    super::render_bounded(agent, &tmpl, Value::from(Serde(inputs)), |e| template_error(agent, e))
 }

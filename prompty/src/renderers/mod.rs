@@ -16,9 +16,82 @@ pub(crate) fn body_origin(agent: &Agent) -> (String, usize) {
 
 /// Renders the template with already validated inputs (rich inputs replaced by nonces), with the
 /// renderer registered for `template.format.kind`.
+///
+/// Whatever the renderer, a rendered text longer than
+/// [`prompty_core::jinja::RenderLimits::max_output_bytes`] is an error (the built-in renderers stop
+/// as soon as they pass it).
 pub(crate) fn render_validated(agent: &Agent, inputs: &Map<String, Value>, ctx: RenderContext) -> Result<String> {
     rich::check_strict(agent, inputs)?;
-    get_renderer(&agent.template.format.kind)?.render(agent, inputs, &ctx)
+    let out = get_renderer(&agent.template.format.kind)?.render(agent, inputs, &ctx)?;
+    check_output(agent, out)
+}
+
+/// `out` if it is within the output bound, else the error naming the prompt file.
+fn check_output(agent: &Agent, out: String) -> Result<String> {
+    let max = prompty_core::jinja::render_limits().max_output_bytes;
+    if out.len() as u64 > max {
+        return Err(output_too_large(agent, max));
+    }
+    Ok(out)
+}
+
+fn output_too_large(agent: &Agent, max: u64) -> Error {
+    Error::Template {
+        at: Location::file(body_origin(agent).0),
+        message: format!(
+            "the rendered prompt exceeds {max} bytes (raise RenderLimits::max_output_bytes with prompty_core::jinja::set_render_limits)"
+        ),
+    }
+}
+
+fn out_of_fuel(fuel: u64) -> String {
+    format!(
+        "the template exceeded its render budget of {fuel} steps (raise RenderLimits::fuel with prompty_core::jinja::set_render_limits)"
+    )
+}
+
+/// An `io::Write` into memory that refuses to grow past `max` bytes.
+struct Capped {
+    buf: Vec<u8>,
+    max: u64,
+    over: bool,
+}
+
+impl std::io::Write for Capped {
+    fn write(&mut self, data: &[u8]) -> std::io::Result<usize> {
+        if (self.buf.len() + data.len()) as u64 > self.max {
+            self.over = true;
+            return Err(std::io::Error::other("output limit"));
+        }
+        self.buf.extend_from_slice(data);
+        Ok(data.len())
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
+}
+
+/// Renders a minijinja template within the [`prompty_core::jinja::RenderLimits`]: the output stops
+/// at the byte bound; running out of fuel becomes an error that says which bound was hit.
+/// `error` turns any other minijinja error into the prompt's error.
+pub(crate) fn render_bounded(
+    agent: &Agent,
+    tmpl: &minijinja::Template<'_, '_>,
+    ctx: minijinja::Value,
+    error: impl Fn(&minijinja::Error) -> Error,
+) -> Result<String> {
+    let limits = prompty_core::jinja::render_limits();
+    let mut out = Capped { buf: Vec::new(), max: limits.max_output_bytes, over: false };
+    match tmpl.render_captured_to(ctx, &mut out) {
+        Ok(_) => Ok(String::from_utf8(out.buf).unwrap_or_else(|e| String::from_utf8_lossy(e.as_bytes()).into_owned())),
+        Err(_) if out.over => Err(output_too_large(agent, limits.max_output_bytes)),
+        Err(e) if e.kind() == minijinja::ErrorKind::OutOfFuel => match error(&e) {
+            Error::Template { at, .. } => Err(Error::Template { at, message: out_of_fuel(limits.fuel) }),
+            other => Err(other),
+        },
+        Err(e) => Err(error(&e)),
+    }
 }
 
 /// Async form of [`render_validated`].
@@ -28,7 +101,8 @@ pub(crate) async fn render_validated_async(
     ctx: RenderContext,
 ) -> Result<String> {
     rich::check_strict(agent, inputs)?;
-    get_renderer(&agent.template.format.kind)?.render_async(agent, inputs, &ctx).await
+    let out = get_renderer(&agent.template.format.kind)?.render_async(agent, inputs, &ctx).await?;
+    check_output(agent, out)
 }
 
 /// The `jinja2` renderer (also registered as `jinja`): minijinja configured for the Prompty Jinja
@@ -69,9 +143,17 @@ impl Renderer for MustacheRenderer {
     fn render(&self, agent: &Agent, inputs: &Map<String, Value>, ctx: &RenderContext) -> Result<String> {
         let source = agent.instructions.as_deref().unwrap_or("");
         let data = Value::Object(inputs.clone());
-        mustache::render(source, &data, &mut |out, text| ctx.write_value(out, text)).map_err(|e| {
+        let limits = prompty_core::jinja::render_limits();
+        let budget = mustache::Budget { steps: limits.fuel, max_output_bytes: limits.max_output_bytes };
+        mustache::render(source, &data, budget, &mut |out, text| ctx.write_value(out, text)).map_err(|e| {
             let (file, first_line) = body_origin(agent);
-            Error::Template { at: Location::file(file).at(first_line + e.line - 1, e.column), message: e.message }
+            match e.line {
+                // A budget error: it belongs to no one tag.
+                0 => Error::Template { at: Location::file(file), message: e.message },
+                line => {
+                    Error::Template { at: Location::file(file).at(first_line + line - 1, e.column), message: e.message }
+                }
+            }
         })
     }
 }

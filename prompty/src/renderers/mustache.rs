@@ -59,11 +59,21 @@
 //! A malformed template yields a [`MustacheError`] with the 1-based line and column (counted
 //! in characters) of the offending tag: an unclosed tag, an unclosed section (reported at
 //! the tag that opened it), a mismatched or unexpected close tag, an empty tag name, a
-//! malformed set-delimiter tag, or a partial.
+//! malformed set-delimiter tag, a partial, or sections nested deeper than
+//! [`MAX_SECTION_DEPTH`] (256).
+//!
+//! # Bounds
+//!
+//! A render takes at most [`Budget::steps`] steps (one per tag, text run or section pass, plus
+//! one per context a name may be looked up through) and produces at most
+//! [`Budget::max_output_bytes`] bytes; past either it stops with an error.
 
 use std::fmt::{self, Write as _};
 
 use serde_json::Value;
+
+/// How deeply sections may nest (each level adds a context every name is looked up through).
+pub(crate) const MAX_SECTION_DEPTH: usize = 256;
 
 /// Error raised for a malformed template: what was wrong and where (1-based line and column in the template).
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -107,15 +117,39 @@ fn line_column(template: &str, offset: usize) -> (usize, usize) {
 /// [`format_value`] and then handed to `emit(out, text)`, which must append it to `out` (the
 /// caller uses this to mark where interpolated text sits in the output). Literal template
 /// text is appended directly. No HTML escaping is ever applied.
+///
+/// The render stops with an error (at line 0: no tag is to blame) once it has taken
+/// `budget.steps` steps (one per tag, text run or section pass visited) or produced more than
+/// `budget.max_output_bytes` bytes, so sections nested over large lists end quickly.
 pub(crate) fn render(
     template: &str,
     data: &Value,
+    budget: Budget,
     emit: &mut dyn FnMut(&mut String, &str),
 ) -> Result<String, MustacheError> {
     let nodes = parse(template)?;
     let mut out = String::with_capacity(template.len());
-    execute(&nodes, data, emit, &mut out);
+    execute(&nodes, data, emit, &mut out, budget)?;
     Ok(out)
+}
+
+/// The bounds of one render.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Budget {
+    /// Steps one render may take.
+    pub steps: u64,
+    /// Bytes one render may produce.
+    pub max_output_bytes: u64,
+}
+
+impl Budget {
+    /// No bound at all (tests of the engine itself).
+    #[cfg(test)]
+    const UNLIMITED: Budget = Budget { steps: u64::MAX, max_output_bytes: u64::MAX };
+}
+
+fn budget_error(message: String) -> MustacheError {
+    MustacheError { line: 0, column: 0, message }
 }
 
 /// How a JSON value prints: string as is; `true`/`false`; null -> ""; integers as integers; a
@@ -259,6 +293,13 @@ fn parse(template: &str) -> Result<Vec<Node<'_>>, MustacheError> {
         match tag.kind {
             TagKind::Interpolate => nodes.push(Node::Interpolate(tag.content)),
             TagKind::Section | TagKind::Inverted => {
+                if open_sections.len() >= MAX_SECTION_DEPTH {
+                    return Err(MustacheError::at(
+                        template,
+                        tag_start,
+                        format!("sections nest deeper than {MAX_SECTION_DEPTH} levels"),
+                    ));
+                }
                 open_sections.push(OpenSection { node: nodes.len(), name: tag.content, offset: tag_start });
                 nodes.push(Node::Section { name: tag.content, inverted: tag.kind == TagKind::Inverted, end: 0 });
             }
@@ -437,13 +478,33 @@ struct Frame<'d> {
 }
 
 /// Renders parsed `nodes` with `data` as the root context, appending to `out`.
-fn execute<'d>(nodes: &[Node<'_>], data: &'d Value, emit: &mut dyn FnMut(&mut String, &str), out: &mut String) {
+fn execute<'d>(
+    nodes: &[Node<'_>],
+    data: &'d Value,
+    emit: &mut dyn FnMut(&mut String, &str),
+    out: &mut String,
+    budget: Budget,
+) -> Result<(), MustacheError> {
     let mut stack: Vec<&'d Value> = vec![data];
     let mut frames: Vec<Frame<'d>> = Vec::new();
     let mut scratch = String::new();
     let mut index = 0;
+    let mut steps: u64 = 0;
 
     loop {
+        steps += 1;
+        if steps > budget.steps {
+            return Err(budget_error(format!(
+                "the template exceeded its render budget of {} steps (raise RenderLimits::fuel with prompty_core::jinja::set_render_limits)",
+                budget.steps
+            )));
+        }
+        if out.len() as u64 > budget.max_output_bytes {
+            return Err(budget_error(format!(
+                "the rendered prompt exceeds {} bytes (raise RenderLimits::max_output_bytes with prompty_core::jinja::set_render_limits)",
+                budget.max_output_bytes
+            )));
+        }
         let limit = frames.last().map_or(nodes.len(), |frame| frame.body_end);
         let node = match nodes.get(index) {
             Some(node) if index < limit => node,
@@ -467,6 +528,10 @@ fn execute<'d>(nodes: &[Node<'_>], data: &'d Value, emit: &mut dyn FnMut(&mut St
             }
         };
 
+        if matches!(node, Node::Interpolate(_) | Node::Section { .. }) {
+            // A lookup may scan every context on the stack.
+            steps = steps.saturating_add(stack.len() as u64);
+        }
         match node {
             Node::Text(text) => out.push_str(text),
             Node::Interpolate(name) => match lookup(name, &stack) {
@@ -500,6 +565,7 @@ fn execute<'d>(nodes: &[Node<'_>], data: &'d Value, emit: &mut dyn FnMut(&mut St
         }
         index += 1;
     }
+    Ok(())
 }
 
 /// Decides how a section renders for `value`: `None` when it is skipped, otherwise the
@@ -541,14 +607,14 @@ mod tests {
     }
 
     fn ok(template: &str, data: Value) -> String {
-        match render(template, &data, &mut plain) {
+        match render(template, &data, Budget::UNLIMITED, &mut plain) {
             Ok(out) => out,
             Err(err) => panic!("unexpected error for {template:?}: {err}"),
         }
     }
 
     fn err(template: &str) -> MustacheError {
-        match render(template, &json!({ "a": true, "name": "x" }), &mut plain) {
+        match render(template, &json!({ "a": true, "name": "x" }), Budget::UNLIMITED, &mut plain) {
             Ok(out) => panic!("expected an error for {template:?}, got {out:?}"),
             Err(err) => err,
         }
@@ -747,9 +813,15 @@ mod tests {
 
     #[test]
     fn deep_nesting_does_not_overflow() {
-        let depth = 5_000;
+        let depth = MAX_SECTION_DEPTH;
         let template = format!("{}x{}", "{{#a}}".repeat(depth), "{{/a}}".repeat(depth));
         assert_eq!(ok(&template, json!({ "a": true })), "x");
+        // Deeper is an error at the first tag past the limit, found without recursion.
+        let depth = 100_000;
+        let template = format!("{}x{}", "{{#a}}".repeat(depth), "{{/a}}".repeat(depth));
+        let err = render(&template, &json!({ "a": true }), Budget::UNLIMITED, &mut plain).unwrap_err();
+        assert_eq!((err.line, err.column), (1, 6 * MAX_SECTION_DEPTH + 1));
+        assert!(err.message.contains("deeper than 256"), "{}", err.message);
     }
 
     // --- standalone lines ------------------------------------------------------------------
@@ -863,7 +935,7 @@ mod tests {
             out.push_str(text);
             out.push(']');
         };
-        let out = render(template, &data, &mut bracket).map_err(|e| e.to_string());
+        let out = render(template, &data, Budget::UNLIMITED, &mut bracket).map_err(|e| e.to_string());
         assert_eq!(out.as_deref(), Ok("Hi [Ann]! [a];[b]; [<i>][3] [[]]"));
         assert_eq!(calls, ["Ann", "a", "b", "<i>", "3", ""]);
     }
@@ -875,7 +947,12 @@ mod tests {
             count += 1;
             out.push_str(text);
         };
-        let out = render("{{#a}}x{{/a}}{{^b}}y{{/b}}{{! c }}{{=<% %>=}}z", &json!({ "a": true }), &mut counter);
+        let out = render(
+            "{{#a}}x{{/a}}{{^b}}y{{/b}}{{! c }}{{=<% %>=}}z",
+            &json!({ "a": true }),
+            Budget::UNLIMITED,
+            &mut counter,
+        );
         assert_eq!(out, Ok("xyz".to_string()));
         assert_eq!(count, 0);
     }
@@ -991,7 +1068,7 @@ mod tests {
                 k /= n;
             }
             // Either outcome is fine; it must simply not panic.
-            let _ = render(&template, &data, &mut plain);
+            let _ = render(&template, &data, Budget::UNLIMITED, &mut plain);
         }
     }
 

@@ -1,0 +1,331 @@
+//! Adversarial loads: every probe ends quickly with an error (never a hang, a panic, a stack
+//! overflow or an unbounded read). Probes that could overflow the stack run in a child process
+//! (this test binary re-executed with a filter), whose exit status is checked.
+
+use prompty_core::{load_str, load_str_with, load_with, LoadOptions};
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::time::{Duration, Instant};
+
+/// Set in the child process that runs one probe.
+const CHILD: &str = "PROMPTY_ADVERSARIAL_LOAD_CHILD";
+
+/// Runs `probe` in a child process (this binary, filtered to `test`), and fails unless the child
+/// exits normally within `limit`.
+fn in_child(test: &str, limit: Duration, probe: fn()) {
+    if std::env::var_os(CHILD).is_some() {
+        // On a thread with the default 2 MiB stack of spawned threads (tokio's workers too), not
+        // the larger stack of the main thread the filtered child runs its test on.
+        let t = std::thread::Builder::new().stack_size(2 << 20).spawn(probe).unwrap();
+        if let Err(panic) = t.join() {
+            std::panic::resume_unwind(panic);
+        }
+        return;
+    }
+    let mut child = Command::new(std::env::current_exe().unwrap())
+        .args(["--exact", test, "--nocapture", "--test-threads=1"])
+        .env(CHILD, "1")
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let start = Instant::now();
+    let status = loop {
+        if let Some(status) = child.try_wait().unwrap() {
+            break status;
+        }
+        if start.elapsed() > limit {
+            child.kill().unwrap();
+            child.wait().unwrap();
+            panic!("probe {test} did not finish within {limit:?}");
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    let out = child.wait_with_output().unwrap();
+    assert!(
+        status.success(),
+        "probe {test} crashed: {status}\n{}\n{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
+/// Runs `f` on a thread and fails if it does not return within `limit` (a blocked read).
+fn within<T: Send + 'static>(limit: Duration, f: impl FnOnce() -> T + Send + 'static) -> T {
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        let _ = tx.send(f());
+    });
+    rx.recv_timeout(limit).unwrap_or_else(|_| panic!("did not finish within {limit:?} (blocked?)"))
+}
+
+/// A fresh, empty folder for one test.
+fn scratch(name: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("prompty-adversarial-load-{}-{name}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+fn write(dir: &Path, name: &str, text: &str) {
+    std::fs::write(dir.join(name), text).unwrap();
+}
+
+fn load_err(dir: &Path, frontmatter: &str, options: &LoadOptions) -> String {
+    let text = format!("---\n{frontmatter}\n---\nHi");
+    match load_str_with(&text, dir, "adv.prompty", options) {
+        Ok(_) => panic!("loaded: {frontmatter}"),
+        Err(e) => e.to_string(),
+    }
+}
+
+fn mkfifo(path: &Path) -> bool {
+    match Command::new("mkfifo").arg(path).status() {
+        Ok(s) if s.success() => true,
+        other => {
+            println!("skipped: mkfifo is unavailable ({other:?})");
+            false
+        }
+    }
+}
+
+// ----- class 1: ${file:} references ---------------------------------------------------------
+
+#[test]
+fn a_fifo_reference_is_refused_without_blocking() {
+    let dir = scratch("fifo");
+    if !mkfifo(&dir.join("pipe.txt")) {
+        return;
+    }
+    let d = dir.clone();
+    let err =
+        within(Duration::from_secs(10), move || load_err(&d, "description: ${file:pipe.txt}", &LoadOptions::new()));
+    assert!(err.contains("pipe.txt") && err.contains("FIFO"), "{err}");
+    assert!(err.starts_with("adv.prompty:2:"), "{err}");
+}
+
+#[test]
+fn a_prompt_file_that_is_a_fifo_is_refused_without_blocking() {
+    let dir = scratch("fifo-prompt");
+    let path = dir.join("p.prompty");
+    if !mkfifo(&path) {
+        return;
+    }
+    let err = within(Duration::from_secs(10), move || load_with(&path, &LoadOptions::new()).unwrap_err().to_string());
+    assert!(err.contains("FIFO"), "{err}");
+}
+
+#[cfg(unix)]
+#[test]
+fn device_references_are_refused() {
+    let dir = scratch("dev");
+    for device in ["/dev/zero", "/dev/urandom", "/dev/null"] {
+        if !Path::new(device).exists() {
+            continue;
+        }
+        let opts = LoadOptions::new().allow_root("/dev");
+        let fm = format!("description: ${{file:{device}}}");
+        let d = dir.clone();
+        let err = within(Duration::from_secs(10), move || load_err(&d, &fm, &opts));
+        assert!(err.contains(device) && err.contains("a device"), "{err}");
+    }
+}
+
+#[test]
+fn a_symlink_to_a_device_inside_the_folder_is_refused() {
+    let dir = scratch("dev-link");
+    #[cfg(unix)]
+    {
+        std::os::unix::fs::symlink("/dev/zero", dir.join("zero.txt")).unwrap();
+        // Outside the roots after following the link...
+        let err = load_err(&dir, "description: ${file:zero.txt}", &LoadOptions::new());
+        assert!(err.contains("outside allowed roots"), "{err}");
+        // ...and not a regular file when the host allows /dev.
+        let err = load_err(&dir, "description: ${file:zero.txt}", &LoadOptions::new().allow_root("/dev"));
+        assert!(err.contains("zero.txt") && err.contains("a device"), "{err}");
+    }
+}
+
+#[test]
+fn a_directory_reference_is_refused() {
+    let dir = scratch("dir");
+    std::fs::create_dir_all(dir.join("sub.json")).unwrap();
+    let err = load_err(&dir, "description: ${file:sub.json}", &LoadOptions::new());
+    assert!(err.contains("sub.json") && err.contains("a directory"), "{err}");
+}
+
+#[cfg(unix)]
+#[test]
+fn a_socket_reference_is_refused() {
+    let dir = scratch("socket");
+    let _listener = std::os::unix::net::UnixListener::bind(dir.join("s.txt")).unwrap();
+    let err = load_err(&dir, "description: ${file:s.txt}", &LoadOptions::new());
+    assert!(err.contains("s.txt") && err.contains("a socket"), "{err}");
+}
+
+#[test]
+fn a_file_over_the_size_limit_is_refused_and_the_limit_can_be_raised() {
+    let dir = scratch("huge");
+    let f = std::fs::File::create(dir.join("big.txt")).unwrap();
+    // Sparse: 5 MiB of NUL bytes without writing them.
+    f.set_len(LoadOptions::DEFAULT_MAX_FILE_BYTES + (1 << 20)).unwrap();
+    let start = Instant::now();
+    let err = load_err(&dir, "description: ${file:big.txt}", &LoadOptions::new());
+    assert!(err.contains("big.txt") && err.contains("max_file_bytes"), "{err}");
+    assert!(start.elapsed() < Duration::from_secs(2), "{:?}", start.elapsed());
+    let raised = LoadOptions::new().max_file_bytes(8 << 20).max_total_file_bytes(8 << 20);
+    let text = "---\ndescription: ${file:big.txt}\n---\nHi";
+    let agent = load_str_with(text, &dir, "adv.prompty", &raised).unwrap();
+    assert_eq!(agent.description.unwrap().len() as u64, LoadOptions::DEFAULT_MAX_FILE_BYTES + (1 << 20));
+}
+
+#[test]
+fn a_prompt_file_over_the_size_limit_is_refused() {
+    let dir = scratch("huge-prompt");
+    let f = std::fs::File::create(dir.join("p.prompty")).unwrap();
+    f.set_len(LoadOptions::DEFAULT_MAX_FILE_BYTES + 1).unwrap();
+    let err = load_with(dir.join("p.prompty"), &LoadOptions::new()).unwrap_err().to_string();
+    assert!(err.contains("larger than"), "{err}");
+}
+
+#[test]
+fn fan_out_of_references_stops_at_the_read_budget() {
+    let dir = scratch("fanout");
+    // Each level references the next ten times, as deep as references may nest: 10^7 reads unbounded.
+    write(&dir, "l7.txt", &"x".repeat(1000));
+    for level in (0..7).rev() {
+        let next = if level == 6 { "l7.txt".to_owned() } else { format!("l{}.yaml", level + 1) };
+        let items: Vec<String> = (0..10).map(|_| format!("- ${{file:{next}}}")).collect();
+        write(&dir, &format!("l{level}.yaml"), &items.join("\n"));
+    }
+    let start = Instant::now();
+    let err = load_err(&dir, "metadata:\n  tree: ${file:l0.yaml}", &LoadOptions::new());
+    assert!(err.contains("max_file_reads") && err.contains("64"), "{err}");
+    assert!(start.elapsed() < Duration::from_secs(2), "{:?}", start.elapsed());
+}
+
+#[test]
+fn fan_out_of_references_stops_at_the_byte_budget() {
+    let dir = scratch("fanout-bytes");
+    write(&dir, "big.txt", &"x".repeat(1 << 20));
+    let items: Vec<String> = (0..40).map(|_| "- ${file:big.txt}".to_owned()).collect();
+    write(&dir, "many.yaml", &items.join("\n"));
+    let err = load_err(&dir, "metadata:\n  many: ${file:many.yaml}", &LoadOptions::new());
+    assert!(err.contains("big.txt") && err.contains("max_total_file_bytes"), "{err}");
+    // Raised, it loads.
+    let raised = LoadOptions::new().max_total_file_bytes(64 << 20);
+    let text = "---\nmetadata:\n  many: ${file:many.yaml}\n---\nHi";
+    assert!(load_str_with(text, &dir, "adv.prompty", &raised).is_ok());
+}
+
+// ----- class 3: YAML nesting ------------------------------------------------------------------
+
+/// Loads `frontmatter` (in a child process: a stack overflow must not take the harness down) and
+/// checks the error names the file and a line, within a second or two.
+fn deep_yaml(frontmatter: String) {
+    let text = format!("---\nname: x\n{frontmatter}\n---\nHi");
+    let start = Instant::now();
+    let err = load_str(&text, ".", "deep.prompty").unwrap_err().to_string();
+    assert!(start.elapsed() < Duration::from_secs(3), "{:?}", start.elapsed());
+    // File, line and column.
+    let at: Vec<&str> = err.splitn(4, ':').collect();
+    assert!(at[0] == "deep.prompty" && at[1].parse::<usize>().is_ok() && at[2].parse::<usize>().is_ok(), "{err}");
+    assert!(err.contains("deeper than 64"), "{err}");
+}
+
+const DEEP: usize = 100_000;
+
+#[test]
+fn deep_yaml_brackets() {
+    in_child("deep_yaml_brackets", Duration::from_secs(30), || deep_yaml(format!("d: {}", "[".repeat(DEEP))));
+}
+
+#[test]
+fn deep_yaml_closed_brackets() {
+    in_child("deep_yaml_closed_brackets", Duration::from_secs(30), || {
+        deep_yaml(format!("d: {}1{}", "[".repeat(DEEP), "]".repeat(DEEP)))
+    });
+}
+
+#[test]
+fn deep_yaml_braces() {
+    in_child("deep_yaml_braces", Duration::from_secs(30), || deep_yaml(format!("d: {}", "{a: ".repeat(DEEP))));
+}
+
+#[test]
+fn deep_yaml_bare_braces() {
+    in_child("deep_yaml_bare_braces", Duration::from_secs(30), || deep_yaml(format!("d: {}", "{".repeat(DEEP))));
+}
+
+#[test]
+fn deep_yaml_mixed_flow() {
+    in_child("deep_yaml_mixed_flow", Duration::from_secs(30), || deep_yaml(format!("d: {}", "[{a: ".repeat(DEEP))));
+}
+
+#[test]
+fn deep_yaml_block_lists() {
+    in_child("deep_yaml_block_lists", Duration::from_secs(30), || deep_yaml(format!("d:\n{}x", "- ".repeat(DEEP))));
+}
+
+#[test]
+fn deep_yaml_complex_keys() {
+    in_child("deep_yaml_complex_keys", Duration::from_secs(30), || deep_yaml(format!("d:\n{}x", "? ".repeat(DEEP))));
+}
+
+#[test]
+fn deep_yaml_indented_mappings() {
+    // Indentation makes the text quadratic in the depth: 2 000 levels is already 4 MB.
+    in_child("deep_yaml_indented_mappings", Duration::from_secs(30), || {
+        let mut fm = String::from("d:\n");
+        for i in 1..2000 {
+            fm.push_str(&" ".repeat(i));
+            fm.push_str("k:\n");
+        }
+        fm.push_str(&" ".repeat(2000));
+        fm.push_str("k: 1");
+        deep_yaml(fm)
+    });
+}
+
+#[test]
+fn deep_yaml_in_a_referenced_file() {
+    in_child("deep_yaml_in_a_referenced_file", Duration::from_secs(30), || {
+        let dir = scratch("deep-ref");
+        write(&dir, "deep.yaml", &"[".repeat(DEEP));
+        let start = Instant::now();
+        let err = load_err(&dir, "metadata: ${file:deep.yaml}", &LoadOptions::new());
+        assert!(start.elapsed() < Duration::from_secs(3), "{:?}", start.elapsed());
+        assert!(err.contains("deep.yaml") && err.contains("deeper than 64"), "{err}");
+    });
+}
+
+#[test]
+fn deep_json_in_a_referenced_file() {
+    in_child("deep_json_in_a_referenced_file", Duration::from_secs(30), || {
+        let dir = scratch("deep-json");
+        write(&dir, "deep.json", &"[".repeat(DEEP));
+        let err = load_err(&dir, "metadata: ${file:deep.json}", &LoadOptions::new());
+        assert!(err.contains("deep.json"), "{err}");
+    });
+}
+
+#[test]
+fn yaml_alias_bombs_are_refused() {
+    let mut fm = String::from("a0: &a0 [lol, lol, lol, lol, lol, lol, lol, lol, lol, lol]\n");
+    for i in 1..10 {
+        let refs = vec![format!("*a{}", i - 1); 10].join(", ");
+        fm.push_str(&format!("a{i}: &a{i} [{refs}]\n"));
+    }
+    let text = format!("---\nmetadata:\n{}---\nHi", fm.lines().map(|l| format!("  {l}\n")).collect::<String>());
+    let start = Instant::now();
+    let err = load_str(&text, ".", "bomb.prompty").unwrap_err().to_string();
+    assert!(start.elapsed() < Duration::from_secs(3), "{:?}", start.elapsed());
+    assert!(err.starts_with("bomb.prompty:") && err.contains("aliases expand"), "{err}");
+}
+
+#[test]
+fn ordinary_nesting_still_loads() {
+    let fm = "inputs:\n  doc:\n    kind: object\n    default: {a: [1, {b: [2, [3, {c: d}]]}]}\nmetadata:\n  tags: [a, b]\n  x: &x {k: v}\n  y: *x";
+    let agent = load_str(&format!("---\n{fm}\n---\nHi"), ".", "ok.prompty").unwrap();
+    assert_eq!(agent.metadata.unwrap()["y"]["k"], "v");
+}
