@@ -43,6 +43,10 @@ pub(crate) fn line_column(text: &str, offset: usize) -> (usize, usize) {
 }
 
 fn jinja(source: &str) -> Result<Variables, TemplateError> {
+    // The same bound the runtime applies: minijinja's parser recurses once per nested operator.
+    if let Err((line, message)) = prompty_core::jinja::check_source(source) {
+        return Err(TemplateError { line, column: 1, message });
+    }
     let env = prompty_core::jinja::environment();
     let template = env.template_from_str(source).map_err(|e| {
         // minijinja reports the line (the byte range needs its `debug` feature): point at the
@@ -244,6 +248,14 @@ mod tests {
         assert_eq!(e.line, 2, "{e:?}");
         let e = analyze("jinja2", "ok\n  {{ a + }}").unwrap().unwrap_err();
         assert_eq!((e.line, e.column), (2, 3), "{e:?}");
+    }
+
+    #[test]
+    fn jinja_expressions_nested_past_the_runtime_bound_are_errors_not_stack_overflows() {
+        let deep = format!("user:\n{{{{ q{} }}}}", "|trim".repeat(100_000));
+        let err = analyze("jinja2", &deep).expect("a known format").unwrap_err();
+        assert_eq!(err.line, 2);
+        assert!(err.message.contains("200"), "{}", err.message);
     }
 
     #[test]
