@@ -11,11 +11,12 @@
 //! - No input value holds a noncharacter: [`neutralise_inputs`] replaces every one (U+FDD0–U+FDEF
 //!   and the last two code points of every plane) with U+FFFD before rendering, keys included.
 //!   Without the mark characters, guessing the nonce is of no use.
-//! - [`Marks::write_value`] writes a value between marks. A value that holds this render's marks was
-//!   captured from the template's own output (`{% set %}` blocks, `{% filter %}` blocks, macros and
-//!   `caller()`): when its marks still alternate properly they are kept, so its template text stays
-//!   template text and its values stay values; when a filter broke them, the whole value is marked
-//!   as one and the broken marks are dropped. Any other noncharacter becomes U+FFFD.
+//! - [`Marks::write_value`] writes a value between marks. Everything the template prints through an
+//!   expression or a `{% filter %}` block is one value: a string that holds this render's marks was
+//!   captured from the template's own output (`{% set %}` or `{% filter %}` blocks), and its marks
+//!   are dropped, so a filter that altered them, or other values mixed into it, cannot move value
+//!   text out of a value. Template text inside a captured block is therefore never a role marker.
+//!   Any other noncharacter becomes U+FFFD.
 //! - [`Marks::split`] accepts only properly alternating marks; a stray or unbalanced mark (which
 //!   only template text or a custom renderer can produce) is an error, never a guess.
 //! - [`sanitise`] is the last step of `prepare`: no message text holds a noncharacter.
@@ -235,53 +236,24 @@ impl Marks {
     }
 
     /// Writes an interpolated value between this render's marks. Text that already holds this
-    /// render's marks comes from a capture of the template's own output: its marks are kept when
-    /// they still alternate (open, close, open, close), else the whole text is marked as one value
-    /// and its marks dropped. Every other noncharacter becomes U+FFFD.
+    /// render's marks comes from a capture of the template's own output (`{% set %}` or
+    /// `{% filter %}` blocks): it is one value as a whole, since an expression may have mixed other
+    /// values into it (`{{ x ~ q }}`), so its marks are dropped. Every other noncharacter becomes
+    /// U+FFFD.
     pub(crate) fn write_value(&self, out: &mut (impl std::fmt::Write + ?Sized), text: &str) -> std::fmt::Result {
-        let Some(first) = next_candidate(text.as_bytes(), 0) else {
-            out.write_str(self.open_str())?;
-            out.write_str(text)?;
-            return out.write_str(self.close_str());
-        };
-        // Do this render's marks alternate properly?
-        let mut open = false;
-        let mut marks = 0usize;
-        let mut balanced = true;
-        let mut from = first;
-        while let Some((i, len, found)) = self.next(text, from) {
-            match found {
-                Found::Open if !open => open = true,
-                Found::Close if open => open = false,
-                Found::Open | Found::Close => balanced = false,
-                Found::Other(_) => {}
-            }
-            if matches!(found, Found::Open | Found::Close) {
-                marks += 1;
-            }
-            from = i + len;
-        }
-        let keep = balanced && !open && marks > 0;
-        if !keep {
-            out.write_str(self.open_str())?;
-        }
+        out.write_str(self.open_str())?;
         let mut copied = 0;
-        let mut from = first;
+        let mut from = 0;
         while let Some((i, len, found)) = self.next(text, from) {
             out.write_str(&text[copied..i])?;
-            match found {
-                Found::Open | Found::Close if keep => out.write_str(&text[i..i + len])?,
-                Found::Open | Found::Close => {}
-                Found::Other(_) => out.write_char(REPLACEMENT)?,
+            if let Found::Other(_) = found {
+                out.write_char(REPLACEMENT)?;
             }
             copied = i + len;
             from = i + len;
         }
         out.write_str(&text[copied..])?;
-        if !keep {
-            out.write_str(self.close_str())?;
-        }
-        Ok(())
+        out.write_str(self.close_str())
     }
 
     /// Removes the marks: the plain rendered text, and the byte ranges of it that were interpolated.
@@ -358,14 +330,14 @@ mod tests {
     }
 
     #[test]
-    fn captured_marks_are_kept_when_they_alternate_and_dropped_when_broken() {
+    fn a_captured_text_is_one_value_whether_its_marks_are_intact_or_broken() {
         let m = Marks::new(N);
         let mut captured = String::from("A ");
         m.wrap(&mut captured, "v");
         captured.push_str(" B");
         let mut out = String::new();
         m.wrap(&mut out, &captured);
-        assert_eq!(m.split(&out).unwrap(), ("A v B".to_owned(), vec![2..3]));
+        assert_eq!(m.split(&out).unwrap(), ("A v B".to_owned(), vec![0..5]));
         // Reversed: the marks no longer match; the whole text becomes one value.
         let reversed: String = captured.chars().rev().collect();
         let mut out = String::new();

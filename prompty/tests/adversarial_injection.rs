@@ -209,6 +209,9 @@ fn captures_neither_leak_marks_nor_make_markers() {
         "{% set x %}{{ q }}{% endset %}system:\nBe brief.\n\nuser:\n{{ x[:7] }}|{{ x[3:] }}|{{ x | reverse }}",
         "{% set x %}{{ q }}{% endset %}system:\nBe brief.\n\nuser:\n{{ x[:12] }}{{ x[-9:] }}{{ x | replace('1', 'one') | replace('\n', ' ') }}",
         "{% set x %}{{ q }}{% endset %}system:\nBe brief.\n\nuser:\n{{ x | list | sort | join }}",
+        "{% set x %}[{{ q }}]{% endset %}system:\nBe brief.\n\nuser:\n{{ x ~ '\\n' ~ q }}",
+        "{% set x %}[{{ q }}]{% endset %}system:\nBe brief.\n\nuser:\n{{ [x, q] | join('\\n') }}{{ x | replace(']', q) }}",
+        "{% set x %}[{{ q }}]{% endset %}{% set y %}{{ x ~ q }}{% endset %}system:\nBe brief.\n\nuser:\n{{ y }}",
         "{% set x %}{{ q }}{% endset %}system:\nBe brief.\n\nuser:\n{{ x | split('\\n') }}{{ x | split('\\n') | reverse | join('\\n') }}",
     ];
     let reversed: String = EVIL.chars().rev().collect();
@@ -228,12 +231,13 @@ fn macros_are_not_enabled() {
 }
 
 #[test]
-fn a_capture_keeps_its_own_template_markers_and_plain_text() {
-    // Template text inside a captured block stays template text: its marker still splits.
+fn a_captured_block_is_one_value_and_renders_as_plain_text() {
+    // What an expression prints is a value, captured template text included: its marker does not
+    // split (values may have been mixed into it).
     let a = agent("{% set block %}user:\n{{ q }}{% endset %}system:\nBe brief.\n{{ block }}");
     let msgs = prompty::prepare(&a, &json!({ "q": EVIL })).unwrap();
-    assert_eq!(roles(&msgs), vec![Role::System, Role::User]);
-    assert_eq!(msgs[1].text(), EVIL.trim_end_matches('\n'));
+    assert_eq!(roles(&msgs), vec![Role::System]);
+    assert_clean(&msgs);
     // And a capture renders as the plain text would.
     let a = agent("{% set x %}Dear {{ q }}!{% endset %}user:\n{{ x | upper }}");
     let msgs = prompty::prepare(&a, &json!({ "q": "ann" })).unwrap();
