@@ -21,10 +21,12 @@ pub(crate) type MarkNonce = [u8; MARK_NONCE_LEN];
 
 const HEX: &[u8; 16] = b"0123456789abcdef";
 
+/// Fills `out` (at most 32 bytes) with random lowercase hex characters.
 fn fill_hex(out: &mut [u8]) {
-    let mut bytes = vec![0u8; out.len().div_ceil(2)];
-    rand::rng().fill_bytes(&mut bytes);
-    for (pair, b) in out.chunks_mut(2).zip(&bytes) {
+    let mut buf = [0u8; 16];
+    let bytes = &mut buf[..out.len().div_ceil(2).min(16)];
+    rand::rng().fill_bytes(bytes);
+    for (pair, b) in out.chunks_mut(2).zip(bytes.iter()) {
         pair[0] = HEX[(b >> 4) as usize];
         if let Some(lo) = pair.get_mut(1) {
             *lo = HEX[(b & 0xf) as usize];
@@ -42,16 +44,18 @@ pub(crate) fn fresh_long(out: &mut [LongNonce]) {
     out.iter_mut().for_each(|n| fill_hex(n));
 }
 
-/// A fresh mark nonce: a uniform 128-bit number reduced modulo 10^20 (the bias is below 2^-60),
-/// written as 20 decimal digits.
+/// A fresh mark nonce: two uniform 64-bit numbers, each reduced modulo 10^10 (bias below 2^-30 per
+/// half) and written as 10 decimal digits: 20 digits, over 66 bits.
 pub(crate) fn fresh_mark() -> MarkNonce {
     let mut bytes = [0u8; 16];
     rand::rng().fill_bytes(&mut bytes);
-    let mut n = u128::from_le_bytes(bytes) % 10u128.pow(MARK_NONCE_LEN as u32);
     let mut out = [b'0'; MARK_NONCE_LEN];
-    for d in out.iter_mut().rev() {
-        *d = b'0' + (n % 10) as u8;
-        n /= 10;
+    for (half, chunk) in out.chunks_mut(MARK_NONCE_LEN / 2).zip(bytes.chunks_exact(8)) {
+        let mut n = u64::from_le_bytes(chunk.try_into().unwrap_or_default()) % 10_000_000_000;
+        for d in half.iter_mut().rev() {
+            *d = b'0' + (n % 10) as u8;
+            n /= 10;
+        }
     }
     out
 }

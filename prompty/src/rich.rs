@@ -5,7 +5,6 @@ use crate::nonce::{self, LongNonce, Nonce};
 use crate::{Agent, ContentPart, Error, Location, Message, PropertyKind, Result};
 use serde::Deserialize;
 use serde_json::{Map, Value};
-use std::collections::HashMap;
 
 /// How every rich-input token starts.
 const PREFIX: &str = "__PROMPTY_THREAD_";
@@ -70,19 +69,20 @@ impl RichInputs {
 
     /// An index of the tokens, to find them all in one pass over a text.
     fn index(&self) -> TokenIndex<'_> {
-        let mut by_nonce: HashMap<&str, Vec<(&str, &RichValue)>> = HashMap::new();
+        let mut by_nonce = Vec::with_capacity(self.entries.len());
         let mut others = Vec::new();
         let mut longest = 0;
         for (t, v) in &self.entries {
             match token_nonce(t) {
                 Some(n) => {
                     longest = longest.max(n.len());
-                    by_nonce.entry(n).or_default().push((t.as_str(), v));
+                    by_nonce.push((n, t.as_str(), v));
                 }
                 None if !t.is_empty() => others.push((t.as_str(), v)),
                 None => {}
             }
         }
+        by_nonce.sort_by_key(|e| e.0);
         TokenIndex { by_nonce, longest, others }
     }
 }
@@ -104,7 +104,8 @@ fn token_name(token: &str) -> &str {
 /// The tokens of [`RichInputs`], indexed by nonce, so a text is searched once, in time linear in its
 /// length, however many tokens there are.
 struct TokenIndex<'a> {
-    by_nonce: HashMap<&'a str, Vec<(&'a str, &'a RichValue)>>,
+    /// Nonce, token and value, sorted by nonce.
+    by_nonce: Vec<(&'a str, &'a str, &'a RichValue)>,
     /// The length of the longest nonce.
     longest: usize,
     /// Tokens not of the form `__PROMPTY_THREAD_<nonce>_...`, searched one by one.
@@ -165,10 +166,15 @@ impl<'a> TokenSearch<'a, '_> {
             let window = &rest[..rest.len().min(self.index.longest + 1)];
             if let Some(end) = window.iter().position(|&b| b == b'_') {
                 let nonce = &text[p + PREFIX.len()..p + PREFIX.len() + end];
-                if let Some(found) = self.index.by_nonce.get(nonce).and_then(|cands| {
-                    cands.iter().filter(|(t, _)| text[p..].starts_with(t)).max_by_key(|(t, _)| t.len())
-                }) {
-                    return Some((p, found.0, found.1));
+                let by_nonce = &self.index.by_nonce;
+                let first = by_nonce.partition_point(|e| e.0 < nonce);
+                let found = by_nonce[first..]
+                    .iter()
+                    .take_while(|e| e.0 == nonce)
+                    .filter(|e| text[p..].starts_with(e.1))
+                    .max_by_key(|e| e.1.len());
+                if let Some(&(_, t, v)) = found {
+                    return Some((p, t, v));
                 }
             }
             // The prefix starts with `_`, one byte: the next character starts right after it.
@@ -391,9 +397,12 @@ pub(crate) fn check_expanded(agent: &Agent, messages: &[Message], rich: &RichInp
     if nonces.is_empty() {
         return Ok(());
     }
+    let holds = |text: &str, nonce: &str| {
+        let n = nonce.as_bytes();
+        text.as_bytes().windows(n.len()).any(|w| w.eq_ignore_ascii_case(n))
+    };
     for text in messages.iter().flat_map(|m| m.content.iter().filter_map(ContentPart::as_text)) {
-        let lower = text.to_ascii_lowercase();
-        if let Some((_, token, v)) = nonces.iter().find(|(n, _, _)| lower.contains(n.as_str())) {
+        if let Some((_, token, v)) = nonces.iter().find(|(n, _, _)| holds(text, n)) {
             let name = token_name(token);
             let what = match v {
                 RichValue::Thread(_) => "thread",
