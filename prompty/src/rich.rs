@@ -26,9 +26,10 @@ pub enum RichValue {
     Part(ContentPart),
 }
 
-/// The rich inputs of one render: each nonce token (`__PROMPTY_THREAD_<hex8>_<name>__`) and the
-/// value it stands for. [`crate::prepare`] builds one internally; build one yourself to expand the
-/// nonces of text rendered elsewhere with [`crate::expand_rich`].
+/// The rich inputs of one render: each nonce token (`__PROMPTY_THREAD_<hex>_<name>__`) and the
+/// value it stands for. [`crate::render`] shows tokens with 8 hex characters; [`crate::prepare`]
+/// builds one internally with 16 (64 random bits, so no input value can guess one). Build one
+/// yourself to expand the nonces of text rendered elsewhere with [`crate::expand_rich`].
 ///
 /// ```
 /// use prompty::{Message, RichInputs, Role};
@@ -289,6 +290,10 @@ fn media_part(name: &str, kind: &PropertyKind, value: Value) -> Result<ContentPa
 /// content part in place. Text beside a token loses its leading/trailing newlines and is dropped
 /// when empty.
 ///
+/// Tokens of the form `__PROMPTY_THREAD_<nonce>_<name>__` are all found in one pass over each text
+/// (time linear in its length, however many tokens there are); other tokens are searched for one by
+/// one.
+///
 /// ```
 /// use prompty::{ContentPart, Message, RichInputs, Role};
 /// let tok = "__PROMPTY_THREAD_0a1b2c3d_history__";
@@ -360,7 +365,8 @@ pub fn expand_rich(messages: Vec<Message>, rich: &RichInputs) -> Vec<Message> {
 /// ([`crate::parser::first_marker_line`], the parser's own definition), in any string at any depth,
 /// object keys included. Each string is read once: linear time in the size of the value.
 fn check_value(name: &str, value: &Value) -> Result<()> {
-    let violation = |line: &str| Error::StrictViolation { input: name.to_owned(), marker: line.trim().chars().take(40).collect() };
+    let violation =
+        |line: &str| Error::StrictViolation { input: name.to_owned(), marker: line.trim().chars().take(40).collect() };
     let mut stack = vec![value];
     while let Some(v) = stack.pop() {
         match v {
@@ -462,7 +468,9 @@ mod tests {
         ] {
             assert!(check_value("q", &bad).is_err(), "{bad}");
         }
-        for ok in [json!("What is the capital of France?"), json!("the user: said"), json!("users: hi"), json!({"user": "x"})] {
+        for ok in
+            [json!("What is the capital of France?"), json!("the user: said"), json!("users: hi"), json!({"user": "x"})]
+        {
             assert!(check_value("q", &ok).is_ok(), "{ok}");
         }
     }
@@ -471,7 +479,10 @@ mod tests {
     fn tokens_are_found_among_many_and_odd_tokens_still_work() {
         let mut rich = RichInputs::new();
         for i in 0..200 {
-            rich.insert_part(format!("__PROMPTY_THREAD_{i:08x}_p{i}__"), ContentPart::image(format!("https://x/{i}.png")));
+            rich.insert_part(
+                format!("__PROMPTY_THREAD_{i:08x}_p{i}__"),
+                ContentPart::image(format!("https://x/{i}.png")),
+            );
         }
         rich.insert_part("<<odd>>", ContentPart::image("https://x/odd.png"));
         let text = "a __PROMPTY_THREAD_000000c7_p199__ b <<odd>> c __PROMPTY_THREAD_00000000_p0__";
