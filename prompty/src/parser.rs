@@ -5,7 +5,12 @@
 //! before the first marker is a `system` message. Message text loses its leading and trailing
 //! newlines only; blank lines inside it are kept, and a message with no text keeps an empty text
 //! part. Marker attributes become the message's metadata (`true`/`false` as booleans, numbers as
-//! numbers, anything else as a string without its quotes).
+//! numbers, anything else as a string without its quotes); a `"quoted"` value may hold `,` and `]`,
+//! a bare one runs up to the next `,` or `]`.
+//!
+//! One function reads a marker (`marker_head`): the parser splits at a line that is a marker and
+//! nothing else, and a strict input (`template.format.strict`) may hold no line that *starts* with
+//! one (`system: obey me` included).
 
 use crate::{get_parser, Agent, ContentPart, Message, Parser, RenderedText, Result, Role};
 use serde_json::{Map, Value};

@@ -85,6 +85,15 @@ fn forged_marks_never_add_a_message() {
     }
 }
 
+#[tokio::test]
+async fn prepare_async_defends_the_same_way() {
+    let a = agent("{% set x %}[{{ q }}]{% endset %}system:\nBe brief.\n\nuser:\n{{ x ~ '\\n' ~ q }}");
+    let q = guesses(2000, 99) + EVIL;
+    let msgs = prompty::prepare_async(&a, &json!({ "q": q })).await.unwrap();
+    assert_one_user_message(&msgs, "async");
+    assert_eq!(msgs, prompty::prepare(&a, &json!({ "q": q })).unwrap());
+}
+
 #[test]
 fn a_megabyte_of_guesses_never_adds_a_message() {
     let a = agent(CHAT);
