@@ -100,16 +100,25 @@ pub(crate) fn neutralise(text: &str) -> Option<String> {
 /// Replaces every noncharacter in the strings and keys of `inputs` (at any depth) with U+FFFD, so
 /// no input value can carry a mark character into the render.
 pub(crate) fn neutralise_inputs(inputs: &mut Map<String, Value>) {
-    let mut stack: Vec<&mut Value> = Vec::new();
+    fn string(s: &mut String) {
+        if let Some(clean) = neutralise(s) {
+            *s = clean;
+        }
+    }
     neutralise_keys(inputs);
-    stack.extend(inputs.values_mut());
+    // Strings are checked where they are found; only containers wait on the stack (which, for the
+    // usual flat inputs, is never allocated).
+    let mut stack: Vec<&mut Value> = Vec::new();
+    for v in inputs.values_mut() {
+        match v {
+            Value::String(s) => string(s),
+            Value::Array(_) | Value::Object(_) => stack.push(v),
+            _ => {}
+        }
+    }
     while let Some(v) = stack.pop() {
         match v {
-            Value::String(s) => {
-                if let Some(clean) = neutralise(s) {
-                    *s = clean;
-                }
-            }
+            Value::String(s) => string(s),
             Value::Array(items) => stack.extend(items.iter_mut()),
             Value::Object(map) => {
                 neutralise_keys(map);
