@@ -1,9 +1,9 @@
 //! The pipeline stages composed: [`render`], [`prepare`] and their async forms, and async loading.
 
-use crate::mark::Marks;
+use crate::mark::{self, Marks};
 use crate::{
-    get_executor, get_parser, get_processor, nonce, renderers, rich, Agent, Error, LoadOptions, Message, RenderContext,
-    RenderedText, Result,
+    get_executor, get_parser, get_processor, renderers, rich, Agent, Error, LoadOptions, Location, Message,
+    RenderContext, RenderedText, Result,
 };
 use serde::de::DeserializeOwned;
 use serde_json::Value;
@@ -59,20 +59,45 @@ pub fn prepare(agent: &Agent, inputs: &Value) -> Result<Vec<Message>> {
 pub(crate) fn prepare_map(agent: &Agent, inputs: serde_json::Map<String, Value>) -> Result<Vec<Message>> {
     let (inputs, rich, marks) = prepare_inputs(agent, crate::validate_input_map(agent, inputs)?)?;
     let marked = renderers::render_validated(agent, &inputs, RenderContext { marks: Some(marks) })?;
-    let (text, values) = marks.split(&marked);
+    let (text, values) = split(agent, &marks, &marked)?;
     let messages =
         get_parser(&agent.template.parser.kind)?.parse(agent, RenderedText { text: &text, values: &values })?;
-    Ok(rich::expand_rich(messages, &rich))
+    finish(agent, messages, &rich)
 }
 
 type Prepared = (serde_json::Map<String, Value>, rich::RichInputs, Marks);
 
-/// Validated inputs with rich values replaced by nonces, and the marks of this render.
+/// Validated inputs with rich values replaced by nonces (64 random bits each) and every
+/// noncharacter in the other values replaced by U+FFFD, and the marks of this render.
 fn prepare_inputs(agent: &Agent, mut inputs: serde_json::Map<String, Value>) -> Result<Prepared> {
-    let rich = rich::substitute(agent, &mut inputs)?;
-    let mut mark_nonce = [[0u8; 8]];
-    nonce::fresh_digits(&mut mark_nonce);
-    Ok((inputs, rich, Marks::new(mark_nonce[0])))
+    let rich = rich::substitute_long(agent, &mut inputs)?;
+    mark::neutralise_inputs(&mut inputs);
+    Ok((inputs, rich, Marks::fresh()))
+}
+
+/// The rendered text without its marks, and the ranges of it that came from values; an error when
+/// the marks were broken (by template text holding a mark character, or a custom renderer).
+fn split(agent: &Agent, marks: &Marks, marked: &str) -> Result<(String, Vec<std::ops::Range<usize>>)> {
+    marks.split(marked).map_err(|broken| {
+        let (file, _) = renderers::body_origin(agent);
+        Error::Template {
+            at: Location::file(file),
+            message: format!(
+                "{} (at byte {} of the rendered text): the marks that keep input values from starting messages are broken",
+                broken.what, broken.at
+            ),
+        }
+    })
+}
+
+/// The last steps of `prepare`: rich inputs spliced in (an error when the template altered one's
+/// placeholder), then every noncharacter left in a message text replaced by U+FFFD, so no message
+/// carries a mark character.
+fn finish(agent: &Agent, messages: Vec<Message>, rich: &rich::RichInputs) -> Result<Vec<Message>> {
+    let mut messages = rich::expand_rich(messages, rich);
+    rich::check_expanded(agent, &messages, rich)?;
+    mark::sanitise(&mut messages);
+    Ok(messages)
 }
 
 /// Async form of [`prepare`]; gives the same result.
@@ -86,10 +111,10 @@ fn prepare_inputs(agent: &Agent, mut inputs: serde_json::Map<String, Value>) -> 
 pub async fn prepare_async(agent: &Agent, inputs: &Value) -> Result<Vec<Message>> {
     let (inputs, rich, marks) = prepare_inputs(agent, crate::validate_inputs(agent, inputs)?)?;
     let marked = renderers::render_validated_async(agent, &inputs, RenderContext { marks: Some(marks) }).await?;
-    let (text, values) = marks.split(&marked);
+    let (text, values) = split(agent, &marks, &marked)?;
     let parser = get_parser(&agent.template.parser.kind)?;
     let messages = parser.parse_async(agent, RenderedText { text: &text, values: &values }).await?;
-    Ok(rich::expand_rich(messages, &rich))
+    finish(agent, messages, &rich)
 }
 
 /// The provider key of the agent's model, which selects its executor and processor.

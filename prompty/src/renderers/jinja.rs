@@ -29,18 +29,22 @@ fn environment() -> Environment<'static> {
     let mut env = prompty_core::jinja::environment();
     env.set_formatter(|out, _state, value| {
         // Written straight into the output: the value between this render's marks, when it marks.
-        let marks = EMIT.with(Cell::get).and_then(|ctx| ctx.marks);
-        let write = |out: &mut minijinja::Output| -> std::fmt::Result {
-            if let Some(m) = &marks {
-                m.write_open(out)?;
+        let Some(marks) = EMIT.with(Cell::get).and_then(|ctx| ctx.marks) else {
+            return format_value(value, out).map_err(|_| write_error());
+        };
+        let written = match value.kind() {
+            // Strings may hold marks (a captured block) or noncharacters: `write_value` sorts them out.
+            ValueKind::String => marks.write_value(out, value.as_str().unwrap_or_default()),
+            // These print as ASCII: nothing to neutralise.
+            ValueKind::Undefined | ValueKind::None | ValueKind::Bool | ValueKind::Number => {
+                marks.write_plain(out, |out| format_value(value, out))
             }
-            format_value(value, out)?;
-            match &marks {
-                Some(m) => m.write_close(out),
-                None => Ok(()),
+            _ => {
+                let mut text = String::new();
+                format_value(value, &mut text).and_then(|()| marks.write_value(out, &text))
             }
         };
-        write(out).map_err(|_| write_error())
+        written.map_err(|_| write_error())
     });
     env.add_filter("default", default);
     env.add_filter("d", default);
