@@ -23,7 +23,9 @@ pub type BoxFuture<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;
 
 /// How a renderer writes interpolated values. Writing values through [`RenderContext::write_value`]
 /// (instead of pushing them to the output directly) lets [`crate::prepare`] tell them from template
-/// text, so a role marker inside a value never starts a message.
+/// text, so a role marker inside a value never starts a message. A Unicode noncharacter in a value
+/// (U+FDD0–U+FDEF, U+xFFFE, U+xFFFF) is written as U+FFFD, so a value can never forge the marks;
+/// the messages `prepare` returns hold no noncharacter.
 ///
 /// ```
 /// let ctx = prompty::RenderContext::plain();

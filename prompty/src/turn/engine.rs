@@ -89,7 +89,7 @@ async fn sleep(duration: Duration) {
 /// The wait before retry `n` (1-based): `min(base · 2ⁿ⁻¹ + jitter, 60 s)`, jitter up to one base.
 fn backoff(base: Duration, n: u32) -> Duration {
     let factor = 2u32.saturating_pow(n.saturating_sub(1).min(16));
-    let jitter = base.mul_f64(rand::random::<f64>());
+    let jitter = Duration::try_from_secs_f64(base.as_secs_f64() * rand::random::<f64>()).unwrap_or(MAX_BACKOFF);
     base.saturating_mul(factor).saturating_add(jitter).min(MAX_BACKOFF)
 }
 
