@@ -800,3 +800,29 @@ async fn a_panic_among_parallel_calls_is_that_calls_result_only() {
         m.seen.lock().unwrap()[1].iter().filter(|m| m.role == Role::Tool).map(Message::text).collect();
     assert_eq!(texts, ["fine", "Error: Tool 'panics' failed: panicked: parallel handler bug", "fine"]);
 }
+
+#[test]
+fn a_response_asking_for_too_many_tool_calls_ends_the_turn_before_any_runs() {
+    let many: Vec<(String, &str, &str)> = (0..5).map(|i| (format!("c{i}"), "a", "{}")).collect();
+    let refs: Vec<(&str, &str, &str)> = many.iter().map(|(id, n, a)| (id.as_str(), *n, *a)).collect();
+    let response = calls(&refs);
+    model("t-too-many", move |_, _| Ok(response.clone()));
+    let ran = Arc::new(AtomicUsize::new(0));
+    let r = Arc::clone(&ran);
+    let options =
+        TurnOptions::new().max_tool_calls(4).tool("a", sync_tool(move |_| Ok(json!(r.fetch_add(1, Ordering::SeqCst)))));
+    let f = failure(prompty::run_turn(&agent("t-too-many", &["a"]), user("go"), &json!({}), options).unwrap_err());
+    assert!(f.to_string().contains("5 tool calls") && f.to_string().contains("allows 4"), "{f}");
+    assert_eq!(ran.load(Ordering::SeqCst), 0);
+}
+
+#[test]
+fn a_huge_tool_result_is_cut_before_it_reaches_the_model() {
+    let m = model("t-huge", |k, _| if k == 0 { Ok(calls(&[("c1", "big", "{}")])) } else { Ok(answer("ok")) });
+    let options =
+        TurnOptions::new().max_tool_result_bytes(1000).tool("big", sync_tool(|_| Ok(json!("x".repeat(5_000_000)))));
+    prompty::run_turn(&agent("t-huge", &["big"]), user("go"), &json!({}), options).unwrap();
+    let tool = m.seen.lock().unwrap()[1].iter().find(|m| m.role == Role::Tool).unwrap().text();
+    assert!(tool.len() < 1100, "{}", tool.len());
+    assert!(tool.ends_with("[cut: 5000000 bytes, limit 1000]"), "{}", &tool[tool.len() - 40..]);
+}

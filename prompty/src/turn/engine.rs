@@ -120,6 +120,21 @@ fn result_text(value: Value) -> String {
     }
 }
 
+/// A tool result of at most `limit` bytes: a longer one is cut at a character boundary and says so.
+fn bounded(mut text: String, limit: usize) -> String {
+    if text.len() <= limit {
+        return text;
+    }
+    let total = text.len();
+    let mut cut = limit;
+    while !text.is_char_boundary(cut) {
+        cut -= 1;
+    }
+    text.truncate(cut);
+    text.push_str(&format!("… [cut: {total} bytes, limit {limit}]"));
+    text
+}
+
 /// What a tool's error says, without repeating `Tool 'x' failed`.
 fn error_text(e: Error) -> String {
     match e {
@@ -370,6 +385,14 @@ impl<'a> Loop<'a> {
         if self.rounds == 0 {
             self.status(|| "Starting agent loop".to_owned());
         }
+        if calls.len() > self.options.max_tool_calls {
+            let message = format!(
+                "the model asked for {} tool calls in one response; the turn allows {} (TurnOptions::max_tool_calls)",
+                calls.len(),
+                self.options.max_tool_calls
+            );
+            return Err(self.fail(TurnStop::Failed(Box::new(Error::Execution { message }))));
+        }
         for (i, call) in calls.iter_mut().enumerate() {
             if call.id.is_empty() {
                 call.id = format!("call_{}_{i}", self.iterations);
@@ -466,7 +489,9 @@ impl<'a> Loop<'a> {
             scope: Some(&self.scope),
         };
         let r = match run_tool(&call.name, decl, args, ctx).await {
-            Ok(value) => ToolResult::ok(&call.id, &call.name, result_text(value)),
+            Ok(value) => {
+                ToolResult::ok(&call.id, &call.name, bounded(result_text(value), self.options.max_tool_result_bytes))
+            }
             Err(e @ Error::NoToolHandler { .. }) => return Err(TurnStop::NoHandler(Box::new(e))),
             Err(e) => return Ok(self.failed(call, &error_text(e))),
         };
@@ -510,6 +535,13 @@ mod tests {
         assert_eq!(tool_calls_of(&json!({"name": "f", "arguments": "{}"})), None);
         assert_eq!(tool_calls_of(&json!([{"name": "f"}])), None);
         assert_eq!(tool_calls_of(&json!([1, 2])), None);
+    }
+
+    #[test]
+    fn long_tool_results_are_cut_at_a_character_boundary() {
+        assert_eq!(bounded("short".into(), 10), "short");
+        assert_eq!(bounded("ééé".into(), 3), "é… [cut: 6 bytes, limit 3]");
+        assert_eq!(bounded("abc".into(), 0), "… [cut: 3 bytes, limit 0]");
     }
 
     #[test]

@@ -32,6 +32,22 @@ pub const DEFAULT_LLM_RETRIES: u32 = 3;
 /// ```
 pub const MAX_AGENT_DEPTH: usize = 4;
 
+/// The tool calls one model response may ask for by default; more end the turn
+/// ([`crate::TurnStop::Failed`]) before any of them runs.
+///
+/// ```
+/// assert_eq!(prompty::DEFAULT_MAX_TOOL_CALLS, 128);
+/// ```
+pub const DEFAULT_MAX_TOOL_CALLS: usize = 128;
+
+/// The longest tool result (bytes of text) sent back to the model by default; a longer one is cut
+/// at a character boundary and says so.
+///
+/// ```
+/// assert_eq!(prompty::DEFAULT_MAX_TOOL_RESULT_BYTES, 1 << 20);
+/// ```
+pub const DEFAULT_MAX_TOOL_RESULT_BYTES: usize = 1 << 20;
+
 /// The steering messages a [`Steering`] handle holds before the loop drains them.
 ///
 /// ```
@@ -69,6 +85,8 @@ pub struct TurnOptions {
     pub(crate) context_budget: Option<ContextBudget>,
     pub(crate) llm_retries: u32,
     pub(crate) retry_backoff: Duration,
+    pub(crate) max_tool_calls: usize,
+    pub(crate) max_tool_result_bytes: usize,
     /// How many agentic tool turns this turn runs inside (0 for a turn the program started).
     pub(crate) depth: usize,
 }
@@ -86,6 +104,8 @@ impl Default for TurnOptions {
             context_budget: None,
             llm_retries: DEFAULT_LLM_RETRIES,
             retry_backoff: Duration::from_secs(1),
+            max_tool_calls: DEFAULT_MAX_TOOL_CALLS,
+            max_tool_result_bytes: DEFAULT_MAX_TOOL_RESULT_BYTES,
             depth: 0,
         }
     }
@@ -104,6 +124,8 @@ impl std::fmt::Debug for TurnOptions {
             .field("context_budget", &self.context_budget.as_ref().map(|b| b.chars))
             .field("llm_retries", &self.llm_retries)
             .field("retry_backoff", &self.retry_backoff)
+            .field("max_tool_calls", &self.max_tool_calls)
+            .field("max_tool_result_bytes", &self.max_tool_result_bytes)
             .finish()
     }
 }
@@ -111,7 +133,8 @@ impl std::fmt::Debug for TurnOptions {
 impl TurnOptions {
     /// The defaults: 10 iterations, tools one at a time, no per-call tools, no events, no
     /// cancellation, no guardrails, no steering, no context budget, 3 retries of a failed model
-    /// call (backoff from 1 s, capped at 60 s).
+    /// call (backoff from 1 s, capped at 60 s), at most 128 tool calls per model response, tool
+    /// results cut at 1 MiB.
     ///
     /// ```
     /// let options = prompty::TurnOptions::new();
@@ -281,6 +304,33 @@ impl TurnOptions {
     /// ```
     pub fn retry_backoff(mut self, base: Duration) -> Self {
         self.retry_backoff = base;
+        self
+    }
+}
+
+impl TurnOptions {
+    /// How many tool calls one model response may ask for (default [`DEFAULT_MAX_TOOL_CALLS`]).
+    /// A response asking for more ends the turn before any of its calls runs.
+    ///
+    /// ```
+    /// let options = prompty::TurnOptions::new().max_tool_calls(16);
+    /// # let _ = options;
+    /// ```
+    pub fn max_tool_calls(mut self, n: usize) -> Self {
+        self.max_tool_calls = n;
+        self
+    }
+
+    /// The longest tool result sent back to the model, in bytes (default
+    /// [`DEFAULT_MAX_TOOL_RESULT_BYTES`]). A longer result is cut at a character boundary and
+    /// ends with `… [cut: N bytes, limit M]`, so the model knows it is partial.
+    ///
+    /// ```
+    /// let options = prompty::TurnOptions::new().max_tool_result_bytes(64 * 1024);
+    /// # let _ = options;
+    /// ```
+    pub fn max_tool_result_bytes(mut self, n: usize) -> Self {
+        self.max_tool_result_bytes = n;
         self
     }
 }
