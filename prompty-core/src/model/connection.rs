@@ -128,6 +128,46 @@ pub(crate) fn redact_value(value: &Value) -> Value {
     }
 }
 
+/// An endpoint as `Debug` shows it: without the user information of its URL
+/// (`https://user:pass@host` → `https://[REDACTED]@host`) and with the values of secret-looking
+/// query parameters (`?api-key=…`, `?sig=…`) redacted.
+pub(crate) fn redact_url(url: &str) -> String {
+    let (scheme, rest) = match url.split_once("://") {
+        Some((scheme, rest)) => (format!("{scheme}://"), rest),
+        None => (String::new(), url),
+    };
+    let authority_end = rest.find(['/', '?', '#']).unwrap_or(rest.len());
+    let (authority, tail) = rest.split_at(authority_end);
+    let authority = match authority.rfind('@') {
+        Some(at) => format!("[REDACTED]@{}", &authority[at + 1..]),
+        None => authority.to_owned(),
+    };
+    let (before_fragment, fragment) = match tail.split_once('#') {
+        Some((t, frag)) => (t, format!("#{frag}")),
+        None => (tail, String::new()),
+    };
+    let tail = match before_fragment.split_once('?') {
+        Some((path, query)) => {
+            let query: Vec<String> = query
+                .split('&')
+                .map(|pair| match pair.split_once('=') {
+                    Some((k, _)) if Connection::is_secret_field(k) || k.eq_ignore_ascii_case("sig") => {
+                        format!("{k}=[REDACTED]")
+                    }
+                    _ => pair.to_owned(),
+                })
+                .collect();
+            format!("{path}?{}", query.join("&"))
+        }
+        None => before_fragment.to_owned(),
+    };
+    format!("{scheme}{authority}{tail}{fragment}")
+}
+
+fn redact_endpoint(endpoint: &Option<String>) -> Option<String> {
+    endpoint.as_deref().map(redact_url)
+}
+
 /// [`redact_value`] of every field of `map`.
 pub(crate) fn redact_map(map: &Map<String, Value>) -> Map<String, Value> {
     map.iter()
@@ -144,7 +184,7 @@ impl std::fmt::Debug for Connection {
         match self {
             Connection::Key { endpoint, api_key, common } => f
                 .debug_struct("Key")
-                .field("endpoint", endpoint)
+                .field("endpoint", &redact_endpoint(endpoint))
                 .field("api_key", api_key)
                 .field("common", common)
                 .finish(),
@@ -154,22 +194,24 @@ impl std::fmt::Debug for Connection {
             Connection::Remote { name, endpoint, common } => f
                 .debug_struct("Remote")
                 .field("name", name)
-                .field("endpoint", endpoint)
+                .field("endpoint", &redact_endpoint(endpoint))
                 .field("common", common)
                 .finish(),
-            Connection::Anonymous { endpoint, common } => {
-                f.debug_struct("Anonymous").field("endpoint", endpoint).field("common", common).finish()
-            }
+            Connection::Anonymous { endpoint, common } => f
+                .debug_struct("Anonymous")
+                .field("endpoint", &redact_endpoint(endpoint))
+                .field("common", common)
+                .finish(),
             Connection::Foundry { endpoint, name, connection_type, common } => f
                 .debug_struct("Foundry")
-                .field("endpoint", endpoint)
+                .field("endpoint", &redact_endpoint(endpoint))
                 .field("name", name)
                 .field("connection_type", connection_type)
                 .field("common", common)
                 .finish(),
             Connection::OAuth { endpoint, client_id, client_secret, token_url, scopes, common } => f
                 .debug_struct("OAuth")
-                .field("endpoint", endpoint)
+                .field("endpoint", &redact_endpoint(endpoint))
                 .field("client_id", client_id)
                 .field("client_secret", client_secret)
                 .field("token_url", token_url)
@@ -340,5 +382,24 @@ impl<'de> Deserialize<'de> for Connection {
                 common: w.common,
             },
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn debug_hides_url_user_information_and_secret_query_parameters() {
+        assert_eq!(
+            redact_url("https://bob:hunter2@api.example.com/v1?api-version=1&api-key=abc&sig=x#top"),
+            "https://[REDACTED]@api.example.com/v1?api-version=1&api-key=[REDACTED]&sig=[REDACTED]#top"
+        );
+        assert_eq!(redact_url("http://127.0.0.1:8080/v1"), "http://127.0.0.1:8080/v1");
+        let c: Connection = serde_json::from_value(serde_json::json!(
+            {"kind": "key", "endpoint": "https://u:p4ss@h/v1", "apiKey": "k"}))
+        .unwrap();
+        let shown = format!("{c:?}");
+        assert!(!shown.contains("p4ss") && shown.contains("[REDACTED]@h/v1"), "{shown}");
     }
 }

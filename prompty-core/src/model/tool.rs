@@ -211,13 +211,18 @@ impl PromptyTool {
     }
 }
 
-/// A tool of a kind this runtime does not know: every field is kept.
+/// A tool of a kind this runtime does not know: every field is kept. `Debug` redacts the
+/// secret-looking ones.
 ///
 /// ```
 /// let c = prompty_core::CustomTool { kind: "my_provider".into(), ..Default::default() };
 /// assert!(c.extra.is_empty());
+/// let mut options = serde_json::Map::new();
+/// options.insert("accessToken".into(), "t0k3n".into());
+/// let c = prompty_core::CustomTool { options: Some(options), ..c };
+/// assert!(!format!("{c:?}").contains("t0k3n"));
 /// ```
-#[derive(Debug, Clone, PartialEq, Default)]
+#[derive(Clone, PartialEq, Default)]
 pub struct CustomTool {
     /// The kind as written.
     pub kind: String,
@@ -227,6 +232,20 @@ pub struct CustomTool {
     pub options: Option<Map<String, Value>>,
     /// Every other field, as written.
     pub extra: Map<String, Value>,
+}
+
+/// Secret-looking fields of `options` and of the other fields are redacted, as in a
+/// [`Connection`]'s `Debug` ([`Connection::is_secret_field`]).
+impl std::fmt::Debug for CustomTool {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        use super::connection::redact_map;
+        f.debug_struct("CustomTool")
+            .field("kind", &self.kind)
+            .field("connection", &self.connection)
+            .field("options", &self.options.as_ref().map(redact_map))
+            .field("extra", &redact_map(&self.extra))
+            .finish()
+    }
 }
 
 impl Tool {
