@@ -568,6 +568,9 @@ mod tests {
         };
         assert!(retryable(&http(None)) && retryable(&http(Some(429))) && retryable(&http(Some(503))));
         assert!(!retryable(&http(Some(400))) && !retryable(&http(Some(401))) && !retryable(&http(Some(408))));
+        // A success status whose body then failed (cut short, too large): the provider may have
+        // generated already, so a retry could duplicate it.
+        assert!(!retryable(&http(Some(200))) && !retryable(&http(Some(201))));
         assert!(!retryable(&Error::MissingInput { name: "x".into() }));
     }
 }

@@ -282,8 +282,9 @@ impl TurnOptions {
 
     /// How many times a failed model call is retried (default 3): connection failures and
     /// timeouts (no response), HTTP 429 and 5xx, and executor errors; never another 4xx, never a
-    /// processing error, never a stream that failed after it started. A `status` event precedes
-    /// each retry. This is on top of the HTTP executors' own retries of 429/5xx
+    /// response that arrived with a success status and then failed (a body cut short: the model
+    /// may have generated already), never a processing error, never a stream that failed after it
+    /// started. A `status` event precedes each retry. This is on top of the HTTP executors' own retries of 429/5xx
     /// (`providers::http::RetryPolicy`).
     ///
     /// ```
