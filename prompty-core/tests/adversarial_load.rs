@@ -7,48 +7,9 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::{Duration, Instant};
 
-/// Set in the child process that runs one probe.
-const CHILD: &str = "PROMPTY_ADVERSARIAL_LOAD_CHILD";
-
-/// Runs `probe` in a child process (this binary, filtered to `test`), and fails unless the child
-/// exits normally within `limit`.
-fn in_child(test: &str, limit: Duration, probe: fn()) {
-    if std::env::var_os(CHILD).is_some() {
-        // On a thread with the default 2 MiB stack of spawned threads (tokio's workers too), not
-        // the larger stack of the main thread the filtered child runs its test on.
-        let t = std::thread::Builder::new().stack_size(2 << 20).spawn(probe).unwrap();
-        if let Err(panic) = t.join() {
-            std::panic::resume_unwind(panic);
-        }
-        return;
-    }
-    let mut child = Command::new(std::env::current_exe().unwrap())
-        .args(["--exact", test, "--nocapture", "--test-threads=1"])
-        .env(CHILD, "1")
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::piped())
-        .spawn()
-        .unwrap();
-    let start = Instant::now();
-    let status = loop {
-        if let Some(status) = child.try_wait().unwrap() {
-            break status;
-        }
-        if start.elapsed() > limit {
-            child.kill().unwrap();
-            child.wait().unwrap();
-            panic!("probe {test} did not finish within {limit:?}");
-        }
-        std::thread::sleep(Duration::from_millis(20));
-    };
-    let out = child.wait_with_output().unwrap();
-    assert!(
-        status.success(),
-        "probe {test} crashed: {status}\n{}\n{}",
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
-    );
-}
+#[path = "support/child.rs"]
+mod child;
+use child::in_child;
 
 /// Runs `f` on a thread and fails if it does not return within `limit` (a blocked read).
 fn within<T: Send + 'static>(limit: Duration, f: impl FnOnce() -> T + Send + 'static) -> T {
