@@ -176,6 +176,22 @@ fn assistant_calls(message: &Value) -> Vec<(String, String, String)> {
         .collect()
 }
 
+/// The messages of the request after the three-city round (`call_par_1..3`): system, user, the
+/// assistant's three calls in order, then the three tool messages; checked up to the calls.
+fn three_city_round(body: &Value) -> Vec<Value> {
+    let m = sent(body);
+    assert_eq!(m.len(), 6, "system, user, assistant, three tool results: {body:#}");
+    assert_eq!(
+        assistant_calls(&m[2]),
+        [
+            ("call_par_1".into(), "get_weather".into(), r#"{"city":"Paris"}"#.into()),
+            ("call_par_2".into(), "get_weather".into(), r#"{"city":"Oslo"}"#.into()),
+            ("call_par_3".into(), "get_time".into(), r#"{"city":"Tokyo"}"#.into()),
+        ]
+    );
+    m
+}
+
 /// The second request of a one-tool round trip: the prompt's messages, the assistant's call,
 /// the tool's result, nothing else.
 fn assert_round_replayed(body: &Value, user: &str, call: (&str, &str, &str), result: &str) {
@@ -310,16 +326,7 @@ async fn parallel_calls_run_together_and_their_results_keep_the_call_order() {
 
     let b = bodies(&server, "/v1/chat/completions", 2);
     assert_first_request(&b[0], user, &["get_weather", "get_time"]);
-    let m = sent(&b[1]);
-    assert_eq!(m.len(), 6, "system, user, assistant, three tool messages: {:#}", b[1]);
-    assert_eq!(
-        assistant_calls(&m[2]),
-        [
-            ("call_par_1".into(), "get_weather".into(), r#"{"city":"Paris"}"#.into()),
-            ("call_par_2".into(), "get_weather".into(), r#"{"city":"Oslo"}"#.into()),
-            ("call_par_3".into(), "get_time".into(), r#"{"city":"Tokyo"}"#.into()),
-        ]
-    );
+    let m = three_city_round(&b[1]);
     // The results follow the assistant message at once, in call order (not in finishing order).
     let results: Vec<(Value, Value)> =
         m[3..].iter().map(|t| (t["tool_call_id"].clone(), t["content"].clone())).collect();
@@ -652,16 +659,7 @@ async fn anthropic_results_of_one_round_go_back_in_one_user_message() {
     assert_eq!(calls.load(Ordering::SeqCst), 2);
 
     let b = bodies(&server, "/v1/messages", 2);
-    let m = sent(&b[1]);
-    assert_eq!(m.len(), 6, "system, user, assistant, three results: {:#}", b[1]);
-    assert_eq!(
-        assistant_calls(&m[2]),
-        [
-            ("call_par_1".into(), "get_weather".into(), r#"{"city":"Paris"}"#.into()),
-            ("call_par_2".into(), "get_weather".into(), r#"{"city":"Oslo"}"#.into()),
-            ("call_par_3".into(), "get_time".into(), r#"{"city":"Tokyo"}"#.into()),
-        ]
-    );
+    let m = three_city_round(&b[1]);
     let ids: Vec<&Value> = m[3..].iter().map(|t| &t["tool_call_id"]).collect();
     assert_eq!(ids, [&json!("call_par_1"), &json!("call_par_2"), &json!("call_par_3")]);
     assert_eq!(text(&m[3]), "21°C and sunny in Paris");
