@@ -22,25 +22,36 @@ pub fn e2e_dir() -> PathBuf {
 
 static INSTALL: Mutex<bool> = Mutex::new(false);
 
-/// Installs the pinned aimock with `npm ci` when it is not there yet (once per process).
-fn ensure_installed() -> PathBuf {
+/// The npm packages' commands the tests start; `npm ci` runs when one is missing.
+const NPM_BINS: [&str; 4] = ["llmock", "mcp-server-everything", "mcp-server-filesystem", "prism"];
+
+/// Installs the pinned npm peers with `npm ci` when one is not there yet (once per process), and
+/// returns the folder of their commands (`node_modules/.bin`).
+pub fn npm_bin_dir() -> PathBuf {
     let dir = e2e_dir();
-    let bin = dir.join("node_modules").join(".bin").join("llmock");
+    let bins = dir.join("node_modules").join(".bin");
     let mut done = INSTALL.lock().unwrap_or_else(|e| e.into_inner());
-    if !*done && !bin.exists() {
+    if !*done && NPM_BINS.iter().any(|b| !bins.join(b).exists()) {
         let status = Command::new("npm")
             .args(["ci", "--no-audit", "--no-fund", "--prefix"])
             .arg(&dir)
             .status()
             .unwrap_or_else(|e| panic!("cannot run `npm ci` (node and npm are needed for the e2e tests): {e}"));
         assert!(status.success(), "`npm ci --prefix {}` failed: {status}", dir.display());
-        assert!(bin.exists(), "`npm ci` did not install {}", bin.display());
+        for b in NPM_BINS {
+            assert!(bins.join(b).exists(), "`npm ci` did not install {}", bins.join(b).display());
+        }
     }
     *done = true;
-    bin
+    bins
 }
 
-fn free_port() -> u16 {
+fn ensure_installed() -> PathBuf {
+    npm_bin_dir().join("llmock")
+}
+
+/// A free TCP port on 127.0.0.1.
+pub fn free_port() -> u16 {
     TcpListener::bind("127.0.0.1:0").and_then(|l| l.local_addr()).map(|a| a.port()).expect("no free port")
 }
 

@@ -1,0 +1,200 @@
+//! Real third-party servers for the tool tests (MCP, OpenAPI), started on 127.0.0.1 for one test
+//! and stopped by their process id when the [`Peer`] value drops.
+//!
+//! - npm commands come from `node_modules/.bin` (pinned in `package.json`; `npm ci` on first use,
+//!   see `common.rs`).
+//! - Python peers run from a virtualenv built from `requirements.txt` on first use, cached outside
+//!   the repository in `$XDG_CACHE_HOME/prompty-rs/py-<hash of requirements.txt>` (else
+//!   `~/.cache/...`): pip's registry is only asked when the pinned set changes.
+//!
+//! Nothing here talks to anything but 127.0.0.1.
+
+#![allow(dead_code)]
+
+use super::common::{e2e_dir, free_port, npm_bin_dir};
+use std::io::{Read, Write};
+use std::net::TcpStream;
+use std::path::PathBuf;
+use std::process::{Child, Command, Stdio};
+use std::sync::Mutex;
+use std::time::{Duration, Instant};
+
+static VENV: Mutex<Option<PathBuf>> = Mutex::new(None);
+
+/// The cache folder for expensive installs, outside the repository.
+fn cache_dir() -> PathBuf {
+    let base = std::env::var_os("XDG_CACHE_HOME")
+        .map(PathBuf::from)
+        .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".cache")))
+        .unwrap_or_else(std::env::temp_dir);
+    base.join("prompty-rs")
+}
+
+/// A short stable hash of the pinned requirements (FNV-1a), naming the cached virtualenv.
+fn requirements_key(text: &str) -> String {
+    let mut h: u64 = 0xcbf29ce484222325;
+    for b in text.bytes() {
+        h ^= u64::from(b);
+        h = h.wrapping_mul(0x100000001b3);
+    }
+    format!("{h:016x}")
+}
+
+/// The Python interpreter of the cached virtualenv holding `requirements.txt` (built on first use
+/// with `python3 -m venv` and `pip install -r`).
+pub fn python() -> PathBuf {
+    let mut slot = VENV.lock().unwrap_or_else(|e| e.into_inner());
+    if let Some(p) = slot.as_ref() {
+        return p.clone();
+    }
+    let req = e2e_dir().join("requirements.txt");
+    let text = std::fs::read_to_string(&req).unwrap_or_else(|e| panic!("cannot read {}: {e}", req.display()));
+    let venv = cache_dir().join(format!("py-{}", requirements_key(&text)));
+    let py = venv.join("bin").join("python");
+    let ready = venv.join(".installed");
+    if !ready.exists() {
+        let _ = std::fs::remove_dir_all(&venv);
+        std::fs::create_dir_all(cache_dir()).expect("cannot create the cache folder");
+        let status = Command::new("python3")
+            .args(["-m", "venv"])
+            .arg(&venv)
+            .status()
+            .unwrap_or_else(|e| panic!("cannot run python3 (Python 3.11 is needed for the e2e tests): {e}"));
+        assert!(status.success(), "`python3 -m venv {}` failed", venv.display());
+        let status = Command::new(&py)
+            .args(["-m", "pip", "install", "--quiet", "--disable-pip-version-check", "-r"])
+            .arg(&req)
+            .status()
+            .expect("cannot run pip");
+        assert!(status.success(), "`pip install -r {}` failed", req.display());
+        std::fs::write(&ready, text).expect("cannot mark the virtualenv ready");
+    }
+    *slot = Some(py.clone());
+    py
+}
+
+/// An npm package's command (`node_modules/.bin/<name>`).
+pub fn npm_bin(name: &str) -> PathBuf {
+    npm_bin_dir().join(name)
+}
+
+/// A server process started for one test, killed when dropped; its output goes to a log file
+/// read back when it fails to start.
+pub struct Peer {
+    child: Child,
+    /// Its port on 127.0.0.1 (0 for a stdio peer).
+    pub port: u16,
+    log: PathBuf,
+}
+
+impl Peer {
+    /// Starts `command` (which must listen on `port`) and waits, at most `timeout`, until a GET of
+    /// `ready_path` answers with any HTTP status. Retries with a new port (from `make`) up to three
+    /// times when the process exits early.
+    pub fn start(name: &str, timeout: Duration, ready_path: &str, make: impl Fn(u16) -> Command) -> Peer {
+        let mut last_log = String::new();
+        for _ in 0..3 {
+            let port = free_port();
+            let log = std::env::temp_dir().join(format!("prompty-{name}-{port}.log"));
+            let out = std::fs::File::create(&log).expect("cannot create a log file");
+            let err = out.try_clone().expect("cannot clone the log file handle");
+            let child = make(port)
+                .stdin(Stdio::null())
+                .stdout(out)
+                .stderr(err)
+                .spawn()
+                .unwrap_or_else(|e| panic!("cannot start {name}: {e}"));
+            let mut peer = Peer { child, port, log };
+            let deadline = Instant::now() + timeout;
+            while Instant::now() < deadline {
+                if let Ok(Some(_)) = peer.child.try_wait() {
+                    break;
+                }
+                if peer.get(ready_path).is_ok_and(|(status, _)| status > 0) {
+                    return peer;
+                }
+                std::thread::sleep(Duration::from_millis(100));
+            }
+            last_log = peer.log_text();
+        }
+        panic!("{name} did not become ready; its log:\n{last_log}");
+    }
+
+    /// `http://127.0.0.1:<port>`.
+    pub fn url(&self) -> String {
+        format!("http://127.0.0.1:{}", self.port)
+    }
+
+    /// What the process wrote so far.
+    pub fn log_text(&self) -> String {
+        std::fs::read_to_string(&self.log).unwrap_or_default()
+    }
+
+    /// A plain HTTP/1.0 GET (no client library in between): status and body.
+    pub fn get(&self, path: &str) -> std::io::Result<(u16, String)> {
+        let mut s = TcpStream::connect(("127.0.0.1", self.port))?;
+        s.set_read_timeout(Some(Duration::from_secs(5)))?;
+        write!(s, "GET {path} HTTP/1.0\r\nHost: 127.0.0.1:{}\r\nConnection: close\r\n\r\n", self.port)?;
+        let mut raw = Vec::new();
+        s.read_to_end(&mut raw)?;
+        let text = String::from_utf8_lossy(&raw).into_owned();
+        let (head, body) = text.split_once("\r\n\r\n").unwrap_or((&text, ""));
+        let status = head.split_whitespace().nth(1).and_then(|c| c.parse().ok()).unwrap_or(0);
+        Ok((status, body.to_owned()))
+    }
+}
+
+impl Drop for Peer {
+    fn drop(&mut self) {
+        // SIGTERM first so that servers with workers (gunicorn) stop them, then SIGKILL.
+        let _ = Command::new("kill").arg(self.child.id().to_string()).status();
+        let deadline = Instant::now() + Duration::from_secs(3);
+        while Instant::now() < deadline {
+            if let Ok(Some(_)) = self.child.try_wait() {
+                let _ = std::fs::remove_file(&self.log);
+                return;
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+        let _ = std::fs::remove_file(&self.log);
+    }
+}
+
+/// `@modelcontextprotocol/server-everything` over streamable HTTP on a free port (`/mcp`).
+pub fn everything_http() -> Peer {
+    let bin = npm_bin("mcp-server-everything");
+    Peer::start("mcp-everything", Duration::from_secs(30), "/mcp", |port| {
+        let mut c = Command::new(&bin);
+        c.arg("streamableHttp").env("PORT", port.to_string());
+        c
+    })
+}
+
+/// Prism mocking an OpenAPI document of `@readme/oas-examples` (`version`/`json`/`file`), e.g.
+/// `prism_mock("3.0", "petstore.json")`.
+pub fn prism_mock(version: &str, file: &str) -> Peer {
+    let bin = npm_bin("prism");
+    let spec = oas_example(version, file);
+    Peer::start("prism", Duration::from_secs(60), "/", |port| {
+        let mut c = Command::new(&bin);
+        c.args(["mock", "-h", "127.0.0.1", "-p", &port.to_string()]).arg(&spec);
+        c
+    })
+}
+
+/// The path of an `@readme/oas-examples` document.
+pub fn oas_example(version: &str, file: &str) -> PathBuf {
+    npm_bin_dir().join("..").join("@readme").join("oas-examples").join(version).join("json").join(file)
+}
+
+/// httpbin (PyPI, with flasgger for its Swagger 2.0 document at `/spec.json`) under gunicorn.
+pub fn httpbin() -> Peer {
+    let py = python();
+    Peer::start("httpbin", Duration::from_secs(30), "/get", |port| {
+        let mut c = Command::new(&py);
+        c.args(["-m", "gunicorn", "--workers", "2", "--bind"]).arg(format!("127.0.0.1:{port}")).arg("httpbin:app");
+        c
+    })
+}
