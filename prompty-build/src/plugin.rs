@@ -51,15 +51,19 @@ pub enum Component {
     Executor,
     /// `#[processor("key")]`: turns a raw response into the result, selected by `model.provider`.
     Processor,
+    /// `#[loader("key")]`: fills a tool catalog, selected by the loader name of
+    /// `ToolCatalog::add_source`.
+    Loader,
 }
 
 impl Component {
     /// Every component.
     ///
     /// ```
-    /// assert_eq!(prompty_build::plugin::Component::ALL.len(), 4);
+    /// assert_eq!(prompty_build::plugin::Component::ALL.len(), 5);
     /// ```
-    pub const ALL: [Component; 4] = [Component::Renderer, Component::Parser, Component::Executor, Component::Processor];
+    pub const ALL: [Component; 5] =
+        [Component::Renderer, Component::Parser, Component::Executor, Component::Processor, Component::Loader];
 
     /// The attribute's name: `renderer`, `parser`, `executor` or `processor`.
     ///
@@ -72,6 +76,7 @@ impl Component {
             Component::Parser => "parser",
             Component::Executor => "executor",
             Component::Processor => "processor",
+            Component::Loader => "loader",
         }
     }
 
@@ -86,6 +91,7 @@ impl Component {
             Component::Parser => "Parser",
             Component::Executor => "Executor",
             Component::Processor => "Processor",
+            Component::Loader => "ToolLoader",
         }
     }
 
@@ -95,6 +101,7 @@ impl Component {
             Component::Renderer => "jinja2",
             Component::Parser => "prompty",
             Component::Executor | Component::Processor => "openai",
+            Component::Loader => "file",
         }
     }
 }

@@ -43,7 +43,7 @@ use syn::{
 };
 
 /// The options `#[tool(...)]` accepts.
-const OPTIONS: &str = "`name = \"...\"` and `description = \"...\"`";
+const OPTIONS: &str = "`name = \"...\"`, `description = \"...\"` and `namespace = \"...\"`";
 
 /// Attributes of a parameter that belong to its argument field: its doc comment (the parameter's
 /// description) and serde/schemars field attributes. rustc rejects them on fn parameters.
@@ -53,7 +53,8 @@ const FIELD_ATTRIBUTES: [&str; 3] = ["doc", "serde", "schemars"];
 /// the fn (with its parameters' doc comments moved to the argument struct) followed by the
 /// generated items, or every problem found as one combined error.
 ///
-/// Options: `name = "..."` (the tool's name; default: the fn's name) and `description = "..."`
+/// Options: `name = "..."` (the tool's name; default: the fn's name), `namespace = "..."` (its
+/// namespace in the tool catalog; default: the crate's name) and `description = "..."`
 /// (default: the fn's doc comment).
 ///
 /// ```
@@ -98,6 +99,10 @@ pub fn expand(attr: TokenStream, item: TokenStream) -> syn::Result<TokenStream> 
     let name = match &options.name {
         Some(name) => name.value(),
         None => fn_ident.unraw().to_string(),
+    };
+    let namespace = match &options.namespace {
+        Some(ns) => ns.to_token_stream(),
+        None => quote!(::core::env!("CARGO_CRATE_NAME")),
     };
     let description = match &options.description {
         Some(d) => Some(d.value()),
@@ -212,6 +217,7 @@ pub fn expand(attr: TokenStream, item: TokenStream) -> syn::Result<TokenStream> 
         ::prompty::__private::inventory::submit! {
             ::prompty::ToolRegistration {
                 name: #name,
+                namespace: #namespace,
                 make: || ::std::sync::Arc::new(#fn_ident {}),
             }
         }
@@ -322,6 +328,7 @@ pub fn fallback(item: TokenStream) -> TokenStream {
 struct Options {
     name: Option<LitStr>,
     description: Option<LitStr>,
+    namespace: Option<LitStr>,
 }
 
 fn parse_options(attr: TokenStream, errors: &mut Errors) -> Options {
@@ -338,6 +345,7 @@ fn parse_options(attr: TokenStream, errors: &mut Errors) -> Options {
         let slot = match key.as_deref() {
             Some("name") => &mut options.name,
             Some("description") => &mut options.description,
+            Some("namespace") => &mut options.namespace,
             _ => {
                 let shown = meta.path().to_token_stream().to_string().replace(' ', "");
                 errors.spanned(meta.path(), format!("unknown #[tool] option `{shown}`: the options are {OPTIONS}"));
@@ -365,6 +373,10 @@ fn parse_options(attr: TokenStream, errors: &mut Errors) -> Options {
         let text = value.value();
         if text.trim().is_empty() {
             errors.spanned(&value, format!("the tool's {key} cannot be empty"));
+            continue;
+        }
+        if key == "namespace" && text.contains("::") {
+            errors.spanned(&value, "a tool namespace cannot contain `::` (the catalog writes `namespace::tool`)");
             continue;
         }
         if key == "name" && text.chars().any(char::is_whitespace) {

@@ -230,6 +230,14 @@ pub enum Error {
         message: String,
     },
 
+    /// The tool catalog refused an operation: a duplicate tool, a loader that failed, a call that
+    /// names no tool of the catalog, an enrichment cycle.
+    #[error("tool catalog: {message}")]
+    Catalog {
+        /// What went wrong, naming the tools and sources involved.
+        message: String,
+    },
+
     /// Tool handlers and the agent's tool declarations do not fit together.
     #[error("tool binding error: {message}")]
     ToolBinding {

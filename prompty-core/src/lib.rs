@@ -39,3 +39,4 @@ pub use error::{Error, HttpFailure, Location, Result, TurnFailure, TurnStop};
 pub use loader::{confine_path, load, load_str, load_str_tracked, load_str_with, load_with, locate_field, LoadOptions};
 pub use model::*;
 pub use validate::{validate_input_map, validate_inputs};
+pub use yaml::parse_yaml;

@@ -75,6 +75,18 @@ pub(crate) fn parse(yaml: &str) -> Result<Value, YamlError> {
 }
 
 /// Parses YAML text into JSON values without the cache, within the bounds of this module.
+/// Parses YAML (or JSON) text into a JSON value with the loader's bounds: nesting deeper than 64
+/// levels and alias expansion beyond a million nodes are refused.
+///
+/// ```
+/// let v = prompty_core::parse_yaml("a: [1, 2]").unwrap();
+/// assert_eq!(v["a"][1], 2);
+/// assert!(prompty_core::parse_yaml(&"[".repeat(100)).is_err());
+/// ```
+pub fn parse_yaml(text: &str) -> Result<Value, String> {
+    parse_uncached(text).map_err(|e| e.to_string())
+}
+
 pub(crate) fn parse_uncached(yaml: &str) -> Result<Value, YamlError> {
     if needs_check(yaml) {
         check_bounds(yaml)?;

@@ -207,3 +207,16 @@ pub fn executor(attr: TokenStream, item: TokenStream) -> TokenStream {
 pub fn processor(attr: TokenStream, item: TokenStream) -> TokenStream {
     plugin(Component::Processor, attr, item)
 }
+
+/// Registers a type as a tool loader of prompty's tool catalog under one or more names, at link
+/// time. The type implements `prompty::catalog::ToolLoader` and `Default`.
+///
+/// ```ignore
+/// #[prompty::loader("greetings")]
+/// #[derive(Default)]
+/// struct Greetings;
+/// ```
+#[proc_macro_attribute]
+pub fn loader(attr: TokenStream, item: TokenStream) -> TokenStream {
+    plugin(Component::Loader, attr, item)
+}

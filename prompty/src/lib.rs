@@ -56,6 +56,7 @@
 extern crate self as prompty;
 
 mod blocking;
+pub mod catalog;
 mod mark;
 mod nonce;
 mod parser;
@@ -71,6 +72,8 @@ mod tools;
 mod turn;
 mod typed;
 
+#[doc(hidden)]
+pub use catalog::{__make_loader, ToolLoaderRegistration};
 pub use parser::{parse, parse_async};
 pub use pipeline::{
     invoke, invoke_async, load_async, load_with_async, prepare, prepare_async, render, render_async, run, run_async,
@@ -267,6 +270,34 @@ pub use prompty_macros::executor;
 #[cfg(feature = "macros")]
 #[doc(inline)]
 pub use prompty_macros::processor;
+
+/// Registers a type as a tool loader of the tool catalog under one or more names, at link time:
+/// `ToolCatalog::add_source("name", config)` runs it. The type implements
+/// [`catalog::ToolLoader`] and `Default`, and is not generic.
+///
+/// ```
+/// use prompty::catalog::{CatalogEntry, ToolCatalog, ToolLoader};
+/// use prompty::{BoxFuture, Result};
+/// use serde_json::{json, Value};
+///
+/// #[prompty::loader("greetings")]
+/// #[derive(Default)]
+/// struct Greetings;
+///
+/// impl ToolLoader for Greetings {
+///     fn load<'a>(&'a self, _config: &'a Value) -> BoxFuture<'a, Result<Vec<CatalogEntry>>> {
+///         Box::pin(async { Ok(vec![CatalogEntry::new("greet", "hello", json!({"type": "object"}))]) })
+///     }
+/// }
+///
+/// let catalog = ToolCatalog::new();
+/// catalog.add_source("greetings", json!({}))?;
+/// assert_eq!(catalog.get("greet::hello").len(), 1);
+/// # Ok::<(), prompty::Error>(())
+/// ```
+#[cfg(feature = "macros")]
+#[doc(inline)]
+pub use prompty_macros::loader;
 
 /// Turns a `.prompty` file into a module of types and functions the compiler checks (typed
 /// prompts): `include_prompty!("prompts/chat.prompty")` at item position generates `pub mod chat`

@@ -29,6 +29,29 @@ pub trait ToolFunction: Send + Sync + 'static {
     /// Runs the tool with its arguments.
     fn call<'a>(&'a self, args: Value) -> BoxFuture<'a, Result<Value>>;
 
+    /// Runs the tool with its arguments, knowing the call's context: a tool that produces
+    /// content beyond its JSON result (an image) attaches it with [`crate::ToolContext::attach`].
+    /// By default, [`Self::call`].
+    ///
+    /// ```
+    /// use prompty::{BoxFuture, ContentPart, Result, ToolContext, ToolFunction};
+    /// use serde_json::Value;
+    /// struct Chart;
+    /// impl ToolFunction for Chart {
+    ///     fn call<'a>(&'a self, _args: Value) -> BoxFuture<'a, Result<Value>> {
+    ///         Box::pin(async { Ok(Value::from("a chart (image not shown)")) })
+    ///     }
+    ///     fn call_in<'a>(&'a self, _args: Value, ctx: ToolContext<'a>) -> BoxFuture<'a, Result<Value>> {
+    ///         ctx.attach(ContentPart::Image { source: "iVBORw0KGgo=".into(), detail: None, media_type: Some("image/png".into()) });
+    ///         Box::pin(async { Ok(Value::from("a chart")) })
+    ///     }
+    /// }
+    /// ```
+    fn call_in<'a>(&'a self, args: Value, ctx: crate::ToolContext<'a>) -> BoxFuture<'a, Result<Value>> {
+        let _ = ctx;
+        self.call(args)
+    }
+
     /// The tool's declaration, when the function knows it (`#[prompty::tool]` functions do).
     fn definition(&self) -> Option<Tool> {
         None
@@ -93,6 +116,8 @@ where
 pub struct ToolRegistration {
     /// The tool's name.
     pub name: &'static str,
+    /// Its namespace in the tool catalog (`#[tool(namespace = "...")]`, else the crate's name).
+    pub namespace: &'static str,
     /// Builds the tool function.
     pub make: fn() -> Arc<dyn ToolFunction>,
 }

@@ -4,7 +4,7 @@
 use super::args::parse_arguments;
 use super::function::{get_tool, Tools};
 use crate::registry::store::Store;
-use crate::{Agent, BoxFuture, Error, Result, Tool, ToolCall};
+use crate::{Agent, BoxFuture, ContentPart, Error, Result, Tool, ToolCall};
 use futures_util::FutureExt;
 use serde_json::{Map, Value};
 use std::panic::AssertUnwindSafe;
@@ -28,14 +28,45 @@ pub struct ToolContext<'a> {
     pub inputs: &'a Map<String, Value>,
     /// Tool functions handed to this call.
     pub tools: &'a Tools,
+    /// The name the model called: the tool's name, or for the tools of an MCP server or an
+    /// OpenAPI document, the wire name of one of them (`fs__read_file`). Empty when unknown.
+    pub function: &'a str,
     /// The agent loop the call runs in, when it runs in one (nesting depth, cancellation).
     pub(crate) scope: Option<&'a crate::turn::Scope>,
+    /// Where content parts a tool attaches to its result go.
+    pub(crate) attachments: Option<&'a std::sync::Mutex<Vec<ContentPart>>>,
 }
 
 impl<'a> ToolContext<'a> {
     /// A context.
     pub fn new(agent: &'a Agent, inputs: &'a Map<String, Value>, tools: &'a Tools) -> Self {
-        ToolContext { agent, inputs, tools, scope: None }
+        ToolContext { agent, inputs, tools, function: "", scope: None, attachments: None }
+    }
+
+    /// The same context for a call of `function` (see [`ToolContext::function`]).
+    ///
+    /// ```
+    /// let (agent, inputs, tools) = (prompty::Agent::default(), serde_json::Map::new(), prompty::Tools::new());
+    /// let ctx = prompty::ToolContext::new(&agent, &inputs, &tools).with_function("fs__read_file");
+    /// assert_eq!(ctx.function, "fs__read_file");
+    /// ```
+    pub fn with_function(mut self, function: &'a str) -> Self {
+        self.function = function;
+        self
+    }
+
+    /// Attaches a content part (an image a tool produced) to the call's result: the agent loop
+    /// sends it to the model with the result's text. Outside the loop it is dropped.
+    ///
+    /// ```
+    /// let (agent, inputs, tools) = (prompty::Agent::default(), serde_json::Map::new(), prompty::Tools::new());
+    /// let ctx = prompty::ToolContext::new(&agent, &inputs, &tools);
+    /// ctx.attach(prompty::ContentPart::Text { value: "dropped".into() });
+    /// ```
+    pub fn attach(&self, part: ContentPart) {
+        if let Some(sink) = self.attachments {
+            sink.lock().unwrap_or_else(|e| e.into_inner()).push(part);
+        }
     }
 }
 
@@ -104,8 +135,8 @@ fn builtin_handlers() -> Vec<(&'static str, Arc<dyn ToolHandler>)> {
     vec![
         ("function", Arc::new(FunctionHandler)),
         ("prompty", Arc::new(super::prompty_tool::PromptyToolHandler)),
-        ("mcp", Arc::new(NeedsClient("an MCP client"))),
-        ("openapi", Arc::new(NeedsClient("an OpenAPI client"))),
+        ("mcp", Arc::new(crate::catalog::kinds::RemoteHandler)),
+        ("openapi", Arc::new(crate::catalog::kinds::RemoteHandler)),
         ("*", Arc::new(NeedsClient("a handler for their kind"))),
     ]
 }
@@ -149,6 +180,11 @@ pub fn get_tool_handler(kind: &str) -> Result<Arc<dyn ToolHandler>> {
         register: "prompty::register_tool_handler(kind, ...)",
         hint: String::new(),
     })
+}
+
+/// Whether the host registered its own handler for `kind`.
+pub(crate) fn is_custom_handler(kind: &str) -> bool {
+    HANDLERS.is_explicit(kind)
 }
 
 /// Forgets registered kind handlers; the built-in ones come back.
@@ -208,13 +244,21 @@ pub async fn execute_tool_async(call: &ToolCall, ctx: ToolContext<'_>) -> Result
         parse_arguments(&call.arguments).map_err(|message| Error::Tool { name: call.name.clone(), message })?;
     if let Some(tool) = decl {
         inject_bindings(tool, &mut args, ctx.inputs);
+        if let Some(reason) = crate::catalog::kinds::needs_approval(tool, ctx.agent, &call.name) {
+            return Err(Error::Tool {
+                name: call.name.clone(),
+                message: format!("{reason}; outside the agent loop there is no approver, so it was not run"),
+            });
+        }
     }
-    run_tool(&call.name, decl, args, ctx).await
+    run_tool(&call.name, decl, args, ctx.with_function(&call.name)).await
 }
 
-/// The agent's declaration of the tool named `name`.
+/// The agent's declaration of the tool named `name`: a tool of that name, or the `mcp` /
+/// `openapi` declaration one of whose tools (allowed by `allowedTools`) the wire name `name` names.
 pub(crate) fn declared_tool<'a>(agent: &'a Agent, name: &str) -> Option<&'a Tool> {
-    agent.tools.as_deref().unwrap_or_default().iter().find(|t| t.name == name)
+    let tools = agent.tools.as_deref().unwrap_or_default();
+    tools.iter().find(|t| t.name == name).or_else(|| crate::catalog::kinds::remote_declaration(tools, name))
 }
 
 /// Why a call of a tool the agent does not declare (and that was not handed) is not run: refused
@@ -245,11 +289,11 @@ pub(crate) async fn run_tool(name: &str, decl: Option<&Tool>, args: Value, ctx: 
 
 async fn dispatch(name: &str, decl: Option<&Tool>, args: Value, ctx: ToolContext<'_>) -> Result<Value> {
     if let Some(f) = ctx.tools.get(name) {
-        return f.call(args).await;
+        return f.call_in(args, ctx).await;
     }
     let Some(tool) = decl else { return Err(undeclared(name)) };
     if let Some(f) = get_tool(name) {
-        return f.call(args).await;
+        return f.call_in(args, ctx).await;
     }
     let handler = match get_tool_handler(tool.kind.as_str()) {
         Ok(h) => h,

@@ -3,7 +3,7 @@
 //! ([`crate::Executor::format_tool_messages`]); this module holds the shared types and the
 //! provider-neutral shape the wire builders of every provider read.
 
-use crate::{Message, Role, ToolCall};
+use crate::{ContentPart, Message, Role, ToolCall};
 use serde_json::{json, Map, Value};
 
 /// What one tool call returned, as the model will read it.
@@ -14,7 +14,7 @@ use serde_json::{json, Map, Value};
 /// let e = prompty::ToolResult::error("call_2", "get_weather", "Error: Tool 'get_weather' failed: timeout");
 /// assert!(e.is_error);
 /// ```
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct ToolResult {
     /// The id of the call it answers.
     pub id: String,
@@ -24,17 +24,20 @@ pub struct ToolResult {
     pub output: String,
     /// Whether the call failed (the output then says why).
     pub is_error: bool,
+    /// Content the tool attached beside its text (images an MCP tool returned), sent to the model
+    /// after the text.
+    pub parts: Vec<ContentPart>,
 }
 
 impl ToolResult {
     /// A successful result.
     pub fn ok(id: impl Into<String>, name: impl Into<String>, output: impl Into<String>) -> Self {
-        ToolResult { id: id.into(), name: name.into(), output: output.into(), is_error: false }
+        ToolResult { id: id.into(), name: name.into(), output: output.into(), is_error: false, parts: Vec::new() }
     }
 
     /// A failed call, with the text the model reads about it.
     pub fn error(id: impl Into<String>, name: impl Into<String>, output: impl Into<String>) -> Self {
-        ToolResult { id: id.into(), name: name.into(), output: output.into(), is_error: true }
+        ToolResult { id: id.into(), name: name.into(), output: output.into(), is_error: true, parts: Vec::new() }
     }
 }
 
@@ -97,6 +100,7 @@ pub(crate) fn assistant_calls(text: &str, calls: &[ToolCall]) -> Message {
 /// The `tool` message of one result.
 pub(crate) fn tool_message(r: &ToolResult) -> Message {
     let mut m = Message::new(Role::Tool, r.output.as_str());
+    m.content.extend(r.parts.iter().cloned());
     let mut metadata = Map::new();
     metadata.insert("tool_call_id".into(), json!(r.id));
     if r.is_error {

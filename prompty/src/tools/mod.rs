@@ -7,8 +7,8 @@ pub(crate) mod derive;
 mod function;
 pub(crate) mod handlers;
 mod messages;
-mod projection;
-mod prompty_tool;
+pub(crate) mod projection;
+pub(crate) mod prompty_tool;
 
 pub use bind::{bind_tools, BoundTools};
 #[doc(hidden)]

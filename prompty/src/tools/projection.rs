@@ -72,7 +72,12 @@ fn project_prompty(tool: &Tool, agent: &Agent) -> Result<Vec<FunctionDefinition>
 }
 
 fn builtin_projectors() -> Vec<(&'static str, Arc<ToolProjector>)> {
-    vec![("function", Arc::new(project_function)), ("prompty", Arc::new(project_prompty))]
+    vec![
+        ("function", Arc::new(project_function)),
+        ("prompty", Arc::new(project_prompty)),
+        ("mcp", Arc::new(crate::catalog::kinds::project_remote)),
+        ("openapi", Arc::new(crate::catalog::kinds::project_remote)),
+    ]
 }
 
 static PROJECTORS: LazyLock<Store<ToolProjector>> = LazyLock::new(|| Store::new(builtin_projectors));

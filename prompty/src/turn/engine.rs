@@ -238,6 +238,10 @@ impl<'a> Loop<'a> {
             if self.is_cancelled() {
                 return Err(self.cancelled("Cancellation requested before the model call"));
             }
+            // The tool lists of MCP servers and OpenAPI documents, before the request is built.
+            if let Err(e) = crate::catalog::kinds::load_remote_tools(self.agent).await {
+                return Err(self.fail(TurnStop::Failed(Box::new(e))));
+            }
             self.iterations += 1;
             if self.iterations > self.options.max_iterations {
                 return Err(self.fail(TurnStop::MaxIterations { max: self.options.max_iterations }));
@@ -474,6 +478,16 @@ impl<'a> Loop<'a> {
         };
         if let Some(tool) = decl {
             inject_bindings(tool, &mut args, self.inputs);
+            let approval = crate::catalog::kinds::needs_approval(tool, self.agent, &call.name);
+            if let (Some(reason), None) = (approval, &self.options.guardrails.tool) {
+                let text = format!(
+                    "Tool denied: {reason}, and no approver is registered (a tool guardrail in TurnOptions::guardrails)"
+                );
+                self.emitter.emit(|| AgentEvent::Error { message: text.clone(), tool: Some(call.name.clone()) });
+                let r = ToolResult::error(&call.id, &call.name, text);
+                self.result_event(&r);
+                return Ok(r);
+            }
         }
         if let Some(guard) = &self.options.guardrails.tool {
             if let Verdict::Deny(reason) = verdict(|| guard(call, &args)) {
@@ -482,15 +496,24 @@ impl<'a> Loop<'a> {
                 return Ok(r);
             }
         }
+        let attachments = std::sync::Mutex::new(Vec::new());
         let ctx = ToolContext {
             agent: self.agent,
             inputs: self.inputs,
             tools: &self.options.tools,
+            function: &call.name,
             scope: Some(&self.scope),
+            attachments: Some(&attachments),
         };
         let r = match run_tool(&call.name, decl, args, ctx).await {
             Ok(value) => {
-                ToolResult::ok(&call.id, &call.name, bounded(result_text(value), self.options.max_tool_result_bytes))
+                let mut r = ToolResult::ok(
+                    &call.id,
+                    &call.name,
+                    bounded(result_text(value), self.options.max_tool_result_bytes),
+                );
+                r.parts = attachments.into_inner().unwrap_or_else(|e| e.into_inner());
+                r
             }
             Err(e @ Error::NoToolHandler { .. }) => return Err(TurnStop::NoHandler(Box::new(e))),
             Err(e) => return Ok(self.failed(call, &error_text(e))),

@@ -1,0 +1,241 @@
+//! What the catalog knows of prompty's own tool kinds: `#[tool]` fns, and the loaders of the
+//! `mcp` and `openapi` kinds (with their features).
+
+use super::entry::CatalogEntry;
+use super::loaders::ToolLoader;
+use super::ToolCatalog;
+use crate::tools::ToolRegistration;
+use crate::{
+    properties_schema, Agent, BoxFuture, Error, FunctionDefinition, Result, Tool, ToolCall, ToolContext, ToolHandler,
+    ToolKind,
+};
+use serde_json::json;
+use std::sync::Arc;
+
+/// An entry for every `#[prompty::tool]` fn linked into the program.
+pub(crate) fn registered_functions() -> Vec<CatalogEntry> {
+    inventory::iter::<ToolRegistration>
+        .into_iter()
+        .map(|r| {
+            let function = (r.make)();
+            let definition = function.definition();
+            let parameters = match definition.as_ref().map(|d| &d.kind) {
+                Some(ToolKind::Function(f)) => {
+                    properties_schema(&f.parameters, false).unwrap_or_else(|_| json!({"type": "object"}))
+                }
+                _ => json!({"type": "object", "properties": {}}),
+            };
+            let mut entry = CatalogEntry::new(r.namespace, r.name, parameters)
+                .with_source(format!("#[tool] fn {}::{}", r.namespace, r.name))
+                .with_shared_function(function);
+            entry.description = definition.and_then(|d| d.description);
+            entry
+        })
+        .collect()
+}
+
+/// The loaders of the tool kinds compiled in.
+pub(super) fn builtin_loaders() -> Vec<(&'static str, Arc<dyn ToolLoader>)> {
+    Vec::new()
+}
+
+/// The namespace under which the tools of a declared `mcp` or `openapi` tool are offered: the
+/// MCP `serverName`, the OpenAPI tool's `name`. `None` for the other kinds.
+pub(crate) fn remote_namespace(tool: &Tool) -> Option<&str> {
+    match &tool.kind {
+        ToolKind::Mcp(m) => Some(m.server_name.as_str()),
+        ToolKind::OpenApi(_) => Some(tool.name.as_str()),
+        _ => None,
+    }
+}
+
+/// Whether the MCP declaration lets the model use its server's tool `name` (`allowedTools`).
+fn allowed(tool: &Tool, name: &str) -> bool {
+    match &tool.kind {
+        ToolKind::Mcp(m) => m.allowed_tools.as_ref().is_none_or(|list| list.iter().any(|t| t == name)),
+        _ => true,
+    }
+}
+
+/// The `mcp` / `openapi` declaration among `tools` that offers the tool the wire name `wire`
+/// names (and allows it).
+pub(crate) fn remote_declaration<'a>(tools: &'a [Tool], wire: &str) -> Option<&'a Tool> {
+    if !tools.iter().any(|t| remote_namespace(t).is_some()) {
+        return None;
+    }
+    let (ns, name) = ToolCatalog::global().decode(wire)?;
+    tools.iter().find(|t| remote_namespace(t) == Some(ns.as_str()) && allowed(t, &name))
+}
+
+/// Why a call of `wire` (a tool of the MCP declaration `tool`) needs approval under the
+/// declaration's `approvalMode`, or `None` when it does not. Absent or `never`: no approval;
+/// `always`: every call; `specify`: the tools of `alwaysRequireApprovalTools`, and every tool
+/// not listed in `neverRequireApprovalTools`.
+pub(crate) fn needs_approval(tool: &Tool, _agent: &Agent, wire: &str) -> Option<String> {
+    let ToolKind::Mcp(m) = &tool.kind else { return None };
+    let mode = m.approval_mode.as_ref()?;
+    let name = ToolCatalog::global().decode(wire).map(|(_, n)| n).unwrap_or_else(|| wire.to_owned());
+    let listed = |list: &Option<Vec<String>>| list.as_ref().is_some_and(|l| l.iter().any(|t| *t == name));
+    let needed = match mode.kind.as_str() {
+        "never" => false,
+        "specify" => listed(&mode.always_require_approval_tools) || !listed(&mode.never_require_approval_tools),
+        // `always`, and any mode this runtime does not know: the safe reading.
+        _ => true,
+    };
+    needed.then(|| {
+        format!("MCP tool '{name}' of server '{}' needs approval (approvalMode: {})", m.server_name, mode.kind)
+    })
+}
+
+/// A declared remote tool as a catalog source: its id (a hash of the declaration and the
+/// prompt's folder, so no secret shows in it), its namespace, its loader and configuration.
+pub(crate) struct RemoteSource {
+    pub(crate) id: String,
+    pub(crate) loader: Arc<dyn ToolLoader>,
+    pub(crate) config: serde_json::Value,
+}
+
+fn source_id(kind: &str, namespace: &str, tool: &Tool, agent: &Agent) -> String {
+    let decl = serde_json::to_value(tool).unwrap_or_default();
+    let (dir, _) = crate::tools::prompty_tool::load_context(agent);
+    let key = json!({"decl": decl, "dir": dir.display().to_string()});
+    format!("{kind} {namespace} {}", &super::entry::fingerprint(&key)[..16])
+}
+
+/// Whether prompty's client of the tool's kind is compiled in (features `mcp`, `openapi`).
+fn compiled_in(tool: &Tool) -> bool {
+    match tool.kind {
+        ToolKind::Mcp(_) => cfg!(feature = "mcp"),
+        ToolKind::OpenApi(_) => cfg!(feature = "openapi"),
+        _ => false,
+    }
+}
+
+/// The catalog source of a declared `mcp` / `openapi` tool, when its kind is compiled in.
+fn remote_source(tool: &Tool, agent: &Agent) -> Result<Option<RemoteSource>> {
+    let Some(ns) = remote_namespace(tool) else { return Ok(None) };
+    let id = source_id(tool.kind.as_str(), ns, tool, agent);
+    match &tool.kind {
+        #[cfg(feature = "mcp")]
+        ToolKind::Mcp(m) => super::mcp_kind::source(id, tool, m, agent).map(Some),
+        #[cfg(feature = "openapi")]
+        ToolKind::OpenApi(o) => super::openapi_kind::source(id, tool, o, agent).map(Some),
+        _ => {
+            let _ = id;
+            Err(Error::NoToolHandler {
+                name: tool.name.clone(),
+                kind: tool.kind.as_str().to_owned(),
+                hint: format!(
+                    "Tools of kind '{}' need prompty's `{}` feature (or your own handler and projector: \
+                     `prompty::register_tool_handler` and `prompty::register_tool_projector`).",
+                    tool.kind.as_str(),
+                    tool.kind.as_str()
+                ),
+            })
+        }
+    }
+}
+
+/// Loads (once) the tool lists of the MCP servers and OpenAPI documents the agent declares into
+/// the global catalog, and reloads those whose server said its list changed. The agent loop calls
+/// it before every model request.
+pub(crate) async fn load_remote_tools(agent: &Agent) -> Result<()> {
+    let catalog = ToolCatalog::global();
+    let mut any = false;
+    for tool in agent.tools.as_deref().unwrap_or_default() {
+        if remote_namespace(tool).is_none() || custom_handler(tool) || !compiled_in(tool) {
+            continue;
+        }
+        any = true;
+        let Some(src) = remote_source(tool, agent)? else { continue };
+        if !catalog.has_source(&src.id) {
+            catalog.add_source_with_async(src.id, src.loader, src.config).await?;
+        }
+    }
+    if any {
+        catalog.refresh_stale_async().await?;
+    }
+    Ok(())
+}
+
+/// Whether the host registered its own handler for the tool's kind (then prompty's client stays
+/// out of the way).
+fn custom_handler(tool: &Tool) -> bool {
+    crate::tools::handlers::is_custom_handler(tool.kind.as_str())
+}
+
+/// The entries of a declared remote tool, loading its source when it is not loaded yet.
+async fn remote_entries(tool: &Tool, agent: &Agent) -> Result<Vec<Arc<CatalogEntry>>> {
+    let Some(src) = remote_source(tool, agent)? else { return Ok(Vec::new()) };
+    let catalog = ToolCatalog::global();
+    if !catalog.has_source(&src.id) {
+        catalog.add_source_with_async(src.id.clone(), src.loader, src.config).await?;
+    }
+    Ok(catalog.source_entries(&src.id))
+}
+
+/// The projector of `mcp` and `openapi` tools: one function per tool of the server or operation
+/// of the document (allowed by `allowedTools`), named by its wire name, bound parameters removed.
+pub(crate) fn project_remote(tool: &Tool, agent: &Agent) -> Result<Vec<FunctionDefinition>> {
+    if !compiled_in(tool) {
+        tracing::warn!(tool = %tool.name, kind = tool.kind.as_str(), "tool left out of the request: its kind needs a prompty feature that is not enabled");
+        return Ok(Vec::new());
+    }
+    let entries = crate::blocking::block_on(remote_entries(tool, agent))??;
+    Ok(entries
+        .iter()
+        .filter(|e| allowed(tool, &e.name))
+        .map(|e| {
+            let mut d = e.definition();
+            strip_bindings(&mut d.parameters, tool);
+            d
+        })
+        .collect())
+}
+
+/// Removes bound parameters from a schema's `properties` and `required`.
+fn strip_bindings(schema: &mut serde_json::Value, tool: &Tool) {
+    for b in &tool.bindings {
+        if let Some(props) = schema.get_mut("properties").and_then(|p| p.as_object_mut()) {
+            props.remove(&b.name);
+        }
+        if let Some(req) = schema.get_mut("required").and_then(|r| r.as_array_mut()) {
+            req.retain(|r| r.as_str() != Some(b.name.as_str()));
+        }
+    }
+    if schema.get("required").and_then(|r| r.as_array()).is_some_and(|r| r.is_empty()) {
+        if let Some(o) = schema.as_object_mut() {
+            o.remove("required");
+        }
+    }
+}
+
+/// The built-in handler of `mcp` and `openapi` tools: resolves the called wire name in the
+/// declaration's namespace of the catalog and runs that entry.
+pub(crate) struct RemoteHandler;
+
+impl ToolHandler for RemoteHandler {
+    fn execute<'a>(
+        &'a self,
+        tool: &'a Tool,
+        args: serde_json::Value,
+        ctx: ToolContext<'a>,
+    ) -> BoxFuture<'a, Result<serde_json::Value>> {
+        Box::pin(async move {
+            let entries = remote_entries(tool, ctx.agent).await?;
+            let ns = remote_namespace(tool).unwrap_or_default();
+            let call = ToolCall::new("", ctx.function, args.to_string());
+            let entry = ToolCatalog::global().resolve(&call, Some(&[ns]))?;
+            if !entries.iter().any(|e| Arc::ptr_eq(e, &entry)) || !allowed(tool, &entry.name) {
+                return Err(Error::ToolNotDeclared { name: ctx.function.to_owned() });
+            }
+            let Some(f) = &entry.function else {
+                return Err(Error::Tool {
+                    name: ctx.function.to_owned(),
+                    message: "the catalog entry has no function".into(),
+                });
+            };
+            f.call_in(args, ctx).await
+        })
+    }
+}
