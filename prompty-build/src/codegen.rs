@@ -317,7 +317,7 @@ fn tools_fn(p: &TypedPrompt, options: &Options) -> TokenStream {
         quote!(.with(#name, #handler {}))
     });
     let names: Vec<String> = p.tools.iter().map(|t| format!("`{}`", t.name)).collect();
-    let doc = if names.is_empty() {
+    let mut doc = if names.is_empty() {
         " The `#[prompty::tool]` handlers of the prompt's `kind: function` tools: none are declared.".to_owned()
     } else {
         format!(
@@ -326,6 +326,13 @@ fn tools_fn(p: &TypedPrompt, options: &Options) -> TokenStream {
             names.join(", ")
         )
     };
+    if !p.mcp_tools.is_empty() {
+        doc.push_str(&format!(
+            "\n\n The tools of {} cannot be listed at compile time: their servers list them at run time \
+             (the agent loop loads them into `prompty::catalog::ToolCatalog::global()`), so they are not in this set.",
+            p.mcp_tools.join(", ")
+        ));
+    }
     let body = if p.tools.is_empty() {
         quote!(::prompty::Tools::new())
     } else {

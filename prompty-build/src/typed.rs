@@ -327,6 +327,9 @@ pub struct TypedPrompt {
     pub tools: Vec<FunctionTool>,
     /// Whether the prompt declares any tool (of any kind): the module then gets `turn`.
     pub has_tools: bool,
+    /// The `mcp` declarations, described (`files` (MCP server `fs`)): their tools are listed by
+    /// their servers at run time, never at compile time.
+    pub mcp_tools: Vec<String>,
     /// Warnings (inputs the template never uses).
     pub warnings: Vec<Diagnostic>,
 }
@@ -489,6 +492,15 @@ impl Checker<'_> {
             structs: std::mem::take(&mut self.structs),
             tools,
             has_tools: agent.tools.as_ref().is_some_and(|t| !t.is_empty()),
+            mcp_tools: agent
+                .tools
+                .iter()
+                .flatten()
+                .filter_map(|t| match &t.kind {
+                    prompty_core::ToolKind::Mcp(m) => Some(format!("`{}` (MCP server `{}`)", t.name, m.server_name)),
+                    _ => None,
+                })
+                .collect(),
             warnings: Vec::new(),
         })
     }

@@ -67,7 +67,7 @@ pub fn chat_request(agent: &Agent, messages: &[Message]) -> Result<Value> {
 
     let mut body = Map::new();
     body.insert("model".into(), json!(model.id));
-    body.insert("messages".into(), Value::Array(messages.iter().map(chat_message).collect::<Result<_>>()?));
+    body.insert("messages".into(), Value::Array(chat_messages(messages)?));
     if let Some(o) = options {
         put(&mut body, "temperature", o.temperature);
         put(&mut body, "max_completion_tokens", o.max_output_tokens);
@@ -382,6 +382,33 @@ fn function_json(f: &FunctionDefinition) -> Value {
 
 /// A message in the Chat Completions shape: `{role, ...metadata, content}` (spec §7.1.1), with
 /// replayed tool calls in the OpenAI shape.
+/// The Chat Completions messages. Chat accepts only text in `tool` messages: the other parts of a
+/// run of tool messages (images a tool attached) follow the run in one `user` message, each
+/// introduced by the id of the call it came from.
+fn chat_messages(messages: &[Message]) -> Result<Vec<Value>> {
+    let mut out = Vec::with_capacity(messages.len());
+    let mut held: Vec<Value> = Vec::new();
+    for m in messages {
+        if m.role != Role::Tool && !held.is_empty() {
+            out.push(json!({"role": "user", "content": std::mem::take(&mut held)}));
+        }
+        if m.role == Role::Tool && m.content.iter().any(|p| p.as_text().is_none()) {
+            let mut text_only = m.clone();
+            text_only.content.retain(|p| p.as_text().is_some());
+            out.push(chat_message(&text_only)?);
+            let id = m.metadata.get("tool_call_id").and_then(Value::as_str).unwrap_or("");
+            held.push(json!({"type": "text", "text": format!("Content returned by tool call {id}:")}));
+            held.extend(m.content.iter().filter(|p| p.as_text().is_none()).map(chat_part));
+        } else {
+            out.push(chat_message(m)?);
+        }
+    }
+    if !held.is_empty() {
+        out.push(json!({"role": "user", "content": held}));
+    }
+    Ok(out)
+}
+
 fn chat_message(m: &Message) -> Result<Value> {
     let mut wire = Map::new();
     wire.insert("role".into(), json!(m.role.as_str()));
@@ -695,6 +722,30 @@ mod tests {
                 {"id": "c2", "type": "function", "function": {"name": "t", "arguments": "{}"}}]})
         );
         assert_eq!(body["messages"][2], json!({"role": "tool", "tool_call_id": "c1", "content": "sunny"}));
+    }
+
+    #[test]
+    fn images_of_tool_results_follow_the_tool_messages_in_a_user_message() {
+        let a = agent(json!({"id": "gpt-4o"}));
+        let calls = [ToolCall::new("c1", "img", "{}"), ToolCall::new("c2", "t", "{}")];
+        let mut r1 = crate::ToolResult::ok("c1", "img", "a tiny image");
+        r1.parts.push(ContentPart::Image { source: "iVBO".into(), detail: None, media_type: Some("image/png".into()) });
+        let results = [r1, crate::ToolResult::ok("c2", "t", "done")];
+        let round =
+            crate::tool_messages(&crate::ToolRound { response: None, text: None, calls: &calls, results: &results });
+        let mut msgs = vec![user("Hi")];
+        msgs.extend(round);
+        let body = chat_request(&a, &msgs).unwrap();
+        let sent = body["messages"].as_array().unwrap();
+        assert_eq!(sent.len(), 5);
+        assert_eq!(sent[2], json!({"role": "tool", "tool_call_id": "c1", "content": "a tiny image"}));
+        assert_eq!(sent[3]["role"], "tool");
+        assert_eq!(
+            sent[4],
+            json!({"role": "user", "content": [
+                {"type": "text", "text": "Content returned by tool call c1:"},
+                {"type": "image_url", "image_url": {"url": "data:image/png;base64,iVBO"}}]})
+        );
     }
 
     #[test]
