@@ -16,7 +16,7 @@
 //! | all three | [`prepare`], [`prepare_async`] |
 //! | execute + process | [`run`], [`run_async`] (prepared messages), [`invoke`], [`invoke_async`] (inputs, result cast to any `Deserialize` type) |
 //! | streaming | [`run_stream`], [`invoke_stream`] ([`StreamChunk`]s) |
-//! | tools | [`execute_tool`], [`bind_tools`], [`project_tools`], `#[tool]` |
+//! | tools | [`execute_tool`], [`bind_tools`], [`project_tools`], `#[tool]`, [`catalog`] |
 //! | agent loop | [`turn`], [`turn_async`], [`turn_stream`] (inputs), [`run_turn`], [`run_turn_async`], [`run_turn_stream`] (messages); [`TurnOptions`] |
 //!
 //! ```
@@ -50,6 +50,17 @@
 //! - `openai`: the HTTP executor for OpenAI, Azure OpenAI and Foundry (`model.provider: openai`,
 //!   `foundry`, `azure`). Request building and response processing are always available.
 //! - `anthropic`: the HTTP executor for Anthropic (`model.provider: anthropic`).
+//! - `mcp`: `kind: mcp` tools, a client of MCP servers over stdio and streamable HTTP built on
+//!   `rmcp` (module `prompty::mcp`).
+//! - `openapi`: `kind: openapi` tools, every operation of an OpenAPI 3.0/3.1 or Swagger 2.0
+//!   document called over HTTP (module `prompty::openapi`).
+//!
+//! ## Tools from anywhere
+//! [`catalog::ToolCatalog`] holds every tool under a namespaced name (`namespace::tool`): `#[tool]`
+//! fns, the tools of MCP servers, OpenAPI operations, tools from files and from your own loaders.
+//! The agent loop loads the servers and documents a prompt declares into
+//! [`catalog::ToolCatalog::global`] and offers their tools to the model under wire-safe names
+//! ([`catalog::wire_name`]: `fs__read_file`).
 
 #![deny(missing_docs)]
 
@@ -81,7 +92,7 @@ pub use pipeline::{
 pub use prompty_core::*;
 pub use registry::*;
 pub use rich::{expand_rich, RichInputs, RichValue};
-pub use schema::{properties_schema, property_schema};
+pub use schema::{properties_schema, property_schema, strict_schema};
 pub use stream::{ChunkStream, Outcome, RawEvent, RawStream, StreamChunk, StreamFailure};
 pub use streaming::*;
 pub use tools::*;

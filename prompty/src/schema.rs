@@ -54,6 +54,60 @@ pub fn properties_schema(props: &[Property], strict: bool) -> Result<Value> {
     Ok(Value::Object(out))
 }
 
+/// Applies OpenAI strict mode to a JSON Schema written elsewhere (an MCP tool's input schema, an
+/// OpenAPI operation's parameters), as [`properties_schema`] does for declared properties: every
+/// object schema, nested ones too, gets `additionalProperties: false` and lists all its
+/// properties in `required`; those that were optional accept `null`. Nesting deeper than 32
+/// levels is left as it is.
+///
+/// ```
+/// let mut s = serde_json::json!({"type": "object", "properties": {"a": {"type": "string"}, "b": {"type": "integer"}}, "required": ["a"]});
+/// prompty::strict_schema(&mut s);
+/// assert_eq!(s, serde_json::json!({"type": "object", "additionalProperties": false, "required": ["a", "b"],
+///     "properties": {"a": {"type": "string"}, "b": {"type": ["integer", "null"]}}}));
+/// ```
+pub fn strict_schema(schema: &mut Value) {
+    strict_at(schema, 0);
+}
+
+fn strict_at(schema: &mut Value, depth: usize) {
+    if depth > 32 {
+        return;
+    }
+    let Value::Object(obj) = schema else { return };
+    if obj.get("properties").is_some_and(Value::is_object) {
+        let required: Vec<String> = match obj.get("required") {
+            Some(Value::Array(r)) => r.iter().filter_map(|v| v.as_str().map(str::to_owned)).collect(),
+            _ => Vec::new(),
+        };
+        let Some(Value::Object(props)) = obj.get_mut("properties") else { return };
+        let mut all = Vec::with_capacity(props.len());
+        for (name, prop) in props.iter_mut() {
+            strict_at(prop, depth + 1);
+            if !required.contains(name) {
+                make_nullable(prop);
+            }
+            all.push(Value::String(name.clone()));
+        }
+        obj.insert("required".into(), Value::Array(all));
+        obj.insert("additionalProperties".into(), Value::Bool(false));
+    } else if obj.get("type").and_then(Value::as_str) == Some("object") {
+        obj.insert("properties".into(), json!({}));
+        obj.insert("required".into(), json!([]));
+        obj.insert("additionalProperties".into(), Value::Bool(false));
+    }
+    if let Some(items) = obj.get_mut("items") {
+        strict_at(items, depth + 1);
+    }
+    for key in ["anyOf", "oneOf", "allOf"] {
+        if let Some(Value::Array(alts)) = obj.get_mut(key) {
+            for a in alts {
+                strict_at(a, depth + 1);
+            }
+        }
+    }
+}
+
 /// Lets an optional property be `null` in strict mode: `type: [T, "null"]`, `null` added to an
 /// `enum`, and a union gains a `{type: null}` alternative.
 fn make_nullable(schema: &mut Value) {

@@ -122,6 +122,9 @@ pub struct McpTool {
     /// The server tools the model may use (all when absent).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub allowed_tools: Option<Vec<String>>,
+    /// OpenAI strict mode for the server's tools, as for function tools. Absent means not strict.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub strict: Option<bool>,
 }
 
 /// When MCP tool calls need approval: `always`, `never`, or `specify` with lists.
@@ -175,7 +178,7 @@ impl<'de> Deserialize<'de> for ApprovalMode {
 /// The fields of an `openapi` tool.
 ///
 /// ```
-/// let o = prompty_core::OpenApiTool { connection: None, specification: "./weather.json".into() };
+/// let o = prompty_core::OpenApiTool { connection: None, specification: "./weather.json".into(), strict: None };
 /// assert!(o.specification.ends_with(".json"));
 /// ```
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
@@ -187,6 +190,10 @@ pub struct OpenApiTool {
     /// The OpenAPI document: a path (relative to the prompt) or a URL, kept as written.
     #[serde(default)]
     pub specification: String,
+    /// OpenAI strict mode for the document's operations, as for function tools. Absent means not
+    /// strict.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub strict: Option<bool>,
 }
 
 /// The fields of a `prompty` tool: a child prompt run as a tool.

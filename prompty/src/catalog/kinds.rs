@@ -188,9 +188,22 @@ pub(crate) fn project_remote(tool: &Tool, agent: &Agent) -> Result<Vec<FunctionD
         .map(|e| {
             let mut d = e.definition();
             strip_bindings(&mut d.parameters, tool);
+            if is_strict(tool) {
+                crate::strict_schema(&mut d.parameters);
+                d.strict = true;
+            }
             d
         })
         .collect())
+}
+
+/// Whether the declaration asks for strict mode.
+fn is_strict(tool: &Tool) -> bool {
+    match &tool.kind {
+        ToolKind::Mcp(m) => m.strict.unwrap_or(false),
+        ToolKind::OpenApi(o) => o.strict.unwrap_or(false),
+        _ => false,
+    }
 }
 
 /// Removes bound parameters from a schema's `properties` and `required`.

@@ -5,7 +5,8 @@
 //!   see `common.rs`).
 //! - Python peers run from a virtualenv built from `requirements.txt` on first use, cached outside
 //!   the repository in `$XDG_CACHE_HOME/prompty-rs/py-<hash of requirements.txt>` (else
-//!   `~/.cache/...`): pip's registry is only asked when the pinned set changes.
+//!   `~/.cache/...`; the hash is the first 12 hex digits of its SHA-256): pip's registry is only
+//!   asked when the pinned set changes.
 //!
 //! Nothing here talks to anything but 127.0.0.1.
 
@@ -30,14 +31,11 @@ fn cache_dir() -> PathBuf {
     base.join("prompty-rs")
 }
 
-/// A short stable hash of the pinned requirements (FNV-1a), naming the cached virtualenv.
+/// The first 12 hexadecimal digits of the SHA-256 of the pinned requirements, naming the cached
+/// virtualenv (`.ci/run` computes the same with `sha256sum`).
 fn requirements_key(text: &str) -> String {
-    let mut h: u64 = 0xcbf29ce484222325;
-    for b in text.bytes() {
-        h ^= u64::from(b);
-        h = h.wrapping_mul(0x100000001b3);
-    }
-    format!("{h:016x}")
+    use sha2::{Digest, Sha256};
+    Sha256::digest(text.as_bytes()).iter().take(6).map(|b| format!("{b:02x}")).collect()
 }
 
 /// The Python interpreter of the cached virtualenv holding `requirements.txt` (built on first use
