@@ -36,7 +36,13 @@ pub(crate) fn registered_functions() -> Vec<CatalogEntry> {
 
 /// The loaders of the tool kinds compiled in.
 pub(super) fn builtin_loaders() -> Vec<(&'static str, Arc<dyn ToolLoader>)> {
-    Vec::new()
+    #[allow(unused_mut)]
+    let mut out: Vec<(&'static str, Arc<dyn ToolLoader>)> = Vec::new();
+    #[cfg(feature = "mcp")]
+    out.push(("mcp", Arc::new(super::mcp_kind::McpLoader::default())));
+    #[cfg(feature = "openapi")]
+    out.push(("openapi", Arc::new(super::openapi_kind::OpenApiLoader::default())));
+    out
 }
 
 /// The namespace under which the tools of a declared `mcp` or `openapi` tool are offered: the
@@ -149,7 +155,7 @@ pub(crate) async fn load_remote_tools(agent: &Agent) -> Result<()> {
         any = true;
         let Some(src) = remote_source(tool, agent)? else { continue };
         if !catalog.has_source(&src.id) {
-            catalog.add_source_with_async(src.id, src.loader, src.config).await?;
+            catalog.ensure_source_async(src.id, src.loader, src.config).await?;
         }
     }
     if any {
@@ -169,7 +175,7 @@ async fn remote_entries(tool: &Tool, agent: &Agent) -> Result<Vec<Arc<CatalogEnt
     let Some(src) = remote_source(tool, agent)? else { return Ok(Vec::new()) };
     let catalog = ToolCatalog::global();
     if !catalog.has_source(&src.id) {
-        catalog.add_source_with_async(src.id.clone(), src.loader, src.config).await?;
+        catalog.ensure_source_async(src.id.clone(), src.loader, src.config).await?;
     }
     Ok(catalog.source_entries(&src.id))
 }

@@ -46,6 +46,10 @@ mod enrich;
 mod entry;
 pub(crate) mod kinds;
 mod loaders;
+#[cfg(feature = "mcp")]
+mod mcp_kind;
+#[cfg(feature = "openapi")]
+mod openapi_kind;
 mod resolve;
 mod wire;
 
@@ -307,8 +311,20 @@ impl ToolCatalog {
         loader: Arc<dyn ToolLoader>,
         config: Value,
     ) -> Result<usize> {
-        let id = id.into();
+        self.load_source(id.into(), loader, config, true).await
+    }
+
+    /// Loads a source unless one of that id is there already (checked under the load lock, so
+    /// concurrent first uses load it once).
+    pub(crate) async fn ensure_source_async(&self, id: String, loader: Arc<dyn ToolLoader>, config: Value) -> Result<()> {
+        self.load_source(id, loader, config, false).await.map(|_| ())
+    }
+
+    async fn load_source(&self, id: String, loader: Arc<dyn ToolLoader>, config: Value, replace: bool) -> Result<usize> {
         let _guard = self.loading.lock().await;
+        if !replace && self.has_source(&id) {
+            return Ok(0);
+        }
         let entries: Vec<Arc<CatalogEntry>> = loader.load(&config).await?.into_iter().map(Arc::new).collect();
         let count = entries.len();
         {

@@ -1,0 +1,191 @@
+//! `kind: mcp` in the catalog: the tools of an MCP server as entries (namespace: the server's
+//! name), their calls, and the `mcp` loader.
+//!
+//! Sessions live on one process-wide runtime (a single worker thread, `prompty-mcp`), whatever
+//! runtime (or blocking call) asks: a server started for one request keeps running for the next,
+//! instead of dying with the runtime of the call that started it.
+
+use super::entry::{canonical_json, CatalogEntry};
+use super::kinds::RemoteSource;
+use super::loaders::ToolLoader;
+use crate::mcp::{McpOutput, McpServer, McpServerConfig};
+use crate::{Agent, BoxFuture, ContentPart, Error, McpTool, Result, Tool, ToolContext, ToolFunction};
+use serde_json::{Map, Value};
+use std::collections::HashMap;
+use std::future::Future;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, LazyLock, Mutex};
+
+static RUNTIME: LazyLock<std::result::Result<tokio::runtime::Runtime, String>> = LazyLock::new(|| {
+    tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(1)
+        .thread_name("prompty-mcp")
+        .enable_all()
+        .build()
+        .map_err(|e| e.to_string())
+});
+
+/// Runs `future` on the MCP runtime and waits for it from any runtime.
+async fn on_runtime<T: Send + 'static>(future: impl Future<Output = Result<T>> + Send + 'static) -> Result<T> {
+    let rt = RUNTIME.as_ref().map_err(|e| Error::Task(format!("cannot start the MCP runtime: {e}")))?;
+    rt.spawn(future).await.map_err(|e| Error::Task(format!("an MCP task failed: {e}")))?
+}
+
+/// The entries of one MCP server.
+struct ServerLoader {
+    server: McpServer,
+    /// The server's list generation when it was last listed.
+    listed_at: AtomicU64,
+}
+
+impl ServerLoader {
+    fn new(server: McpServer) -> Self {
+        ServerLoader { server, listed_at: AtomicU64::new(u64::MAX) }
+    }
+
+    async fn entries(&self) -> Result<Vec<CatalogEntry>> {
+        let generation = self.server.list_generation();
+        let server = self.server.clone();
+        let tools = on_runtime(async move { server.tools().await }).await?;
+        self.listed_at.store(generation, Ordering::SeqCst);
+        let ns = self.server.name().to_owned();
+        Ok(tools
+            .iter()
+            .map(|t| {
+                let mut e = CatalogEntry::new(ns.clone(), t.name.clone(), t.input_schema.clone())
+                    .with_kind("mcp")
+                    .with_source(format!("MCP server '{ns}'"))
+                    .with_function(McpCall { server: self.server.clone(), tool: t.name.clone() });
+                e.description = t.description.clone();
+                if let Some(a) = &t.annotations {
+                    if let Some(hint) = a.read_only_hint {
+                        e.metadata.insert("readOnlyHint".into(), hint.into());
+                    }
+                    if let Some(hint) = a.destructive_hint {
+                        e.metadata.insert("destructiveHint".into(), hint.into());
+                    }
+                }
+                e
+            })
+            .collect())
+    }
+
+    fn is_stale(&self) -> bool {
+        let listed = self.listed_at.load(Ordering::SeqCst);
+        listed != u64::MAX && listed != self.server.list_generation()
+    }
+}
+
+impl ToolLoader for ServerLoader {
+    fn load<'a>(&'a self, _config: &'a Value) -> BoxFuture<'a, Result<Vec<CatalogEntry>>> {
+        Box::pin(self.entries())
+    }
+
+    fn is_stale(&self, _config: &Value) -> bool {
+        ServerLoader::is_stale(self)
+    }
+}
+
+/// A call of one tool of an MCP server: the text (or structured content) as the result, images
+/// attached as content parts; `isError` and protocol errors as tool failures the model reads.
+struct McpCall {
+    server: McpServer,
+    tool: String,
+}
+
+impl McpCall {
+    async fn run(&self, args: Value) -> Result<McpOutput> {
+        let arguments = match args {
+            Value::Object(map) => map,
+            Value::Null => Map::new(),
+            other => {
+                return Err(Error::Tool {
+                    name: self.tool.clone(),
+                    message: format!("arguments must be a JSON object, not {other}"),
+                })
+            }
+        };
+        let (server, tool) = (self.server.clone(), self.tool.clone());
+        let out = on_runtime(async move { server.call(&tool, arguments).await }).await?;
+        if out.is_error {
+            return Err(Error::Tool { name: self.tool.clone(), message: out.text });
+        }
+        Ok(out)
+    }
+}
+
+impl ToolFunction for McpCall {
+    fn call<'a>(&'a self, args: Value) -> BoxFuture<'a, Result<Value>> {
+        Box::pin(async move {
+            let out = self.run(args).await?;
+            let mut text = out.text;
+            for image in &out.images {
+                text.push_str(&format!("\n[image: {}, {} base64 characters]", image.mime_type, image.data.len()));
+            }
+            Ok(Value::String(text))
+        })
+    }
+
+    fn call_in<'a>(&'a self, args: Value, ctx: ToolContext<'a>) -> BoxFuture<'a, Result<Value>> {
+        Box::pin(async move {
+            let out = self.run(args).await?;
+            for image in out.images {
+                ctx.attach(ContentPart::Image {
+                    source: image.data,
+                    detail: None,
+                    media_type: Some(image.mime_type),
+                });
+            }
+            Ok(Value::String(out.text))
+        })
+    }
+}
+
+/// The catalog source of a declared `kind: mcp` tool.
+pub(super) fn source(id: String, _tool: &Tool, mcp: &McpTool, agent: &Agent) -> Result<RemoteSource> {
+    let config = McpServerConfig::from_tool(mcp, agent)?;
+    Ok(RemoteSource { id, loader: Arc::new(ServerLoader::new(McpServer::new(config))), config: Value::Null })
+}
+
+/// The `mcp` loader: `ToolCatalog::add_source("mcp", config)` with the fields of a `kind: mcp`
+/// declaration (`serverName`, `connection`, `allowedTools`): the server's tools (those allowed),
+/// in the namespace `serverName`. One session per distinct configuration, kept for the process.
+#[derive(Default)]
+pub(super) struct McpLoader {
+    servers: Mutex<HashMap<String, Arc<ServerLoader>>>,
+}
+
+impl McpLoader {
+    fn server(&self, config: &Value) -> Result<(Arc<ServerLoader>, McpTool)> {
+        let decl: McpTool = serde_json::from_value(config.clone()).map_err(|e| Error::Catalog {
+            message: format!("the `mcp` loader's configuration is not an MCP tool declaration: {e}"),
+        })?;
+        let key = canonical_json(config);
+        let mut servers = self.servers.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some(s) = servers.get(&key) {
+            return Ok((Arc::clone(s), decl));
+        }
+        let server = McpServer::new(McpServerConfig::from_tool(&decl, &Agent::default())?);
+        let loader = Arc::new(ServerLoader::new(server));
+        servers.insert(key, Arc::clone(&loader));
+        Ok((loader, decl))
+    }
+}
+
+impl ToolLoader for McpLoader {
+    fn load<'a>(&'a self, config: &'a Value) -> BoxFuture<'a, Result<Vec<CatalogEntry>>> {
+        Box::pin(async move {
+            let (server, decl) = self.server(config)?;
+            let entries = server.entries().await?;
+            Ok(match &decl.allowed_tools {
+                Some(allowed) => entries.into_iter().filter(|e| allowed.contains(&e.name)).collect(),
+                None => entries,
+            })
+        })
+    }
+
+    fn is_stale(&self, config: &Value) -> bool {
+        let servers = self.servers.lock().unwrap_or_else(|e| e.into_inner());
+        servers.get(&canonical_json(config)).is_some_and(|s| s.is_stale())
+    }
+}
