@@ -258,3 +258,49 @@ impl ToolHandler for RemoteHandler {
         })
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn mcp(extra: serde_json::Value) -> Tool {
+        let mut decl = json!({"name": "files", "kind": "mcp", "serverName": "fs"});
+        if let (Some(d), Some(e)) = (decl.as_object_mut(), extra.as_object()) {
+            d.extend(e.clone());
+        }
+        serde_json::from_value(decl).unwrap()
+    }
+
+    #[test]
+    fn approval_follows_the_mode() {
+        let agent = Agent::default();
+        assert_eq!(needs_approval(&mcp(json!({})), &agent, "fs__read"), None);
+        assert_eq!(needs_approval(&mcp(json!({"approvalMode": "never"})), &agent, "fs__read"), None);
+        let always = needs_approval(&mcp(json!({"approvalMode": "always"})), &agent, "fs__read").unwrap();
+        assert_eq!(always, "MCP tool 'read' of server 'fs' needs approval (approvalMode: always)");
+        let specify = mcp(json!({"approvalMode": {"kind": "specify", "alwaysRequireApprovalTools": ["write"],
+                                                   "neverRequireApprovalTools": ["read"]}}));
+        assert_eq!(needs_approval(&specify, &agent, "fs__read"), None);
+        assert!(needs_approval(&specify, &agent, "fs__write").is_some());
+        assert!(needs_approval(&specify, &agent, "fs__delete").is_some(), "unlisted tools need approval");
+        assert!(needs_approval(&mcp(json!({"approvalMode": "sometimes"})), &agent, "fs__x").is_some());
+    }
+
+    #[test]
+    fn a_wire_name_finds_the_declaration_of_its_namespace_within_allowed_tools() {
+        let tools = [mcp(json!({"allowedTools": ["read"]})), serde_json::from_value(json!({"name": "api", "kind": "openapi", "specification": "x.json"})).unwrap()];
+        assert_eq!(remote_declaration(&tools, "fs__read").map(|t| t.name.as_str()), Some("files"));
+        assert!(remote_declaration(&tools, "fs__write").is_none());
+        assert!(remote_declaration(&tools, "other__read").is_none());
+        assert_eq!(remote_declaration(&tools, "api__getPet").map(|t| t.name.as_str()), Some("api"));
+        assert!(remote_declaration(&tools, "read").is_none());
+    }
+
+    #[test]
+    fn bound_parameters_leave_the_schema() {
+        let tool: Tool = serde_json::from_value(json!({"name": "files", "kind": "mcp", "serverName": "fs", "bindings": {"root": "home"}})).unwrap();
+        let mut schema = json!({"type": "object", "properties": {"root": {"type": "string"}, "path": {"type": "string"}}, "required": ["root"]});
+        strip_bindings(&mut schema, &tool);
+        assert_eq!(schema, json!({"type": "object", "properties": {"path": {"type": "string"}}}));
+    }
+}
