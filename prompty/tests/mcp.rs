@@ -380,6 +380,24 @@ async fn dropping_the_last_handle_kills_the_process_group() {
     .await;
 }
 
+#[test]
+fn dropped_after_its_runtime_is_gone() {
+    let runtime = tokio::runtime::Runtime::new().unwrap();
+    let server = lab();
+    let (pid, child) = runtime.block_on(within(async {
+        let child: u32 = server.call("spawn_child", Map::new()).await.unwrap().text.trim().parse().unwrap();
+        (pid_of(&server).await, child)
+    }));
+    drop(runtime);
+    // No runtime left to end the session gracefully: the process group is killed at once.
+    drop(server);
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while (alive(pid) || alive(child)) && Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    assert!(!alive(pid) && !alive(child), "server {pid} or its child {child} still runs");
+}
+
 #[tokio::test(flavor = "multi_thread")]
 async fn hostile_output_never_panics() {
     within(async {
@@ -520,6 +538,70 @@ async fn secrets_never_show() {
         assert!(!err.contains(SECRET), "{err}");
     })
     .await;
+}
+
+/// A `tracing` subscriber that writes every span field and event, at every level, into a string.
+#[derive(Clone, Default)]
+struct Recorder(Arc<std::sync::Mutex<String>>);
+
+impl tracing::field::Visit for Recorder {
+    fn record_debug(&mut self, field: &tracing::field::Field, value: &dyn std::fmt::Debug) {
+        let mut log = self.0.lock().unwrap();
+        log.push_str(&format!("{}={value:?} ", field.name()));
+    }
+}
+
+impl tracing::Subscriber for Recorder {
+    fn enabled(&self, _: &tracing::Metadata<'_>) -> bool {
+        true
+    }
+    fn new_span(&self, span: &tracing::span::Attributes<'_>) -> tracing::span::Id {
+        span.record(&mut self.clone());
+        self.0.lock().unwrap().push('\n');
+        tracing::span::Id::from_u64(1)
+    }
+    fn record(&self, _: &tracing::span::Id, values: &tracing::span::Record<'_>) {
+        values.record(&mut self.clone());
+    }
+    fn record_follows_from(&self, _: &tracing::span::Id, _: &tracing::span::Id) {}
+    fn event(&self, event: &tracing::Event<'_>) {
+        self.0.lock().unwrap().push_str(&format!("{} ", event.metadata().target()));
+        event.record(&mut self.clone());
+        self.0.lock().unwrap().push('\n');
+    }
+    fn enter(&self, _: &tracing::span::Id) {}
+    fn exit(&self, _: &tracing::span::Id) {}
+}
+
+// On the test's own thread (current-thread runtime), so that the recorder sees everything the
+// client, rmcp, reqwest and hyper log, and nothing of the other tests.
+#[tokio::test]
+async fn secrets_never_reach_the_logs() {
+    const KEY: &str = "log-secret-0b9d2";
+    let peer = peers::lab_http(Some(KEY));
+    let recorder = Recorder::default();
+    let log = Arc::clone(&recorder.0);
+    let _guard = tracing::subscriber::set_default(recorder);
+    within(async {
+        let stdio = McpServer::new(python_config("lab", "lab.py", &[]).with_env("LAB_SECRET", KEY));
+        assert_eq!(stdio.call("echo", args(json!({"text": "quiet"}))).await.unwrap().text, "quiet");
+        let _ = stdio.call("crash", Map::new()).await.unwrap_err();
+        let http =
+            McpServer::new(McpServerConfig::new("lab-http", McpTransport::http(peer.url() + "/mcp")).with_bearer(KEY));
+        assert_eq!(http.call("echo", args(json!({"text": "quiet"}))).await.unwrap().text, "quiet");
+        let wrong = McpServer::new(
+            McpServerConfig::new("wrong", McpTransport::http(peer.url() + "/mcp?token=" + KEY))
+                .with_header("x-api-key", format!("{KEY}-wrong")),
+        );
+        let err = wrong.tools().await.unwrap_err().to_string();
+        assert!(err.contains("401") && !err.contains(KEY), "{err}");
+        stdio.shutdown().await;
+        http.shutdown().await;
+    })
+    .await;
+    let log = log.lock().unwrap().clone();
+    assert!(log.len() > 1000 && log.contains("rmcp"), "the recorder saw the clients' logs: {log}");
+    assert!(!log.contains(KEY), "a secret reached the logs:\n{log}");
 }
 
 #[tokio::test(flavor = "multi_thread")]

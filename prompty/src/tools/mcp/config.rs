@@ -94,8 +94,8 @@ pub enum McpTransport {
     /// for error messages, its stdin carries our messages.
     ///
     /// The child gets only [`INHERITED_ENV`] from this process plus `env`, runs in `cwd` (this
-    /// process's working folder when `None`), and leads a process group of its own that is killed
-    /// when the session ends.
+    /// process's working folder when `None`), and leads a process group of its own, killed when
+    /// the session ends (see [`super::McpServer`]).
     Stdio {
         /// The program: a name looked up on `PATH`, or a path.
         command: String,

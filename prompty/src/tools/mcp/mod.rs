@@ -69,9 +69,11 @@ const STDERR_SETTLE: Duration = Duration::from_millis(1500);
 /// One MCP server, reached through one live session that starts on first use and starts again
 /// after the server went away. Cheap to clone (all clones share the session); `Send + Sync`.
 ///
-/// When the last clone drops, the session ends: a stdio server's process group is killed (and
-/// tokio's `kill_on_drop` kills the process itself even when no runtime is left to run the group
-/// kill); an HTTP session is closed.
+/// When the last clone drops (or [`McpServer::shutdown`] is called), the session ends, in a task
+/// of the current tokio runtime: a stdio server gets EOF on its stdin, SIGTERM if it has not
+/// exited 3 s later, SIGKILL 3 s after that, and then everything left in its process group (the
+/// processes it started) gets SIGKILL; an HTTP session is closed. Dropped outside a runtime, the
+/// process group is killed at once. (The child also has tokio's `kill_on_drop` as a backstop.)
 ///
 /// ```no_run
 /// # async fn run() -> prompty::Result<()> {

@@ -3,7 +3,6 @@
 //! `notifications/tools/list_changed`.
 
 use super::config::{check_headers, McpServerConfig, McpTransport, INHERITED_ENV};
-use process_wrap::tokio::{CommandWrap, KillOnDrop};
 use rmcp::model::{ClientCapabilities, ClientConfig, Implementation};
 use rmcp::service::{NotificationContext, RunningService};
 use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
@@ -91,7 +90,7 @@ impl StderrTail {
 }
 
 /// How long ending a session may take: `rmcp` closes a stdio server's stdin, waits 3 s for it to
-/// exit, sends SIGTERM, waits 3 s more, then kills the process group.
+/// exit, sends it SIGTERM, waits 3 s more, then SIGKILL.
 const CLOSE_TIMEOUT: Duration = Duration::from_secs(8);
 
 /// One live session. Dropping it ends the session (see [`Session::end`]).
@@ -113,8 +112,8 @@ impl Session {
     }
 
     /// Ends the session: `rmcp` closes the transport (a stdio server gets EOF on stdin, then
-    /// SIGTERM, then SIGKILL for its process group, see [`CLOSE_TIMEOUT`]), then whatever is left
-    /// in the server's process group (processes it started that outlived it) is killed.
+    /// SIGTERM, then SIGKILL, see [`CLOSE_TIMEOUT`]; an HTTP session is closed), then whatever is
+    /// left in the server's process group (processes it started that outlived it) gets SIGKILL.
     pub(crate) async fn end(mut self) {
         let client = self.client.take();
         let pid = self.pid.take();
@@ -187,11 +186,13 @@ pub(crate) async fn connect(config: &McpServerConfig, generation: Arc<AtomicU64>
             if let Some(dir) = cwd {
                 cmd.current_dir(dir);
             }
-            let mut wrap = CommandWrap::from(cmd);
+            // A process group of its own, killed as a whole when the session ends. (Set here rather
+            // than with process-wrap's `ProcessGroup` wrapper: that one records the command, with
+            // its environment, in a debug-level tracing span.)
             #[cfg(unix)]
-            wrap.wrap(process_wrap::tokio::ProcessGroup::leader());
-            wrap.wrap(KillOnDrop);
-            let (process, pipe) = TokioChildProcess::builder(wrap)
+            cmd.process_group(0);
+            cmd.kill_on_drop(true);
+            let (process, pipe) = TokioChildProcess::builder(cmd)
                 .stderr(Stdio::piped())
                 .spawn()
                 .map_err(|e| format!("cannot start `{command}`: {e}"))?;
