@@ -485,6 +485,29 @@ async fn a_server_that_cannot_start_is_an_error() {
         let err = server.tools().await.unwrap_err().to_string();
         assert!(err.contains("'false'") && err.contains("not an mcp server"), "{err}");
 
+        // A process that never answers `initialize`: the connect timeout ends it, and it is killed
+        // (with what it started).
+        let server = McpServer::new(
+            McpServerConfig::new(
+                "mute",
+                McpTransport::stdio("sh", ["-c", "sleep 300 & echo \"pids $$ $!\" >&2; wait"]),
+            )
+            .with_connect_timeout(Duration::from_secs(1)),
+        );
+        let started = Instant::now();
+        let err = server.tools().await.unwrap_err().to_string();
+        assert!(started.elapsed() < Duration::from_secs(5), "{:?}", started.elapsed());
+        assert!(err.contains("'mute'") && err.contains("within 1s"), "{err}");
+        let pids: Vec<u32> = err
+            .split("pids ")
+            .nth(1)
+            .map(|rest| rest.split_whitespace().take(2).filter_map(|p| p.parse().ok()).collect())
+            .unwrap_or_default();
+        assert_eq!(pids.len(), 2, "{err}");
+        for pid in pids {
+            assert!(eventually(Duration::from_secs(10), || !alive(pid)).await, "{pid} still runs");
+        }
+
         // Nothing listens there.
         let port = common::free_port();
         let server = McpServer::new(

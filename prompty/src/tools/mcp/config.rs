@@ -10,23 +10,55 @@ use std::time::Duration;
 
 /// Default of [`McpServerConfig::connect_timeout`]: 30 s to start the server and finish
 /// `initialize` (npm servers can take several seconds to start on a busy machine).
+///
+/// ```
+/// assert_eq!(prompty::mcp::DEFAULT_CONNECT_TIMEOUT.as_secs(), 30);
+/// ```
 pub const DEFAULT_CONNECT_TIMEOUT: Duration = Duration::from_secs(30);
 /// Default of [`McpServerConfig::call_timeout`]: 60 s for one `tools/call`, and for one whole
 /// `tools/list` (all of its pages together).
+///
+/// ```
+/// assert_eq!(prompty::mcp::DEFAULT_CALL_TIMEOUT.as_secs(), 60);
+/// ```
 pub const DEFAULT_CALL_TIMEOUT: Duration = Duration::from_secs(60);
 /// Default of [`McpServerConfig::max_pages`]: at most 1000 pages of `tools/list` are followed.
+///
+/// ```
+/// assert_eq!(prompty::mcp::DEFAULT_MAX_PAGES, 1000);
+/// ```
 pub const DEFAULT_MAX_PAGES: usize = 1000;
 /// Default of [`McpServerConfig::max_tools`]: at most 10 000 tools are kept from one listing.
+///
+/// ```
+/// assert_eq!(prompty::mcp::DEFAULT_MAX_TOOLS, 10_000);
+/// ```
 pub const DEFAULT_MAX_TOOLS: usize = 10_000;
 /// Default of [`McpServerConfig::max_text_bytes`]: 1 MiB of text per call result.
+///
+/// ```
+/// assert_eq!(prompty::mcp::DEFAULT_MAX_TEXT_BYTES, 1024 * 1024);
+/// ```
 pub const DEFAULT_MAX_TEXT_BYTES: usize = 1 << 20;
 /// Default of [`McpServerConfig::max_image_bytes`]: 8 MiB of (base64) image data per call result.
+///
+/// ```
+/// assert_eq!(prompty::mcp::DEFAULT_MAX_IMAGE_BYTES, 8 * 1024 * 1024);
+/// ```
 pub const DEFAULT_MAX_IMAGE_BYTES: usize = 8 << 20;
 /// Default of [`McpServerConfig::max_message_bytes`]: 16 MiB per JSON-RPC message received over
 /// HTTP (the same size `rmcp` enforces for one line of a stdio server).
+///
+/// ```
+/// assert_eq!(prompty::mcp::DEFAULT_MAX_MESSAGE_BYTES, 16 * 1024 * 1024);
+/// ```
 pub const DEFAULT_MAX_MESSAGE_BYTES: usize = 16 << 20;
 /// Default of [`McpServerConfig::stderr_tail_bytes`]: the last 8 KiB a stdio server wrote to stderr
 /// are kept for error messages.
+///
+/// ```
+/// assert_eq!(prompty::mcp::DEFAULT_STDERR_TAIL_BYTES, 8 * 1024);
+/// ```
 pub const DEFAULT_STDERR_TAIL_BYTES: usize = 8 << 10;
 
 /// The variables of this process's environment a stdio server inherits (when set); every other

@@ -107,6 +107,12 @@ struct Inner {
     listing: tokio::sync::Mutex<()>,
 }
 
+// `McpServer` is shared across tasks and threads.
+const _: fn() = || {
+    fn shared<T: Send + Sync + Clone + 'static>() {}
+    shared::<McpServer>();
+};
+
 impl fmt::Debug for McpServer {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("McpServer")

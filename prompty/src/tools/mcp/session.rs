@@ -207,7 +207,8 @@ pub(crate) async fn connect(config: &McpServerConfig, generation: Arc<AtomicU64>
             match failure {
                 Ok(client) => (client, stderr, pid),
                 Err(message) => {
-                    // The process is being killed (the transport was dropped): its last words.
+                    // rmcp kills the process (the transport was dropped); what it started too.
+                    kill_group(pid);
                     let tail = match &stderr {
                         Some(t) => {
                             t.settle(Duration::from_secs(1)).await;
