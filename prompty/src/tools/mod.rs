@@ -6,6 +6,8 @@ mod bind;
 pub(crate) mod derive;
 mod function;
 pub(crate) mod handlers;
+#[cfg(feature = "mcp")]
+pub mod mcp;
 mod messages;
 pub(crate) mod projection;
 pub(crate) mod prompty_tool;

@@ -92,30 +92,50 @@ impl Peer {
     pub fn start(name: &str, timeout: Duration, ready_path: &str, make: impl Fn(u16) -> Command) -> Peer {
         let mut last_log = String::new();
         for _ in 0..3 {
-            let port = free_port();
-            let log = std::env::temp_dir().join(format!("prompty-{name}-{port}.log"));
-            let out = std::fs::File::create(&log).expect("cannot create a log file");
-            let err = out.try_clone().expect("cannot clone the log file handle");
-            let child = make(port)
-                .stdin(Stdio::null())
-                .stdout(out)
-                .stderr(err)
-                .spawn()
-                .unwrap_or_else(|e| panic!("cannot start {name}: {e}"));
-            let mut peer = Peer { child, port, log };
-            let deadline = Instant::now() + timeout;
-            while Instant::now() < deadline {
-                if let Ok(Some(_)) = peer.child.try_wait() {
-                    break;
-                }
-                if peer.get(ready_path).is_ok_and(|(status, _)| status > 0) {
-                    return peer;
-                }
-                std::thread::sleep(Duration::from_millis(100));
+            match Peer::try_start(name, free_port(), timeout, ready_path, &make) {
+                Ok(peer) => return peer,
+                Err(log) => last_log = log,
             }
-            last_log = peer.log_text();
         }
         panic!("{name} did not become ready; its log:\n{last_log}");
+    }
+
+    /// [`Peer::start`] on a given port (once), e.g. to start a server again where a stopped one
+    /// listened.
+    pub fn start_on(name: &str, port: u16, timeout: Duration, ready_path: &str, make: impl Fn(u16) -> Command) -> Peer {
+        Peer::try_start(name, port, timeout, ready_path, &make)
+            .unwrap_or_else(|log| panic!("{name} did not become ready on port {port}; its log:\n{log}"))
+    }
+
+    /// One start on `port`: the ready peer, or its log when it exited or did not answer in time.
+    fn try_start(
+        name: &str,
+        port: u16,
+        timeout: Duration,
+        ready_path: &str,
+        make: &impl Fn(u16) -> Command,
+    ) -> Result<Peer, String> {
+        let log = std::env::temp_dir().join(format!("prompty-{name}-{port}.log"));
+        let out = std::fs::File::create(&log).expect("cannot create a log file");
+        let err = out.try_clone().expect("cannot clone the log file handle");
+        let child = make(port)
+            .stdin(Stdio::null())
+            .stdout(out)
+            .stderr(err)
+            .spawn()
+            .unwrap_or_else(|e| panic!("cannot start {name}: {e}"));
+        let mut peer = Peer { child, port, log };
+        let deadline = Instant::now() + timeout;
+        while Instant::now() < deadline {
+            if let Ok(Some(_)) = peer.child.try_wait() {
+                break;
+            }
+            if peer.get(ready_path).is_ok_and(|(status, _)| status > 0) {
+                return Ok(peer);
+            }
+            std::thread::sleep(Duration::from_millis(100));
+        }
+        Err(peer.log_text())
     }
 
     /// `http://127.0.0.1:<port>`.
@@ -162,12 +182,38 @@ impl Drop for Peer {
 
 /// `@modelcontextprotocol/server-everything` over streamable HTTP on a free port (`/mcp`).
 pub fn everything_http() -> Peer {
-    let bin = npm_bin("mcp-server-everything");
-    Peer::start("mcp-everything", Duration::from_secs(30), "/mcp", |port| {
-        let mut c = Command::new(&bin);
-        c.arg("streamableHttp").env("PORT", port.to_string());
+    Peer::start("mcp-everything", Duration::from_secs(30), "/mcp", everything_http_command)
+}
+
+/// `@modelcontextprotocol/server-everything` over streamable HTTP on `port` (`/mcp`).
+pub fn everything_http_on(port: u16) -> Peer {
+    Peer::start_on("mcp-everything", port, Duration::from_secs(30), "/mcp", everything_http_command)
+}
+
+fn everything_http_command(port: u16) -> Command {
+    let mut c = Command::new(npm_bin("mcp-server-everything"));
+    c.arg("streamableHttp").env("PORT", port.to_string());
+    c
+}
+
+/// `mcp/lab.py` (official Python SDK) over streamable HTTP on a free port (`/mcp`); with
+/// `required_key`, it answers 401 to requests without `x-api-key: <key>` or a bearer `<key>`.
+pub fn lab_http(required_key: Option<&str>) -> Peer {
+    let py = python();
+    let script = mcp_script("lab.py");
+    Peer::start("mcp-lab", Duration::from_secs(30), "/mcp", |port| {
+        let mut c = Command::new(&py);
+        c.arg(&script).args(["--http", &port.to_string()]);
+        if let Some(key) = required_key {
+            c.env("LAB_REQUIRED_KEY", key);
+        }
         c
     })
+}
+
+/// A small MCP server of `mcp/` written for these tests (run it with [`python()`]).
+pub fn mcp_script(name: &str) -> PathBuf {
+    e2e_dir().join("mcp").join(name)
 }
 
 /// Prism mocking an OpenAPI document of `@readme/oas-examples` (`version`/`json`/`file`), e.g.

@@ -1,0 +1,303 @@
+//! One live connection to a server: starting the child process (or opening the HTTP session), the
+//! `initialize` handshake, the stderr ring buffer, and the client handler that hears
+//! `notifications/tools/list_changed`.
+
+use super::config::{check_headers, McpServerConfig, McpTransport, INHERITED_ENV};
+use rmcp::model::{ClientCapabilities, ClientConfig, Implementation};
+use rmcp::service::{NotificationContext, RunningService};
+use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
+use rmcp::transport::{StreamableHttpClientTransport, TokioChildProcess};
+use rmcp::{ClientCacheConfig, ClientHandler, RoleClient, ServiceExt};
+use std::collections::{HashMap, VecDeque};
+use std::process::Stdio;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+use tokio::io::AsyncReadExt;
+
+/// The client side of a session: says who we are and counts `tools/list_changed` notifications.
+pub(crate) struct Handler {
+    pub(crate) generation: Arc<AtomicU64>,
+}
+
+impl ClientHandler for Handler {
+    async fn on_tool_list_changed(&self, _context: NotificationContext<RoleClient>) {
+        self.generation.fetch_add(1, Ordering::SeqCst);
+        tracing::debug!("MCP server sent notifications/tools/list_changed");
+    }
+
+    fn get_info(&self) -> ClientConfig {
+        ClientConfig::new(ClientCapabilities::default(), Implementation::new("prompty", env!("CARGO_PKG_VERSION")))
+    }
+}
+
+/// The last bytes a child wrote to its stderr (a ring of at most `cap` bytes), filled by a task
+/// that reads the pipe until it closes.
+pub(crate) struct StderrTail {
+    buf: Mutex<VecDeque<u8>>,
+    cap: usize,
+    closed: tokio::sync::watch::Receiver<bool>,
+}
+
+impl StderrTail {
+    fn spawn(mut pipe: tokio::process::ChildStderr, cap: usize) -> Arc<Self> {
+        let (tx, rx) = tokio::sync::watch::channel(false);
+        let tail = Arc::new(StderrTail { buf: Mutex::new(VecDeque::new()), cap, closed: rx });
+        let writer = Arc::clone(&tail);
+        tokio::spawn(async move {
+            let mut chunk = [0u8; 4096];
+            loop {
+                match pipe.read(&mut chunk).await {
+                    Ok(0) | Err(_) => break,
+                    Ok(n) => writer.push(&chunk[..n]),
+                }
+            }
+            let _ = tx.send(true);
+        });
+        tail
+    }
+
+    fn push(&self, bytes: &[u8]) {
+        let mut buf = self.buf.lock().unwrap_or_else(|e| e.into_inner());
+        let bytes = &bytes[bytes.len().saturating_sub(self.cap)..];
+        buf.extend(bytes);
+        let excess = buf.len().saturating_sub(self.cap);
+        buf.drain(..excess);
+    }
+
+    /// Waits (at most `wait`) until the child closed its stderr, so that its last words are in.
+    pub(crate) async fn settle(&self, wait: Duration) {
+        let mut closed = self.closed.clone();
+        let _ = tokio::time::timeout(wait, closed.wait_for(|c| *c)).await;
+    }
+
+    /// The kept bytes as text: invalid UTF-8 replaced, control characters other than newline and
+    /// tab replaced by `?`, surrounding blank space trimmed.
+    pub(crate) fn text(&self) -> String {
+        let buf = self.buf.lock().unwrap_or_else(|e| e.into_inner());
+        let (a, b) = buf.as_slices();
+        let mut bytes = Vec::with_capacity(a.len() + b.len());
+        bytes.extend_from_slice(a);
+        bytes.extend_from_slice(b);
+        drop(buf);
+        String::from_utf8_lossy(&bytes)
+            .chars()
+            .map(|c| if c.is_control() && c != '\n' && c != '\t' { '?' } else { c })
+            .collect::<String>()
+            .trim()
+            .to_owned()
+    }
+}
+
+/// How long ending a session may take: `rmcp` closes a stdio server's stdin, waits 3 s for it to
+/// exit, sends it SIGTERM, waits 3 s more, then SIGKILL.
+const CLOSE_TIMEOUT: Duration = Duration::from_secs(8);
+
+/// One live session. Dropping it ends the session (see [`Session::end`]).
+pub(crate) struct Session {
+    client: Option<RunningService<RoleClient, Handler>>,
+    pub(crate) stderr: Option<Arc<StderrTail>>,
+    /// The stdio server's process id, which is also its process group id.
+    pub(crate) pid: Option<u32>,
+}
+
+impl Session {
+    pub(crate) fn client(&self) -> &RunningService<RoleClient, Handler> {
+        self.client.as_ref().expect("a session has its client until it is dropped")
+    }
+
+    /// Whether the connection ended (the server exited, the HTTP worker stopped).
+    pub(crate) fn is_closed(&self) -> bool {
+        self.client.as_ref().is_none_or(|c| c.is_transport_closed() || c.is_closed())
+    }
+
+    /// Ends the session: `rmcp` closes the transport (a stdio server gets EOF on stdin, then
+    /// SIGTERM, then SIGKILL, see [`CLOSE_TIMEOUT`]; an HTTP session is closed), then whatever is
+    /// left in the server's process group (processes it started that outlived it) gets SIGKILL.
+    pub(crate) async fn end(mut self) {
+        let client = self.client.take();
+        let pid = self.pid.take();
+        close(client, pid).await;
+    }
+}
+
+async fn close(client: Option<RunningService<RoleClient, Handler>>, pid: Option<u32>) {
+    if let Some(mut client) = client {
+        let _ = client.close_with_timeout(CLOSE_TIMEOUT).await;
+    }
+    kill_group(pid);
+}
+
+impl Drop for Session {
+    fn drop(&mut self) {
+        let client = self.client.take();
+        let pid = self.pid.take();
+        if client.is_none() && pid.is_none() {
+            return;
+        }
+        match tokio::runtime::Handle::try_current() {
+            Ok(runtime) => {
+                runtime.spawn(close(client, pid));
+            }
+            Err(_) => {
+                // No runtime to close it gracefully: kill the group now (the leader is not reaped
+                // yet, so its id still names this group). tokio's `kill_on_drop` is the backstop.
+                kill_group(pid);
+                drop(client);
+            }
+        }
+    }
+}
+
+/// SIGKILL to the process group led by `pid` (a stdio server and what it started).
+///
+/// Called after the leader exited: the group id cannot be reused while a member of the group is
+/// alive, so only the leftovers of this server are reached; with none left the call fails
+/// harmlessly (`ESRCH`).
+#[cfg(unix)]
+fn kill_group(pid: Option<u32>) {
+    let Some(pgid) = pid.and_then(|p| libc::pid_t::try_from(p).ok()).filter(|p| *p > 1) else { return };
+    // SAFETY: `killpg` only sends a signal; it touches no memory of this process.
+    unsafe {
+        libc::killpg(pgid, libc::SIGKILL);
+    }
+}
+
+#[cfg(not(unix))]
+fn kill_group(_pid: Option<u32>) {}
+
+/// Starts or opens a session and performs `initialize`, within `config.connect_timeout`. The
+/// error is a message (not yet scrubbed of secrets) that may end with the child's stderr.
+pub(crate) async fn connect(config: &McpServerConfig, generation: Arc<AtomicU64>) -> Result<Session, String> {
+    let handler = Handler { generation };
+    let timeout = config.connect_timeout;
+    let (client, stderr, pid) = match &config.transport {
+        McpTransport::Stdio { command, args, env, cwd } => {
+            let mut cmd = tokio::process::Command::new(command);
+            cmd.args(args).env_clear();
+            for name in INHERITED_ENV {
+                if let Some(v) = std::env::var_os(name) {
+                    cmd.env(name, v);
+                }
+            }
+            for (name, value) in env {
+                cmd.env(name, value.expose());
+            }
+            if let Some(dir) = cwd {
+                cmd.current_dir(dir);
+            }
+            // A process group of its own, killed as a whole when the session ends. (Set here rather
+            // than with process-wrap's `ProcessGroup` wrapper: that one records the command, with
+            // its environment, in a debug-level tracing span.)
+            #[cfg(unix)]
+            cmd.process_group(0);
+            cmd.kill_on_drop(true);
+            let (process, pipe) = TokioChildProcess::builder(cmd)
+                .stderr(Stdio::piped())
+                .spawn()
+                .map_err(|e| format!("cannot start `{command}`: {e}"))?;
+            let pid = process.id();
+            let stderr = pipe.map(|p| StderrTail::spawn(p, config.stderr_tail_bytes.max(1)));
+            let started = tokio::time::timeout(timeout, handler.serve(process)).await;
+            let failure = match started {
+                Ok(Ok(client)) => Ok(client),
+                Ok(Err(e)) => Err(format!("`{command}` did not complete the MCP handshake: {e}")),
+                Err(_) => Err(format!("`{command}` did not complete the MCP handshake within {timeout:?}")),
+            };
+            match failure {
+                Ok(client) => (client, stderr, pid),
+                Err(message) => {
+                    // rmcp kills the process (the transport was dropped); what it started too.
+                    kill_group(pid);
+                    let tail = match &stderr {
+                        Some(t) => {
+                            t.settle(Duration::from_secs(1)).await;
+                            t.text()
+                        }
+                        None => String::new(),
+                    };
+                    return Err(with_tail(message, &tail));
+                }
+            }
+        }
+        McpTransport::Http { url, headers } => {
+            check_headers(headers)?;
+            let mut custom = HashMap::new();
+            for (name, value) in headers {
+                let header = reqwest::header::HeaderName::from_bytes(name.as_bytes())
+                    .map_err(|_| format!("`{name}` is not a valid HTTP header name"))?;
+                let mut value = reqwest::header::HeaderValue::from_str(value.expose())
+                    .map_err(|_| format!("the value of the header `{name}` is not a valid HTTP header value"))?;
+                value.set_sensitive(true);
+                custom.insert(header, value);
+            }
+            let http = reqwest::Client::builder()
+                .redirect(redirect_policy())
+                .connect_timeout(timeout)
+                .pool_max_idle_per_host(0)
+                .build()
+                .map_err(|e| format!("cannot build the HTTP client: {e}"))?;
+            let transport_config = StreamableHttpClientTransportConfig::with_uri(url.as_str())
+                .custom_headers(custom)
+                .max_json_response_size(config.max_message_bytes)
+                .max_sse_event_size(config.max_message_bytes);
+            let transport = StreamableHttpClientTransport::with_client(http, transport_config);
+            let client = match tokio::time::timeout(timeout, handler.serve(transport)).await {
+                Ok(Ok(client)) => client,
+                Ok(Err(e)) => return Err(format!("the MCP handshake failed: {e}")),
+                Err(_) => return Err(format!("the MCP handshake did not complete within {timeout:?}")),
+            };
+            (client, None, None)
+        }
+    };
+    // This layer caches the tool list itself (until `list_changed`): rmcp's response cache is off
+    // so that a refresh always asks the server and a failure is never hidden by a stale answer.
+    client.peer().set_response_cache_config(ClientCacheConfig::disabled()).await;
+    Ok(Session { client: Some(client), stderr, pid })
+}
+
+/// At most 10 redirects, and only to the origin (scheme, host, port) of the configured URL: the
+/// configured headers (credentials) never reach another host.
+fn redirect_policy() -> reqwest::redirect::Policy {
+    reqwest::redirect::Policy::custom(|attempt| {
+        let Some(first) = attempt.previous().first() else { return attempt.follow() };
+        let (from, to) = (first.origin(), attempt.url().origin());
+        if from != to {
+            let message = format!(
+                "refused a redirect to another origin ({}): the MCP server's headers are never sent there; \
+                 configure the final URL",
+                to.ascii_serialization()
+            );
+            return attempt.error(message);
+        }
+        if attempt.previous().len() > 10 {
+            return attempt.error("more than 10 redirects");
+        }
+        attempt.follow()
+    })
+}
+
+/// `message`, followed by the stderr tail when there is one.
+pub(crate) fn with_tail(message: String, tail: &str) -> String {
+    if tail.is_empty() {
+        message
+    } else {
+        format!("{message}; its stderr ends with:\n{tail}")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_ring_keeps_the_last_bytes() {
+        let (_tx, rx) = tokio::sync::watch::channel(false);
+        let t = StderrTail { buf: Mutex::new(VecDeque::new()), cap: 5, closed: rx };
+        t.push(b"abc");
+        t.push(b"defg");
+        assert_eq!(t.text(), "cdefg");
+        t.push(b"0123456789\x1b");
+        assert_eq!(t.text(), "6789?");
+    }
+}
