@@ -36,13 +36,12 @@ pub(crate) fn registered_functions() -> Vec<CatalogEntry> {
 
 /// The loaders of the tool kinds compiled in.
 pub(super) fn builtin_loaders() -> Vec<(&'static str, Arc<dyn ToolLoader>)> {
-    #[allow(unused_mut)]
-    let mut out: Vec<(&'static str, Arc<dyn ToolLoader>)> = Vec::new();
-    #[cfg(feature = "mcp")]
-    out.push(("mcp", Arc::new(super::mcp_kind::McpLoader::default())));
-    #[cfg(feature = "openapi")]
-    out.push(("openapi", Arc::new(super::openapi_kind::OpenApiLoader::default())));
-    out
+    vec![
+        #[cfg(feature = "mcp")]
+        ("mcp", Arc::new(super::mcp_kind::McpLoader::default()) as Arc<dyn ToolLoader>),
+        #[cfg(feature = "openapi")]
+        ("openapi", Arc::new(super::openapi_kind::OpenApiLoader) as Arc<dyn ToolLoader>),
+    ]
 }
 
 /// The namespace under which the tools of a declared `mcp` or `openapi` tool are offered: the
@@ -81,7 +80,7 @@ pub(crate) fn needs_approval(tool: &Tool, _agent: &Agent, wire: &str) -> Option<
     let ToolKind::Mcp(m) = &tool.kind else { return None };
     let mode = m.approval_mode.as_ref()?;
     let name = ToolCatalog::global().decode(wire).map(|(_, n)| n).unwrap_or_else(|| wire.to_owned());
-    let listed = |list: &Option<Vec<String>>| list.as_ref().is_some_and(|l| l.iter().any(|t| *t == name));
+    let listed = |list: &Option<Vec<String>>| list.as_ref().is_some_and(|l| l.contains(&name));
     let needed = match mode.kind.as_str() {
         "never" => false,
         "specify" => listed(&mode.always_require_approval_tools) || !listed(&mode.never_require_approval_tools),
