@@ -81,6 +81,8 @@ pub use rich::{expand_rich, RichInputs, RichValue};
 pub use schema::{properties_schema, property_schema};
 pub use stream::{ChunkStream, Outcome, RawEvent, RawStream, StreamChunk, StreamFailure};
 pub use streaming::*;
+#[cfg(feature = "openapi")]
+pub use tools::openapi;
 pub use tools::*;
 pub use turn::{
     run_turn, run_turn_async, run_turn_stream, turn, turn_async, turn_stream, AgentEvent, CancellationToken,

@@ -7,6 +7,8 @@ pub(crate) mod derive;
 mod function;
 pub(crate) mod handlers;
 mod messages;
+#[cfg(feature = "openapi")]
+pub mod openapi;
 mod projection;
 mod prompty_tool;
 
