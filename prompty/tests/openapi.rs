@@ -1,4 +1,4 @@
-//! `kind: openapi` tools against real servers on 127.0.0.1 (see `e2e/README.md`):
+//! `kind: openapi` tools against real servers on 127.0.0.1, started by `e2e/peers.rs`:
 //!
 //! - Prism 5.14.2 mocking the `@readme/oas-examples` Petstore documents (2.0, 3.0, 3.1): names,
 //!   schemas, mocked answers, and the requests Prism rejects;
@@ -15,7 +15,7 @@ mod peers;
 
 use prompty::openapi::{parse_spec, OpenApiClient, OpenApiSpec};
 use prompty::providers::http::{HttpClient, RetryPolicy};
-use prompty::{Connection, Error, OpenApiTool};
+use prompty::{Connection, Error, OpenApiTool, Tool, ToolKind};
 use serde_json::{json, Value};
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -40,6 +40,16 @@ fn quick(client: OpenApiClient) -> OpenApiClient {
     let retry =
         RetryPolicy { max_attempts: 3, base_delay: Duration::from_millis(50), max_delay: Duration::from_secs(1) };
     client.with_http(HttpClient::shared().with_retry(retry))
+}
+
+/// A `kind: openapi` tool named `api`.
+fn openapi_tool(connection: Option<Connection>, specification: &str) -> Tool {
+    Tool {
+        name: "api".into(),
+        description: None,
+        bindings: Vec::new(),
+        kind: ToolKind::OpenApi(OpenApiTool { connection, specification: specification.into() }),
+    }
 }
 
 fn tool_message(e: Error) -> String {
@@ -165,10 +175,7 @@ async fn httpbin_client(endpoint: &str, credential: Value) -> OpenApiClient {
     let agent = prompty::load_str("---\nname: echo\n---\nHi", openapi_dir(), "echo.prompty").unwrap();
     let mut connection = json!({"endpoint": endpoint});
     connection.as_object_mut().unwrap().extend(credential.as_object().unwrap().clone());
-    let tool = OpenApiTool {
-        connection: Some(serde_json::from_value(connection).unwrap()),
-        specification: "./httpbin.yaml".into(),
-    };
+    let tool = openapi_tool(Some(serde_json::from_value(connection).unwrap()), "./httpbin.yaml");
     OpenApiClient::from_tool(&tool, &agent).await.unwrap()
 }
 
@@ -284,6 +291,9 @@ async fn httpbin_values_are_encoded_and_bodies_assembled() {
     // A text answer comes back as text.
     let out = client.call("html", json!({})).await.unwrap();
     assert!(out["body"].as_str().unwrap().contains("Herman Melville"), "{out}");
+    // Binary data is described, not passed on.
+    let out = client.call("randomBytes", json!({"n": 64})).await.unwrap();
+    assert_eq!(out["body"], "(64 bytes of application/octet-stream, not text)");
     // A body larger than the client's bound fails the call.
     let small = client.clone().with_max_response_bytes(1000);
     let e = tool_message(small.call("randomBytes", json!({"n": 5000})).await.unwrap_err());
@@ -333,10 +343,10 @@ async fn httpbin_errors_come_back_with_their_status_and_retries_are_bounded() {
 async fn httpbin_swagger_document_by_url() {
     let bin = peers::httpbin();
     let agent = prompty::Agent::default();
-    let tool = OpenApiTool {
-        connection: Some(connection(json!({"kind": "anonymous", "endpoint": bin.url()}))),
-        specification: format!("{}/spec.json", bin.url()),
-    };
+    let tool = openapi_tool(
+        Some(connection(json!({"kind": "anonymous", "endpoint": bin.url()}))),
+        &format!("{}/spec.json", bin.url()),
+    );
     let client = OpenApiClient::from_tool(&tool, &agent).await.unwrap();
     let spec = client.spec();
     assert_eq!(spec.version, prompty::openapi::SpecVersion::Swagger2);
@@ -365,15 +375,15 @@ async fn httpbin_swagger_document_by_url() {
     assert!(e.starts_with("HTTP 418 I'm a teapot"), "{e}");
 
     // Without an endpoint the calls would go to httpbin.org: the base URL says so.
-    let tool = OpenApiTool { connection: None, specification: format!("{}/spec.json", bin.url()) };
+    let tool = openapi_tool(None, &format!("{}/spec.json", bin.url()));
     let remote = OpenApiClient::from_tool(&tool, &agent).await.unwrap();
     assert_eq!(remote.base_url(&remote.operations()[0]).unwrap(), "https://httpbin.org");
     // A document URL that answers 404.
-    let tool = OpenApiTool { connection: None, specification: format!("{}/status/404", bin.url()) };
+    let tool = openapi_tool(None, &format!("{}/status/404", bin.url()));
     let e = OpenApiClient::from_tool(&tool, &agent).await.unwrap_err().to_string();
-    assert!(e.contains("cannot fetch the openapi specification") && e.contains("404"), "{e}");
+    assert!(e.starts_with("Tool 'api' failed: cannot fetch the openapi specification") && e.contains("404"), "{e}");
     // A document URL that answers something else than OpenAPI.
-    let tool = OpenApiTool { connection: None, specification: format!("{}/get", bin.url()) };
+    let tool = openapi_tool(None, &format!("{}/get", bin.url()));
     let e = OpenApiClient::from_tool(&tool, &agent).await.unwrap_err().to_string();
     assert!(e.contains("not an OpenAPI document"), "{e}");
 }

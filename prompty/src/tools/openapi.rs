@@ -6,11 +6,8 @@
 //! # async fn demo() -> prompty::Result<()> {
 //! use prompty::openapi::OpenApiClient;
 //! let agent = prompty::load("prompts/pets.prompty")?;
-//! let tool = agent.tools.as_deref().unwrap_or_default().iter().find_map(|t| match &t.kind {
-//!     prompty::ToolKind::OpenApi(o) => Some(o.clone()),
-//!     _ => None,
-//! }).unwrap();
-//! let client = OpenApiClient::from_tool(&tool, &agent).await?;
+//! let tool = agent.tools.as_deref().unwrap_or_default().iter().find(|t| t.kind.as_str() == "openapi").unwrap();
+//! let client = OpenApiClient::from_tool(tool, &agent).await?;
 //! for op in client.operations() {
 //!     println!("{}: {}", op.name, op.parameters_schema());
 //! }
@@ -70,7 +67,7 @@
 //! the retries. A fetched document is at most [`openapi::bounds::MAX_DOCUMENT_BYTES`].
 
 use crate::providers::http::{error_chain, HttpClient, Secrets, MAX_ERROR_BODY_BYTES, MAX_TEXT_IN_ERROR};
-use crate::{Agent, Connection, Error, OpenApiTool, Result, Secret};
+use crate::{Agent, Connection, Error, Result, Secret, Tool, ToolKind};
 use reqwest::header::{HeaderMap, HeaderName, HeaderValue, ACCEPT, AUTHORIZATION, CONTENT_TYPE, COOKIE};
 use reqwest::{Method, StatusCode, Url};
 use serde_json::{Map, Value};
@@ -129,7 +126,7 @@ impl fmt::Debug for OpenApiClient {
         f.debug_struct("OpenApiClient")
             .field("title", &self.spec.title)
             .field("operations", &self.spec.operations.len())
-            .field("endpoint", &self.endpoint.as_deref().map(|e| self.secrets.scrub(e).into_owned()))
+            .field("endpoint", &self.endpoint.as_deref().map(|e| self.secrets.scrub(&shown_url(e)).into_owned()))
             .field("credential", &credential)
             .field("max_response_bytes", &self.max_response_bytes)
             .finish()
@@ -151,7 +148,12 @@ impl OpenApiClient {
     pub fn new(spec: Arc<OpenApiSpec>, connection: Option<&Connection>) -> Result<Self> {
         let (endpoint, credential) = from_connection(connection, 0)?;
         let mut sensitive = HeaderMap::new();
+        // A secret shorter than 4 bytes is not scrubbed from response text: it would blank out
+        // every occurrence of a common string (such a key protects nothing anyway).
         let mut add = |text: &str| {
+            if text.len() < 4 {
+                return;
+            }
             if let Ok(mut v) = HeaderValue::from_str(text) {
                 v.set_sensitive(true);
                 sensitive.append(AUTHORIZATION, v);
@@ -180,7 +182,11 @@ impl OpenApiClient {
     /// local file (relative to the prompt's folder, confined to it and the roots the prompt was
     /// loaded with, exactly as `${file:}` references are) or fetched from an `http(s)` URL with the
     /// shared client (no credential is sent with that request; at most
-    /// [`openapi::bounds::MAX_DOCUMENT_BYTES`]).
+    /// [`openapi::bounds::MAX_DOCUMENT_BYTES`]; retried as the shared client's policy says).
+    ///
+    /// Errors: a file that is missing or outside the roots, or a document that does not parse,
+    /// are the reader's errors (naming the file or URL and the JSON pointer); a tool of another
+    /// kind, no `specification`, or a fetch that failed are [`Error::Tool`] naming the tool.
     ///
     /// ```
     /// # tokio::runtime::Runtime::new().unwrap().block_on(async {
@@ -188,26 +194,33 @@ impl OpenApiClient {
     /// std::fs::create_dir_all(&dir).unwrap();
     /// std::fs::write(dir.join("api.yaml"), "openapi: 3.0.0\nservers: [{url: 'https://api.example'}]\npaths:\n  /ping:\n    get: {operationId: ping}\n").unwrap();
     /// let agent = prompty::load_str("---\nname: x\n---\nHi", &dir, "x.prompty")?;
-    /// let tool = prompty::OpenApiTool { connection: None, specification: "api.yaml".into() };
+    /// let tool: prompty::Tool = serde_json::from_value(serde_json::json!(
+    ///     {"name": "api", "kind": "openapi", "specification": "api.yaml"}))?;
     /// let client = prompty::openapi::OpenApiClient::from_tool(&tool, &agent).await?;
     /// assert_eq!(client.base_url(&client.operations()[0])?, "https://api.example");
-    /// let outside = prompty::OpenApiTool { connection: None, specification: "../../etc/passwd".into() };
-    /// assert!(prompty::openapi::OpenApiClient::from_tool(&outside, &agent).await.is_err());
-    /// # Ok::<(), prompty::Error>(()) }).unwrap();
+    /// let outside: prompty::Tool = serde_json::from_value(serde_json::json!(
+    ///     {"name": "api", "kind": "openapi", "specification": "../../etc/passwd"}))?;
+    /// let err = prompty::openapi::OpenApiClient::from_tool(&outside, &agent).await.unwrap_err();
+    /// assert!(matches!(err, prompty::Error::FileOutsideRoots { .. }));
+    /// # Ok::<(), Box<dyn std::error::Error>>(()) }).unwrap();
     /// ```
-    pub async fn from_tool(tool: &OpenApiTool, agent: &Agent) -> Result<Self> {
-        let reference = tool.specification.trim();
+    pub async fn from_tool(tool: &Tool, agent: &Agent) -> Result<Self> {
+        let tool_error = |message: String| Error::Tool { name: tool.name.clone(), message };
+        let ToolKind::OpenApi(openapi_tool) = &tool.kind else {
+            return Err(tool_error(format!("it is a `{}` tool, not an `openapi` one", tool.kind.as_str())));
+        };
+        let reference = openapi_tool.specification.trim();
         if reference.is_empty() {
-            return Err(Error::ToolBinding {
-                message: "an `openapi` tool needs a `specification` (a file path or an http(s) URL)".to_owned(),
-            });
+            return Err(tool_error(
+                "an `openapi` tool needs a `specification` (a file path or an http(s) URL)".to_owned(),
+            ));
         }
         let is_url = reference.starts_with("http://") || reference.starts_with("https://");
         let (spec, spec_url) = if is_url {
-            let url = Url::parse(reference).map_err(|e| Error::ToolBinding {
-                message: format!("the openapi specification URL '{}' is not valid: {e}", shown_url(reference)),
+            let url = Url::parse(reference).map_err(|e| {
+                tool_error(format!("the specification URL '{}' is not valid: {e}", shown_url(reference)))
             })?;
-            let text = fetch_text(&HttpClient::shared(), &url).await?;
+            let text = fetch_text(&HttpClient::shared(), &url).await.map_err(tool_error)?;
             let origin = shown_url(reference);
             (openapi::parse_spec(&text, &origin)?, Some(url))
         } else {
@@ -222,7 +235,7 @@ impl OpenApiClient {
             let (_, spec) = openapi::read_spec_file(&base_dir, reference, &options, &file)?;
             (spec, None)
         };
-        let mut client = OpenApiClient::new(Arc::new(spec), tool.connection.as_ref())?;
+        let mut client = OpenApiClient::new(Arc::new(spec), openapi_tool.connection.as_ref())?;
         client.spec_url = spec_url;
         Ok(client)
     }
@@ -231,10 +244,12 @@ impl OpenApiClient {
     ///
     /// ```
     /// let agent = prompty::Agent::default();
-    /// let tool = prompty::OpenApiTool { connection: None, specification: String::new() };
-    /// assert!(prompty::openapi::OpenApiClient::from_tool_blocking(&tool, &agent).is_err());
+    /// let tool: prompty::Tool = serde_json::from_value(serde_json::json!({"name": "api", "kind": "openapi"}))?;
+    /// let err = prompty::openapi::OpenApiClient::from_tool_blocking(&tool, &agent).unwrap_err();
+    /// assert_eq!(err.to_string(), "Tool 'api' failed: an `openapi` tool needs a `specification` (a file path or an http(s) URL)");
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
-    pub fn from_tool_blocking(tool: &OpenApiTool, agent: &Agent) -> Result<Self> {
+    pub fn from_tool_blocking(tool: &Tool, agent: &Agent) -> Result<Self> {
         crate::providers::http::block_on(OpenApiClient::from_tool(tool, agent))?
     }
 
@@ -655,12 +670,12 @@ impl OpenApiClient {
                 let mut response = builder.send().await?;
                 let status = response.status();
                 let retry_after = retry_after(response.headers());
-                let is_json = response
+                let media = response
                     .headers()
                     .get(CONTENT_TYPE)
                     .and_then(|v| v.to_str().ok())
                     .map(|t| t.split(';').next().unwrap_or("").trim().to_ascii_lowercase())
-                    .is_some_and(|t| t == "application/json" || t.ends_with("+json"));
+                    .unwrap_or_default();
                 let limit = if status.is_success() { self.max_response_bytes } else { MAX_ERROR_BODY_BYTES };
                 let too_long =
                     response.content_length().is_some_and(|n| usize::try_from(n).map_or(true, |n| n > limit));
@@ -669,7 +684,7 @@ impl OpenApiClient {
                 } else {
                     Some(read_bounded(&mut response, limit).await?)
                 };
-                Ok::<_, reqwest::Error>((status, retry_after, is_json, body))
+                Ok::<_, reqwest::Error>((status, retry_after, media, body))
             })
             .await;
             let (retryable, retry_after, error) = match outcome {
@@ -679,15 +694,20 @@ impl OpenApiClient {
                     let message = format!("the request failed: {}", error_chain(&e.without_url()));
                     (retry, None, message)
                 }
-                Ok(Ok((status, retry_after, is_json, body))) => {
+                Ok(Ok((status, retry_after, media, body))) => {
                     if status.is_success() {
                         let Some((body, true)) = body else {
                             return Err(tool_error(self.too_large()));
                         };
-                        let body = self.secrets.scrub_bytes(&body);
                         let value = if body.is_empty() {
                             Value::Null
+                        } else if std::str::from_utf8(&body).is_err() {
+                            // Binary data (an image, a file) means nothing to a model as text.
+                            let media = if media.is_empty() { "unknown type" } else { media.as_str() };
+                            Value::String(format!("({} bytes of {}, not text)", body.len(), cut(media, 100)))
                         } else {
+                            let body = self.secrets.scrub_bytes(&body);
+                            let is_json = media == "application/json" || media.ends_with("+json");
                             match serde_json::from_slice::<Value>(&body) {
                                 Ok(v) if is_json || looks_like_json(&body) => v,
                                 _ => Value::String(String::from_utf8_lossy(&body).into_owned()),
@@ -799,11 +819,9 @@ fn from_connection(connection: Option<&Connection>, depth: usize) -> Result<(Opt
 }
 
 /// Fetches a document, at most [`openapi::bounds::MAX_DOCUMENT_BYTES`], retrying as `http` says.
-async fn fetch_text(http: &HttpClient, url: &Url) -> Result<String> {
+async fn fetch_text(http: &HttpClient, url: &Url) -> std::result::Result<String, String> {
     let shown = shown_url(url.as_str());
-    let fail = |message: String| Error::ToolBinding {
-        message: format!("cannot fetch the openapi specification {shown}: {message}"),
-    };
+    let fail = |message: String| format!("cannot fetch the openapi specification {shown}: {message}");
     let client = http.reqwest().ok_or_else(|| fail("the HTTP client could not be built".to_owned()))?;
     let policy = http.config().retry;
     let timeout = http.config().request_timeout;
