@@ -41,9 +41,10 @@
 //!
 //! # Bounds (hostile documents)
 //!
-//! Nothing here panics or recurses without bound on any input; see [`bounds`]: the document's
-//! size, the number of operations, how deep `$ref`s and schemas nest, and how many schema nodes
-//! the expansion of references may build (per operation and in all). A circular schema stops at
+//! Nothing here panics, recurses without bound or takes quadratic time on any input; see
+//! [`bounds`]: the document's size, the number of operations and of arguments per operation, how
+//! deep `$ref`s and schemas nest, and how many schema nodes the expansion of references may build
+//! (per operation and in all). A circular schema stops at
 //! the repeated reference with the open schema `{}`; a schema cut by a bound also ends in `{}`.
 //!
 //! ```
@@ -71,7 +72,7 @@ mod schema;
 use crate::{Error, LoadOptions, Location, Result};
 use schema::{follow, Expander};
 use serde_json::{Map, Value};
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap, HashSet};
 use std::path::{Path, PathBuf};
 
 /// The bounds of the reader. A document beyond the first three is refused with an error; the
@@ -99,6 +100,8 @@ pub mod bounds {
     pub const MAX_DOCUMENT_SCHEMA_NODES: usize = 1_000_000;
     /// The longest operation name, in bytes.
     pub const MAX_NAME_LEN: usize = 64;
+    /// The most arguments (parameters and top-level body properties) one operation may have.
+    pub const MAX_ARGUMENTS: usize = 1000;
 }
 
 /// The version of a document.
@@ -703,11 +706,15 @@ struct Reader<'a> {
 
 /// Operation names and argument names taken so far.
 #[derive(Default)]
-struct Taken(Vec<String>);
+struct Taken {
+    names: HashSet<String>,
+    /// The next suffix to try for a base name (so that many equal names stay linear).
+    next: HashMap<String, u32>,
+}
 
 impl Taken {
     fn has(&self, name: &str) -> bool {
-        self.0.iter().any(|t| t == name)
+        self.names.contains(name)
     }
 
     /// `wanted` when free, else `<prefix>_<wanted>`, else with `_2`, `_3`, ...
@@ -716,14 +723,31 @@ impl Taken {
         if self.has(&name) && !prefix.is_empty() {
             name = format!("{prefix}_{wanted}");
         }
-        let base = name.clone();
-        let mut n = 2u32;
-        while self.has(&name) {
-            name = format!("{base}_{n}");
-            n = n.saturating_add(1);
+        if self.has(&name) {
+            return self.suffixed(&name, usize::MAX);
         }
-        self.0.push(name.clone());
+        self.names.insert(name.clone());
         name
+    }
+
+    /// `<base>_<n>` for the first free `n` from 2, with `base` cut so that the name is at most
+    /// `limit` bytes (`base` is ASCII when a limit applies).
+    fn suffixed(&mut self, base: &str, limit: usize) -> String {
+        let mut n = self.next.get(base).copied().unwrap_or(2);
+        loop {
+            let suffix = format!("_{n}");
+            let mut name = base.to_owned();
+            if name.len() + suffix.len() > limit {
+                name.truncate(limit.saturating_sub(suffix.len()));
+            }
+            name.push_str(&suffix);
+            n = n.saturating_add(1);
+            if !self.has(&name) {
+                self.next.insert(base.to_owned(), n);
+                self.names.insert(name.clone());
+                return name;
+            }
+        }
     }
 }
 
@@ -900,6 +924,9 @@ impl<'a> Reader<'a> {
         ] {
             let Some(list) = list else { continue };
             let Value::Array(list) = list else { return Err(self.err(&at, "`parameters` must be a list")) };
+            if list.len() > bounds::MAX_ARGUMENTS {
+                return Err(self.err(&at, too_many_arguments()));
+            }
             for (i, p) in list.iter().enumerate() {
                 let here = format!("{at}/{i}");
                 let (p, _) = follow(self.root, p, &here).map_err(|m| self.err(&here, m))?;
@@ -975,6 +1002,9 @@ impl<'a> Reader<'a> {
                 });
             }
         }
+        if params.len() > bounds::MAX_ARGUMENTS {
+            return Err(self.err(cx.pointer, too_many_arguments()));
+        }
         params.sort_by_key(|p| p.location);
         let mut taken = Taken::default();
         for p in &mut params {
@@ -985,10 +1015,14 @@ impl<'a> Reader<'a> {
             SpecVersion::Swagger2 => self.swagger_body(body_param, &form, cx, expander)?,
             _ => self.request_body(op, cx, expander)?,
         };
-        let body = body.map(|RawBody { required, content_type, description, schema }| {
-            let shape = flatten(&schema, &mut taken);
-            Body { required, content_type, description, schema, shape }
-        });
+        let body = match body {
+            Some(RawBody { required, content_type, description, schema }) => {
+                let room = bounds::MAX_ARGUMENTS - params.len();
+                let shape = flatten(&schema, &mut taken, room).map_err(|m| self.err(cx.pointer, m))?;
+                Some(Body { required, content_type, description, schema, shape })
+            }
+            None => None,
+        };
 
         let security = match op.get("security") {
             Some(s) => self.security(s, &format!("{}/security", cx.pointer))?,
@@ -1220,13 +1254,17 @@ fn swagger_schema(p: &Map<String, Value>, expander: &mut Expander<'_>) -> std::r
 
 /// The arguments of a request body: the top-level properties of an object schema (with those of
 /// its `allOf` members), else one `body` argument.
-fn flatten(schema: &Value, taken: &mut Taken) -> BodyShape {
+fn flatten(schema: &Value, taken: &mut Taken, room: usize) -> std::result::Result<BodyShape, String> {
     let mut properties: Vec<(String, Value)> = Vec::new();
-    let mut required: Vec<String> = Vec::new();
+    let mut seen: HashSet<String> = HashSet::new();
+    let mut required: HashSet<String> = HashSet::new();
     let mut collect = |s: &Value| {
         if let Some(Value::Object(props)) = s.get("properties") {
             for (k, v) in props {
-                if !properties.iter().any(|(n, _)| n == k) {
+                if seen.len() > room {
+                    return Err(too_many_arguments());
+                }
+                if seen.insert(k.clone()) {
                     properties.push((k.clone(), v.clone()));
                 }
             }
@@ -1234,16 +1272,20 @@ fn flatten(schema: &Value, taken: &mut Taken) -> BodyShape {
         if let Some(Value::Array(r)) = s.get("required") {
             required.extend(r.iter().filter_map(Value::as_str).map(str::to_owned));
         }
+        Ok(())
     };
-    collect(schema);
+    collect(schema)?;
     if let Some(Value::Array(all)) = schema.get("allOf") {
         for member in all {
-            collect(member);
+            collect(member)?;
         }
+    }
+    if properties.len() > room {
+        return Err(too_many_arguments());
     }
     let is_object = schema.get("type").and_then(Value::as_str).is_none_or(|t| t == "object");
     if properties.is_empty() || !is_object {
-        return BodyShape::Whole { property: taken.claim("body", "request") };
+        return Ok(BodyShape::Whole { property: taken.claim("body", "request") });
     }
     let fields = properties
         .into_iter()
@@ -1254,7 +1296,14 @@ fn flatten(schema: &Value, taken: &mut Taken) -> BodyShape {
             schema,
         })
         .collect();
-    BodyShape::Flattened(fields)
+    Ok(BodyShape::Flattened(fields))
+}
+
+fn too_many_arguments() -> String {
+    format!(
+        "the operation has more than {} parameters and body properties (openapi::bounds::MAX_ARGUMENTS)",
+        bounds::MAX_ARGUMENTS
+    )
 }
 
 /// The `{names}` of a path template, in order.
@@ -1267,6 +1316,9 @@ fn template_names(path: &str) -> Vec<&str> {
         let name = &after[..end];
         if !name.is_empty() && !out.contains(&name) {
             out.push(name);
+            if out.len() > bounds::MAX_ARGUMENTS {
+                break;
+            }
         }
         rest = &after[end + 1..];
     }
@@ -1297,22 +1349,11 @@ fn fallback_name(method: &str, path: &str) -> String {
 }
 
 fn unique_name(names: &mut Taken, wanted: &str) -> String {
-    if !names.has(wanted) {
-        names.0.push(wanted.to_owned());
-        return wanted.to_owned();
+    if names.has(wanted) {
+        return names.suffixed(wanted, bounds::MAX_NAME_LEN);
     }
-    let mut n = 2u32;
-    loop {
-        let suffix = format!("_{n}");
-        let mut base = wanted.to_owned();
-        base.truncate(bounds::MAX_NAME_LEN.saturating_sub(suffix.len()));
-        let name = format!("{base}{suffix}");
-        if !names.has(&name) {
-            names.0.push(name.clone());
-            return name;
-        }
-        n = n.saturating_add(1);
-    }
+    names.names.insert(wanted.to_owned());
+    wanted.to_owned()
 }
 
 #[cfg(test)]

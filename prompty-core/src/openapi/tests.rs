@@ -299,6 +299,26 @@ fn bounds_are_enforced() {
     let doc = json!({"openapi": "3.0.0", "paths": paths});
     let e = from_value(&doc, "many.json").unwrap_err().to_string();
     assert!(e.contains("more than 4096 operations"), "{e}");
+    // Too many arguments, as parameters, path names or body properties; many equal names stay fast.
+    let params: Vec<Value> = (0..1001).map(|i| json!({"name": format!("p{i}"), "in": "query"})).collect();
+    let doc = json!({"openapi": "3.0.0", "paths": {"/a": {"get": {"parameters": params}}}});
+    assert!(from_value(&doc, "p.json").unwrap_err().to_string().contains("more than 1000 parameters"));
+    let path: String = (0..5000).map(|i| format!("/{{v{i}}}")).collect();
+    let doc = json!({"openapi": "3.0.0", "paths": {path: {"get": {}}}});
+    assert!(from_value(&doc, "p.json").unwrap_err().to_string().contains("more than 1000 parameters"));
+    let props: Map<String, Value> = (0..100_000).map(|i| (format!("f{i}"), json!({"type": "string"}))).collect();
+    let doc = json!({"openapi": "3.0.0", "paths": {"/a": {"post": {"requestBody": {"content": {"application/json": {"schema": {"properties": props}}}}}}}});
+    assert!(from_value(&doc, "p.json").unwrap_err().to_string().contains("more than 1000 parameters"));
+    let same: Vec<Value> = (0..1000).map(|_| json!({"name": "x", "in": "query"})).collect();
+    let mut paths = Map::new();
+    for i in 0..4000 {
+        paths.insert(format!("/p{i}"), json!({"get": {"operationId": "same"}}));
+    }
+    paths.insert("/q".into(), json!({"get": {"parameters": same}}));
+    let started = std::time::Instant::now();
+    let s = from_value(&json!({"openapi": "3.0.0", "paths": paths}), "same.json").unwrap();
+    assert_eq!(s.operations[3999].name, "same_4000");
+    assert!(started.elapsed().as_secs() < 5, "{:?}", started.elapsed());
     // Deep JSON nesting is refused by the JSON parser; deep YAML by the YAML reader.
     let deep = format!("{{\"openapi\": \"3.0.0\", \"x\": {}{}}}", "[".repeat(10_000), "]".repeat(10_000));
     assert!(err(&deep).contains("not valid JSON"));
