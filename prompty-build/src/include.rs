@@ -235,6 +235,24 @@ mod tests {
     }
 
     #[test]
+    fn openapi_specifications_are_tracked() {
+        let dir = dir("openapi");
+        std::fs::write(
+            dir.join("prompts/api.yaml"),
+            "openapi: 3.1.0\npaths:\n  /ping:\n    get: {operationId: ping}\n",
+        )
+        .unwrap();
+        std::fs::write(
+            dir.join("prompts/api.prompty"),
+            "---\ntools:\n  - name: api\n    kind: openapi\n    specification: api.yaml\n---\nuser:\nHi",
+        )
+        .unwrap();
+        let out = expand(quote!("prompts/api.prompty"), std::slice::from_ref(&dir)).unwrap().to_string();
+        let spec = dir.join("prompts/api.yaml").canonicalize().unwrap();
+        assert!(out.contains(&format!("include_bytes ! ({:?})", spec.display().to_string())), "{out}");
+    }
+
+    #[test]
     fn later_folders_are_a_fallback() {
         let (first, second) = (dir("first"), dir("second"));
         std::fs::write(second.join("prompts/x.prompty"), "Hi").unwrap();

@@ -406,8 +406,16 @@ pub fn analyze(path: &Path, display: &str) -> Analysis {
         Ok(a) => a,
         Err(e) => return failed(Diagnostic { severity: Severity::Error, message: e.to_string() }, files),
     };
-    let mut checker = Checker { text: &text, display, diagnostics: Vec::new(), structs: Vec::new(), names: Vec::new() };
+    let mut checker = Checker {
+        text: &text,
+        display,
+        diagnostics: Vec::new(),
+        structs: Vec::new(),
+        names: Vec::new(),
+        files: Vec::new(),
+    };
     let prompt = checker.check(&agent, abs, dir);
+    files.append(&mut checker.files);
     let mut diagnostics = checker.diagnostics;
     let has_errors = diagnostics.iter().any(|d| d.severity == Severity::Error);
     let prompt = if has_errors {
@@ -440,6 +448,8 @@ struct Checker<'a> {
     structs: Vec<StructDef>,
     /// Type names taken in the module.
     names: Vec<String>,
+    /// Files read by the checks (OpenAPI specifications), for rebuild tracking.
+    files: Vec<PathBuf>,
 }
 
 impl Checker<'_> {
@@ -461,7 +471,7 @@ impl Checker<'_> {
         for (section, what) in [("inputs", "input"), ("outputs", "output"), ("tools", "tool")] {
             self.duplicate_keys(section, what);
         }
-        let tools = self.tools(agent, &inputs);
+        let tools = self.tools(agent, &inputs, &base_dir);
         let used = self.template(agent, &inputs, body_line);
         let mut used_by_bindings = Vec::new();
         for tool in agent.tools.iter().flatten() {
@@ -632,7 +642,7 @@ impl Checker<'_> {
         name
     }
 
-    fn tools(&mut self, agent: &Agent, inputs: &[Property]) -> Vec<FunctionTool> {
+    fn tools(&mut self, agent: &Agent, inputs: &[Property], base_dir: &Path) -> Vec<FunctionTool> {
         let mut out = Vec::new();
         let mut seen: HashMap<String, usize> = HashMap::new();
         for (i, tool) in agent.tools.iter().flatten().enumerate() {
@@ -648,6 +658,10 @@ impl Checker<'_> {
                 ToolKind::Function(f) => &f.parameters,
                 _ => &[],
             };
+            let openapi_arguments = match &tool.kind {
+                ToolKind::OpenApi(o) => self.openapi(&tool.name, &o.specification, &here, base_dir),
+                _ => None,
+            };
             for binding in &tool.bindings {
                 let at = self.at(&format!("{here}.bindings.{}", binding.name));
                 if !inputs.iter().any(|p| p.name == binding.input) {
@@ -657,6 +671,15 @@ impl Checker<'_> {
                         format!(
                             "the tool `{}` binds its parameter `{}` to the input `{}`, which is not declared{hint}",
                             tool.name, binding.name, binding.input
+                        ),
+                    );
+                } else if let Some(arguments) = openapi_arguments.as_ref().filter(|a| !a.contains(&binding.name)) {
+                    let hint = names::did_you_mean(&binding.name, arguments.iter().map(String::as_str));
+                    self.error(
+                        at,
+                        format!(
+                            "the tool `{}` binds `{}`, which is not a parameter of any operation of its specification{hint}",
+                            tool.name, binding.name
                         ),
                     );
                 } else if matches!(tool.kind, ToolKind::Function(_)) && !params.iter().any(|p| p.name == binding.name) {
@@ -700,6 +723,73 @@ impl Checker<'_> {
             });
         }
         out
+    }
+
+    /// Checks the `specification` of an `openapi` tool when it is a local file: it exists inside
+    /// the prompt's folder, is an OpenAPI 3.0/3.1 or Swagger 2.0 document (read by the same
+    /// `prompty_core::openapi` reader as the runtime) and has an operation. Returns the argument
+    /// names of all its operations (for the bindings), or `None` when it was not checked (a URL,
+    /// an `${env:}` reference, an error).
+    fn openapi(&mut self, tool: &str, specification: &str, here: &str, base_dir: &Path) -> Option<Vec<String>> {
+        use prompty_core::Error;
+        let written = specification.trim();
+        if written.is_empty() {
+            let at = self.at(&format!("{here}.name"));
+            self.error(
+                at,
+                format!(
+                    "the openapi tool `{tool}` needs a `specification` (a file next to the prompt, or an http(s) URL)"
+                ),
+            );
+            return None;
+        }
+        if written.starts_with("http://") || written.starts_with("https://") || written.contains("${") {
+            return None;
+        }
+        let at = self.at(&format!("{here}.specification"));
+        let joined = base_dir.join(written);
+        if joined.is_file() {
+            // Tracked even when it is not a valid document, so fixing it triggers a rebuild.
+            self.files.push(std::fs::canonicalize(&joined).unwrap_or(joined));
+        }
+        let what = format!("the specification `{written}` of the openapi tool `{tool}`");
+        match prompty_core::openapi::read_spec_file(base_dir, written, &LoadOptions::new(), self.display) {
+            Ok((_, spec)) if spec.operations.is_empty() => {
+                self.error(
+                    at,
+                    format!("{what} has no operations (no `paths` with a method): the model could call nothing"),
+                );
+                None
+            }
+            Ok((_, spec)) => {
+                let mut arguments: Vec<String> = Vec::new();
+                for op in &spec.operations {
+                    for name in op.argument_names() {
+                        if !arguments.iter().any(|a| a == name) {
+                            arguments.push(name.to_owned());
+                        }
+                    }
+                }
+                Some(arguments)
+            }
+            Err(Error::FileNotFound { .. }) => {
+                self.error(at, format!("{what} was not found (the path is relative to the prompt's folder)"));
+                None
+            }
+            Err(Error::FileOutsideRoots { .. }) => {
+                self.error(at, format!("{what} is outside the prompt's folder"));
+                None
+            }
+            Err(Error::InvalidField { field, message, .. }) => {
+                let field = if field == "#" || field == "specification" { String::new() } else { format!("{field}: ") };
+                self.error(at, format!("{what} is not a valid OpenAPI document: {field}{message}"));
+                None
+            }
+            Err(e) => {
+                self.error(at, format!("{what} cannot be read: {e}"));
+                None
+            }
+        }
     }
 
     fn param_kind(&mut self, p: &Property, here: &str) -> ParamKind {
@@ -921,7 +1011,15 @@ mod tests {
         let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/fixtures");
         for (file, line) in [("tools_mcp.prompty", 18), ("tools_openapi.prompty", 19)] {
             let a = analyze(&dir.join(file), file);
-            let errors: Vec<String> = a.errors().map(|d| d.message.clone()).collect();
+            let mut errors: Vec<String> = a.errors().map(|d| d.message.clone()).collect();
+            if file == "tools_openapi.prompty" {
+                // The shared fixture names a specification file it does not ship.
+                assert_eq!(
+                    errors.remove(0),
+                    "tools_openapi.prompty:13:5: the specification `./weather_spec.json` of the openapi tool \
+                     `weather_api` was not found (the path is relative to the prompt's folder)"
+                );
+            }
             assert_eq!(
                 errors,
                 [format!(
@@ -943,6 +1041,48 @@ mod tests {
         ] {
             let a = analyze(&dir.join(format!("{file}.prompty")), file);
             assert!(a.diagnostics.is_empty(), "{file}: {:?}", a.diagnostics);
+        }
+    }
+
+    #[test]
+    fn openapi_specifications_are_checked() {
+        let dir = std::env::temp_dir().join(format!("prompty-build-openapi-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let write_in = |name: &str, text: &str| {
+            let path = dir.join(name);
+            std::fs::write(&path, text).unwrap();
+            path
+        };
+        write_in("pets.yaml", "openapi: 3.0.0\npaths:\n  /pets/{id}:\n    get:\n      operationId: getPet\n      parameters: [{name: verbose, in: query, schema: {type: boolean}}]\n");
+        write_in("empty.json", r#"{"swagger": "2.0", "paths": {}}"#);
+        write_in("notes.txt", "not an api");
+        let prompt = |spec: &str, binding: &str| {
+            format!(
+                "---\ninputs: [q, pet]\ntools:\n  - name: pets\n    kind: openapi\n    specification: {spec}\n    bindings:\n      {binding}:\n        input: pet\n---\n{{{{q}}}}"
+            )
+        };
+        let check = |name: &str, text: String| {
+            let a = analyze(&write_in(name, &text), name);
+            (a.errors().map(|d| d.message.clone()).collect::<Vec<_>>(), a.files)
+        };
+        let (errors, files) = check("ok.prompty", prompt("./pets.yaml", "id"));
+        assert!(errors.is_empty(), "{errors:?}");
+        assert!(files.iter().any(|f| f.ends_with("pets.yaml")), "{files:?}");
+        let (errors, _) = check("b.prompty", prompt("./pets.yaml", "ids"));
+        assert_eq!(errors, ["b.prompty:8:7: the tool `pets` binds `ids`, which is not a parameter of any operation of its specification (did you mean `id`?)"]);
+        let (errors, _) = check("m.prompty", prompt("./nope.yaml", "id"));
+        assert_eq!(errors, ["m.prompty:6:5: the specification `./nope.yaml` of the openapi tool `pets` was not found (the path is relative to the prompt's folder)"]);
+        let (errors, files) = check("n.prompty", prompt("notes.txt", "id"));
+        assert_eq!(errors, ["n.prompty:6:5: the specification `notes.txt` of the openapi tool `pets` is not a valid OpenAPI document: an OpenAPI document is a mapping (with `openapi:` or `swagger:`)"]);
+        assert!(files.iter().any(|f| f.ends_with("notes.txt")), "an invalid specification is tracked too: {files:?}");
+        let (errors, _) = check("e.prompty", prompt("empty.json", "id"));
+        assert_eq!(errors, ["e.prompty:6:5: the specification `empty.json` of the openapi tool `pets` has no operations (no `paths` with a method): the model could call nothing"]);
+        let (errors, _) = check("o.prompty", prompt("../outside.yaml", "id"));
+        assert_eq!(errors, ["o.prompty:6:5: the specification `../outside.yaml` of the openapi tool `pets` is outside the prompt's folder"]);
+        // URLs and `${env:}` references are left to the runtime.
+        for spec in ["https://api.example/openapi.json", "${env:SPEC_PATH}"] {
+            let (errors, _) = check("u.prompty", prompt(spec, "anything"));
+            assert!(errors.is_empty(), "{spec}: {errors:?}");
         }
     }
 

@@ -9,7 +9,8 @@
 //! - the loader: [`load`], [`load_str`] and their `_with` forms taking [`LoadOptions`]: frontmatter
 //!   splitting, every shorthand of the format, `${env:}`/`${file:}` references (confined to the
 //!   prompt's folder), errors that name the file, line and field;
-//! - [`validate_inputs`].
+//! - [`validate_inputs`];
+//! - [`openapi`]: the reader of OpenAPI 3.0/3.1 and Swagger 2.0 documents behind `kind: openapi` tools.
 //!
 //! No async, no HTTP: those live in `prompty`.
 //!
@@ -30,6 +31,7 @@ pub mod jinja;
 mod keypath;
 mod loader;
 mod model;
+pub mod openapi;
 mod references;
 mod validate;
 mod yaml;

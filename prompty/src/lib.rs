@@ -97,6 +97,8 @@ pub use stream::{ChunkStream, Outcome, RawEvent, RawStream, StreamChunk, StreamF
 pub use streaming::*;
 #[cfg(feature = "mcp")]
 pub use tools::mcp;
+#[cfg(feature = "openapi")]
+pub use tools::openapi;
 pub use tools::*;
 pub use turn::{
     run_turn, run_turn_async, run_turn_stream, turn, turn_async, turn_stream, AgentEvent, CancellationToken,

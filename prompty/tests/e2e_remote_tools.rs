@@ -55,7 +55,10 @@ fn tool_messages(body: &Value) -> Vec<Value> {
 }
 
 fn tool_names(body: &Value) -> Vec<String> {
-    body["tools"].as_array().map(|t| t.iter().map(|t| t["function"]["name"].as_str().unwrap().to_owned()).collect()).unwrap_or_default()
+    body["tools"]
+        .as_array()
+        .map(|t| t.iter().map(|t| t["function"]["name"].as_str().unwrap().to_owned()).collect())
+        .unwrap_or_default()
 }
 
 #[derive(Clone, Default)]
@@ -73,7 +76,9 @@ impl Events {
             .unwrap()
             .iter()
             .filter_map(|e| match e {
-                AgentEvent::ToolResult { name, result, is_error, .. } => Some((name.clone(), result.clone(), *is_error)),
+                AgentEvent::ToolResult { name, result, is_error, .. } => {
+                    Some((name.clone(), result.clone(), *is_error))
+                }
                 _ => None,
             })
             .collect()
@@ -122,7 +127,11 @@ async fn a_model_calls_an_mcp_tool_and_an_openapi_operation_in_one_conversation(
 async fn an_image_an_mcp_tool_returns_reaches_the_model_as_an_image() {
     let server = Aimock::start_with("remote_tools.json", &[]);
     let dir = workdir("image");
-    let text = format!("---\nname: image\n{}tools:\n{}---\nuser:\nshow me the tiny image", model(&server), everything_tool(""));
+    let text = format!(
+        "---\nname: image\n{}tools:\n{}---\nuser:\nshow me the tiny image",
+        model(&server),
+        everything_tool("")
+    );
     let agent = load(&dir, "image", &text);
     let answer: String = within(prompty::turn_async(&agent, &json!({}), TurnOptions::new())).await.unwrap();
     assert_eq!(answer, "A tiny image.");
@@ -185,7 +194,11 @@ async fn allowed_tools_and_approval_keep_a_server_tool_from_running() {
 
     // With an approver that says yes, it runs (inside the server's root).
     let approver = Guardrails::new().tool(|call: &prompty::ToolCall, _args: &Value| {
-        if call.name == "files__write_file" { Verdict::Allow } else { Verdict::Deny("not this one".into()) }
+        if call.name == "files__write_file" {
+            Verdict::Allow
+        } else {
+            Verdict::Deny("not this one".into())
+        }
     });
     let events = Events::default();
     let _: String = within(prompty::turn_async(

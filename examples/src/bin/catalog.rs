@@ -17,7 +17,8 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let here = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tools");
     let catalog = ToolCatalog::new();
     catalog.add_source("file", json!({"path": here.join("tools.yaml")}))?;
-    catalog.add_source("openapi", json!({"namespace": "weather_api", "specification": here.join("weather-api.yaml")}))?;
+    catalog
+        .add_source("openapi", json!({"namespace": "weather_api", "specification": here.join("weather-api.yaml")}))?;
     // The #[tool] fns linked into this binary are in the global catalog, in their crate's namespace.
     for entry in ToolCatalog::global().entries() {
         catalog.register((*entry).clone())?;

@@ -287,7 +287,10 @@ mod tests {
 
     #[test]
     fn a_wire_name_finds_the_declaration_of_its_namespace_within_allowed_tools() {
-        let tools = [mcp(json!({"allowedTools": ["read"]})), serde_json::from_value(json!({"name": "api", "kind": "openapi", "specification": "x.json"})).unwrap()];
+        let tools = [
+            mcp(json!({"allowedTools": ["read"]})),
+            serde_json::from_value(json!({"name": "api", "kind": "openapi", "specification": "x.json"})).unwrap(),
+        ];
         assert_eq!(remote_declaration(&tools, "fs__read").map(|t| t.name.as_str()), Some("files"));
         assert!(remote_declaration(&tools, "fs__write").is_none());
         assert!(remote_declaration(&tools, "other__read").is_none());
@@ -297,7 +300,10 @@ mod tests {
 
     #[test]
     fn bound_parameters_leave_the_schema() {
-        let tool: Tool = serde_json::from_value(json!({"name": "files", "kind": "mcp", "serverName": "fs", "bindings": {"root": "home"}})).unwrap();
+        let tool: Tool = serde_json::from_value(
+            json!({"name": "files", "kind": "mcp", "serverName": "fs", "bindings": {"root": "home"}}),
+        )
+        .unwrap();
         let mut schema = json!({"type": "object", "properties": {"root": {"type": "string"}, "path": {"type": "string"}}, "required": ["root"]});
         strip_bindings(&mut schema, &tool);
         assert_eq!(schema, json!({"type": "object", "properties": {"path": {"type": "string"}}}));

@@ -130,11 +130,7 @@ impl ToolFunction for McpCall {
         Box::pin(async move {
             let out = self.run(args).await?;
             for image in out.images {
-                ctx.attach(ContentPart::Image {
-                    source: image.data,
-                    detail: None,
-                    media_type: Some(image.mime_type),
-                });
+                ctx.attach(ContentPart::Image { source: image.data, detail: None, media_type: Some(image.mime_type) });
             }
             Ok(Value::String(out.text))
         })

@@ -316,11 +316,22 @@ impl ToolCatalog {
 
     /// Loads a source unless one of that id is there already (checked under the load lock, so
     /// concurrent first uses load it once).
-    pub(crate) async fn ensure_source_async(&self, id: String, loader: Arc<dyn ToolLoader>, config: Value) -> Result<()> {
+    pub(crate) async fn ensure_source_async(
+        &self,
+        id: String,
+        loader: Arc<dyn ToolLoader>,
+        config: Value,
+    ) -> Result<()> {
         self.load_source(id, loader, config, false).await.map(|_| ())
     }
 
-    async fn load_source(&self, id: String, loader: Arc<dyn ToolLoader>, config: Value, replace: bool) -> Result<usize> {
+    async fn load_source(
+        &self,
+        id: String,
+        loader: Arc<dyn ToolLoader>,
+        config: Value,
+        replace: bool,
+    ) -> Result<usize> {
         let _guard = self.loading.lock().await;
         if !replace && self.has_source(&id) {
             return Ok(0);

@@ -12,14 +12,17 @@ use std::sync::Arc;
 /// The operations of one document, read (and, for a URL, fetched) on every load.
 struct DocumentLoader {
     namespace: String,
-    tool: OpenApiTool,
+    /// The declaration (kind `openapi`).
+    tool: Tool,
+    /// Where `specification` is.
+    specification: String,
     agent: Agent,
 }
 
 impl DocumentLoader {
     async fn entries(&self) -> Result<Vec<CatalogEntry>> {
         let client = Arc::new(OpenApiClient::from_tool(&self.tool, &self.agent).await?);
-        let source = format!("OpenAPI document {}", self.tool.specification);
+        let source = format!("OpenAPI document {}", self.specification);
         Ok(client
             .operations()
             .iter()
@@ -58,7 +61,12 @@ impl ToolFunction for OperationCall {
 
 /// The catalog source of a declared `kind: openapi` tool.
 pub(super) fn source(id: String, tool: &Tool, openapi: &OpenApiTool, agent: &Agent) -> Result<RemoteSource> {
-    let loader = DocumentLoader { namespace: tool.name.clone(), tool: openapi.clone(), agent: agent.clone() };
+    let loader = DocumentLoader {
+        namespace: tool.name.clone(),
+        tool: tool.clone(),
+        specification: openapi.specification.clone(),
+        agent: agent.clone(),
+    };
     Ok(RemoteSource { id, loader: Arc::new(loader), config: Value::Null })
 }
 
@@ -77,8 +85,18 @@ impl ToolLoader for OpenApiLoader {
                 .and_then(Value::as_str)
                 .filter(|n| !n.is_empty())
                 .ok_or_else(|| bad("`namespace` (a non-empty string) is missing".into()))?;
-            let tool: OpenApiTool = serde_json::from_value(config.clone()).map_err(|e| bad(e.to_string()))?;
-            let loader = DocumentLoader { namespace: namespace.to_owned(), tool, agent: Agent::default() };
+            let decl: OpenApiTool = serde_json::from_value(config.clone()).map_err(|e| bad(e.to_string()))?;
+            let loader = DocumentLoader {
+                namespace: namespace.to_owned(),
+                specification: decl.specification.clone(),
+                tool: Tool {
+                    name: namespace.to_owned(),
+                    description: None,
+                    bindings: Vec::new(),
+                    kind: crate::ToolKind::OpenApi(decl),
+                },
+                agent: Agent::default(),
+            };
             loader.entries().await
         })
     }

@@ -15,7 +15,10 @@ pub mod anthropic;
 pub mod discovery;
 pub mod openai;
 
-#[cfg(any(feature = "openai", feature = "anthropic"))]
+// With only `mcp`/`openapi` on, the executors' request helpers are unused.
+#[cfg(feature = "http")]
+#[cfg_attr(not(any(feature = "openai", feature = "anthropic")), allow(dead_code))]
 pub mod http;
-#[cfg(any(feature = "openai", feature = "anthropic"))]
+#[cfg(feature = "http")]
+#[cfg_attr(not(any(feature = "openai", feature = "anthropic")), allow(dead_code))]
 mod sse;

@@ -9,6 +9,8 @@ pub(crate) mod handlers;
 #[cfg(feature = "mcp")]
 pub mod mcp;
 mod messages;
+#[cfg(feature = "openapi")]
+pub mod openapi;
 pub(crate) mod projection;
 pub(crate) mod prompty_tool;
 

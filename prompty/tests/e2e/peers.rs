@@ -51,21 +51,33 @@ pub fn python() -> PathBuf {
     let py = venv.join("bin").join("python");
     let ready = venv.join(".installed");
     if !ready.exists() {
-        let _ = std::fs::remove_dir_all(&venv);
+        // Built under a private name and renamed into place, so test processes running at the
+        // same time never see (or break) a half-built one. The tests start the interpreter with
+        // `python -m ...`, which a rename does not break.
         std::fs::create_dir_all(cache_dir()).expect("cannot create the cache folder");
+        let staging = cache_dir().join(format!("py-{}.staging-{}", requirements_key(&text), std::process::id()));
+        let _ = std::fs::remove_dir_all(&staging);
         let status = Command::new("python3")
             .args(["-m", "venv"])
-            .arg(&venv)
+            .arg(&staging)
             .status()
             .unwrap_or_else(|e| panic!("cannot run python3 (Python 3.11 is needed for the e2e tests): {e}"));
-        assert!(status.success(), "`python3 -m venv {}` failed", venv.display());
-        let status = Command::new(&py)
+        assert!(status.success(), "`python3 -m venv {}` failed", staging.display());
+        let status = Command::new(staging.join("bin").join("python"))
             .args(["-m", "pip", "install", "--quiet", "--disable-pip-version-check", "-r"])
             .arg(&req)
             .status()
             .expect("cannot run pip");
         assert!(status.success(), "`pip install -r {}` failed", req.display());
-        std::fs::write(&ready, text).expect("cannot mark the virtualenv ready");
+        std::fs::write(staging.join(".installed"), &text).expect("cannot mark the virtualenv ready");
+        if std::fs::rename(&staging, &venv).is_err() {
+            // Another process finished first (or a broken folder is in the way).
+            let _ = std::fs::remove_dir_all(&staging);
+            if !ready.exists() {
+                let _ = std::fs::remove_dir_all(&venv);
+                panic!("cannot put the virtualenv in place at {}", venv.display());
+            }
+        }
     }
     *slot = Some(py.clone());
     py

@@ -1,0 +1,3 @@
+prompty::include_prompty!("ui/prompts/openapi_bad_binding.prompty");
+
+fn main() {}

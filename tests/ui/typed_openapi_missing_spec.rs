@@ -1,0 +1,3 @@
+prompty::include_prompty!("ui/prompts/openapi_missing_spec.prompty");
+
+fn main() {}

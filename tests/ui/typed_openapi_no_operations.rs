@@ -1,0 +1,3 @@
+prompty::include_prompty!("ui/prompts/openapi_no_operations.prompty");
+
+fn main() {}
