@@ -91,9 +91,10 @@ async fn a_model_calls_an_mcp_tool_and_an_openapi_operation_in_one_conversation(
     let prism = peers::prism_mock("3.0", "petstore.json");
     let dir = workdir("both");
     std::fs::copy(peers::oas_example("3.0", "petstore.json"), dir.join("petstore.json")).unwrap();
+    // getPetById needs the `api_key` header (its security scheme): the connection's key goes there.
     let text = format!(
         "---\nname: remote\n{}tools:\n{}  - name: petstore\n    kind: openapi\n    specification: ./petstore.json\n    \
-         connection:\n      kind: key\n      endpoint: {}\n---\nuser:\necho and find pet 7",
+         connection:\n      kind: key\n      endpoint: {}\n      apiKey: special-key\n---\nuser:\necho and find pet 7",
         model(&server),
         everything_tool(""),
         prism.url()

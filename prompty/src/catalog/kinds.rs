@@ -72,6 +72,26 @@ pub(crate) fn remote_declaration<'a>(tools: &'a [Tool], wire: &str) -> Option<&'
     tools.iter().find(|t| remote_namespace(t) == Some(ns.as_str()) && allowed(t, &name))
 }
 
+/// Why the model may not call `wire` although it names a tool in the namespace of one of the
+/// agent's `mcp` declarations: `allowedTools` leaves it out. `None` when `wire` is in no such
+/// namespace (or is allowed).
+pub(crate) fn withheld(tools: &[Tool], wire: &str) -> Option<String> {
+    if !tools.iter().any(|t| remote_namespace(t).is_some()) {
+        return None;
+    }
+    let (ns, name) = ToolCatalog::global().decode(wire)?;
+    let decl = tools.iter().find(|t| remote_namespace(t) == Some(ns.as_str()))?;
+    if allowed(decl, &name) {
+        return None;
+    }
+    let ToolKind::Mcp(m) = &decl.kind else { return None };
+    Some(format!(
+        "Tool '{wire}' is not available to this prompt: MCP server '{}' offers it only the tools [{}] (allowedTools)",
+        m.server_name,
+        m.allowed_tools.as_deref().unwrap_or_default().join(", ")
+    ))
+}
+
 /// Why a call of `wire` (a tool of the MCP declaration `tool`) needs approval under the
 /// declaration's `approvalMode`, or `None` when it does not. Absent or `never`: no approval;
 /// `always`: every call; `specify`: the tools of `alwaysRequireApprovalTools`, and every tool
@@ -100,11 +120,12 @@ pub(crate) struct RemoteSource {
     pub(crate) config: serde_json::Value,
 }
 
-fn source_id(kind: &str, namespace: &str, tool: &Tool, agent: &Agent) -> String {
-    let decl = serde_json::to_value(tool).unwrap_or_default();
-    let (dir, _) = crate::tools::prompty_tool::load_context(agent);
-    let key = json!({"decl": decl, "dir": dir.display().to_string()});
-    format!("{kind} {namespace} {}", &super::entry::fingerprint(&key)[..16])
+/// The id of the source of a remote declaration: its kind, namespace, and a hash of what it
+/// reaches (as resolved: the same server declared by two prompts is one source; two servers
+/// under one name are two). The hash covers credentials, so declarations with other keys never
+/// share a session, and shows none of them.
+pub(crate) fn source_id(kind: &str, namespace: &str, identity: &serde_json::Value) -> String {
+    format!("{kind} {namespace} {}", &super::entry::fingerprint(identity)[..16])
 }
 
 /// Whether prompty's client of the tool's kind is compiled in (features `mcp`, `openapi`).
@@ -118,15 +139,16 @@ fn compiled_in(tool: &Tool) -> bool {
 
 /// The catalog source of a declared `mcp` / `openapi` tool, when its kind is compiled in.
 fn remote_source(tool: &Tool, agent: &Agent) -> Result<Option<RemoteSource>> {
-    let Some(ns) = remote_namespace(tool) else { return Ok(None) };
-    let id = source_id(tool.kind.as_str(), ns, tool, agent);
+    if remote_namespace(tool).is_none() {
+        return Ok(None);
+    }
     match &tool.kind {
         #[cfg(feature = "mcp")]
-        ToolKind::Mcp(m) => super::mcp_kind::source(id, tool, m, agent).map(Some),
+        ToolKind::Mcp(m) => super::mcp_kind::source(m, agent).map(Some),
         #[cfg(feature = "openapi")]
-        ToolKind::OpenApi(o) => super::openapi_kind::source(id, tool, o, agent).map(Some),
+        ToolKind::OpenApi(o) => super::openapi_kind::source(tool, o, agent).map(Some),
         _ => {
-            let _ = id;
+            let _ = agent;
             Err(Error::NoToolHandler {
                 name: tool.name.clone(),
                 kind: tool.kind.as_str().to_owned(),
@@ -241,12 +263,17 @@ impl ToolHandler for RemoteHandler {
     ) -> BoxFuture<'a, Result<serde_json::Value>> {
         Box::pin(async move {
             let entries = remote_entries(tool, ctx.agent).await?;
-            let ns = remote_namespace(tool).unwrap_or_default();
+            let name = ToolCatalog::global().decode(ctx.function).map(|(_, name)| name);
+            let candidates: Vec<Arc<CatalogEntry>> =
+                entries.into_iter().filter(|e| Some(&e.name) == name.as_ref() && allowed(tool, &e.name)).collect();
             let call = ToolCall::new("", ctx.function, args.to_string());
-            let entry = ToolCatalog::global().resolve(&call, Some(&[ns]))?;
-            if !entries.iter().any(|e| Arc::ptr_eq(e, &entry)) || !allowed(tool, &entry.name) {
-                return Err(Error::ToolNotDeclared { name: ctx.function.to_owned() });
-            }
+            let Some(entry) = super::resolve::pick(&call, &candidates) else {
+                let ns = remote_namespace(tool).unwrap_or_default();
+                return Err(Error::Tool {
+                    name: ctx.function.to_owned(),
+                    message: format!("'{ns}' has no tool of that name (any more): its list may have changed"),
+                });
+            };
             let Some(f) = &entry.function else {
                 return Err(Error::Tool {
                     name: ctx.function.to_owned(),

@@ -8,8 +8,8 @@
 use super::entry::{canonical_json, CatalogEntry};
 use super::kinds::RemoteSource;
 use super::loaders::ToolLoader;
-use crate::mcp::{McpOutput, McpServer, McpServerConfig};
-use crate::{Agent, BoxFuture, ContentPart, Error, McpTool, Result, Tool, ToolContext, ToolFunction};
+use crate::mcp::{McpOutput, McpServer, McpServerConfig, McpTransport};
+use crate::{Agent, BoxFuture, ContentPart, Error, McpTool, Result, ToolContext, ToolFunction};
 use serde_json::{Map, Value};
 use std::collections::HashMap;
 use std::future::Future;
@@ -34,13 +34,20 @@ async fn on_runtime<T: Send + 'static>(future: impl Future<Output = Result<T>> +
 /// The entries of one MCP server.
 struct ServerLoader {
     server: McpServer,
+    /// How entries name their source: the server and how it is reached (no secret).
+    label: String,
     /// The server's list generation when it was last listed.
     listed_at: AtomicU64,
 }
 
 impl ServerLoader {
     fn new(server: McpServer) -> Self {
-        ServerLoader { server, listed_at: AtomicU64::new(u64::MAX) }
+        let how = match &server.config().transport {
+            McpTransport::Stdio { command, .. } => format!("stdio `{command}`"),
+            McpTransport::Http { .. } => "streamable HTTP".to_owned(),
+        };
+        let label = format!("MCP server '{}' ({how})", server.name());
+        ServerLoader { server, label, listed_at: AtomicU64::new(u64::MAX) }
     }
 
     async fn entries(&self) -> Result<Vec<CatalogEntry>> {
@@ -54,7 +61,7 @@ impl ServerLoader {
             .map(|t| {
                 let mut e = CatalogEntry::new(ns.clone(), t.name.clone(), t.input_schema.clone())
                     .with_kind("mcp")
-                    .with_source(format!("MCP server '{ns}'"))
+                    .with_source(self.label.clone())
                     .with_function(McpCall { server: self.server.clone(), tool: t.name.clone() });
                 e.description = t.description.clone();
                 if let Some(a) = &t.annotations {
@@ -137,10 +144,24 @@ impl ToolFunction for McpCall {
     }
 }
 
-/// The catalog source of a declared `kind: mcp` tool.
-pub(super) fn source(id: String, _tool: &Tool, mcp: &McpTool, agent: &Agent) -> Result<RemoteSource> {
+/// The catalog source of a declared `kind: mcp` tool: one per server as resolved (command,
+/// arguments, environment and folder, or URL and headers).
+pub(super) fn source(mcp: &McpTool, agent: &Agent) -> Result<RemoteSource> {
     let config = McpServerConfig::from_tool(mcp, agent)?;
+    let id = super::kinds::source_id("mcp", &config.name, &identity(&config));
     Ok(RemoteSource { id, loader: Arc::new(ServerLoader::new(McpServer::new(config))), config: Value::Null })
+}
+
+/// What tells two servers apart, credentials included (only ever hashed).
+fn identity(config: &McpServerConfig) -> Value {
+    let exposed = |m: &std::collections::BTreeMap<String, crate::Secret>| -> Map<String, Value> {
+        m.iter().map(|(k, v)| (k.clone(), Value::String(v.expose().to_owned()))).collect()
+    };
+    match &config.transport {
+        McpTransport::Stdio { command, args, env, cwd } => serde_json::json!({
+            "stdio": command, "args": args, "env": exposed(env), "cwd": cwd.as_ref().map(|c| c.display().to_string())}),
+        McpTransport::Http { url, headers } => serde_json::json!({"http": url, "headers": exposed(headers)}),
+    }
 }
 
 /// The `mcp` loader: `ToolCatalog::add_source("mcp", config)` with the fields of a `kind: mcp`

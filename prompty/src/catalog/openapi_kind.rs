@@ -22,7 +22,7 @@ struct DocumentLoader {
 impl DocumentLoader {
     async fn entries(&self) -> Result<Vec<CatalogEntry>> {
         let client = Arc::new(OpenApiClient::from_tool(&self.tool, &self.agent).await?);
-        let source = format!("OpenAPI document {}", self.specification);
+        let source = format!("OpenAPI document {} (tool '{}')", self.specification, self.namespace);
         Ok(client
             .operations()
             .iter()
@@ -59,8 +59,18 @@ impl ToolFunction for OperationCall {
     }
 }
 
-/// The catalog source of a declared `kind: openapi` tool.
-pub(super) fn source(id: String, tool: &Tool, openapi: &OpenApiTool, agent: &Agent) -> Result<RemoteSource> {
+/// The catalog source of a declared `kind: openapi` tool: one per namespace, document (a local
+/// one by its full path) and connection.
+pub(super) fn source(tool: &Tool, openapi: &OpenApiTool, agent: &Agent) -> Result<RemoteSource> {
+    let spec = openapi.specification.trim();
+    let location = if spec.starts_with("http://") || spec.starts_with("https://") {
+        spec.to_owned()
+    } else {
+        let (dir, _) = crate::tools::prompty_tool::load_context(agent);
+        dir.join(spec).display().to_string()
+    };
+    let identity = serde_json::json!({"spec": location, "connection": openapi.connection});
+    let id = super::kinds::source_id("openapi", &tool.name, &identity);
     let loader = DocumentLoader {
         namespace: tool.name.clone(),
         tool: tool.clone(),

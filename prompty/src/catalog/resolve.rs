@@ -32,38 +32,39 @@ fn overlap(entry: &CatalogEntry, args: &Value) -> usize {
     args.keys().filter(|k| props.contains_key(*k)).count()
 }
 
-pub(super) fn resolve(
-    catalog: &ToolCatalog,
-    call: &ToolCall,
-    namespaces: Option<&[&str]>,
-) -> Result<Arc<CatalogEntry>> {
+pub(super) fn resolve(catalog: &ToolCatalog, call: &ToolCall, namespaces: Option<&[&str]>) -> Result<Arc<CatalogEntry>> {
     let index = catalog.snapshot();
-    let found: Vec<&Arc<CatalogEntry>> = candidates(catalog, &index, &call.name)
+    let found: Vec<Arc<CatalogEntry>> = candidates(catalog, &index, &call.name)
         .into_iter()
-        .map(|i| &index.entries[i])
+        .map(|i| Arc::clone(&index.entries[i]))
         .filter(|e| namespaces.is_none_or(|allowed| allowed.contains(&e.namespace.as_str())))
         .collect();
-    match found.as_slice() {
-        [] => {
-            let within = match namespaces {
-                Some(ns) => format!(" within the namespaces [{}]", ns.join(", ")),
-                None => String::new(),
-            };
-            Err(Error::Catalog { message: format!("no tool named '{}'{within}", call.name) })
-        }
-        [only] => Ok(Arc::clone(only)),
+    pick(call, &found).ok_or_else(|| {
+        let within = match namespaces {
+            Some(ns) => format!(" within the namespaces [{}]", ns.join(", ")),
+            None => String::new(),
+        };
+        Error::Catalog { message: format!("no tool named '{}'{within}", call.name) }
+    })
+}
+
+/// The candidate (in registration order) a call runs: the only one; else the only one whose
+/// schema accepts the arguments; else the largest key overlap, ties to the first. `None` when
+/// there is no candidate.
+pub(crate) fn pick(call: &ToolCall, found: &[Arc<CatalogEntry>]) -> Option<Arc<CatalogEntry>> {
+    match found {
+        [] => None,
+        [only] => Some(Arc::clone(only)),
         several => {
             let args = parse_arguments(&call.arguments).unwrap_or(Value::Null);
-            let valid: Vec<&&Arc<CatalogEntry>> = several.iter().filter(|e| e.accepts(&args)).collect();
+            let valid: Vec<&Arc<CatalogEntry>> = several.iter().filter(|e| e.accepts(&args)).collect();
             if let [one] = valid.as_slice() {
-                return Ok(Arc::clone(one));
+                return Some(Arc::clone(one));
             }
             // None or several valid: the most shared keys; `max_by_key` keeps the last maximum,
             // so walk in reverse to let the first registered win ties.
-            let pool: Vec<&Arc<CatalogEntry>> =
-                if valid.is_empty() { several.to_vec() } else { valid.into_iter().copied().collect() };
-            let best = pool.iter().rev().max_by_key(|e| overlap(e, &args)).copied().unwrap_or(pool[0]);
-            Ok(Arc::clone(best))
+            let pool: Vec<&Arc<CatalogEntry>> = if valid.is_empty() { several.iter().collect() } else { valid };
+            pool.iter().rev().max_by_key(|e| overlap(e, &args)).map(|e| Arc::clone(e))
         }
     }
 }

@@ -404,10 +404,12 @@ impl<'a> Loop<'a> {
         }
         // A name nobody declared, handed or registered ends the turn; a registered function the
         // prompt does not declare is refused call by call (`run_call`).
+        let declared = self.agent.tools.as_deref().unwrap_or_default();
         if let Some(unknown) = calls.iter().find(|c| {
             declared_tool(self.agent, &c.name).is_none()
                 && self.options.tools.get(&c.name).is_none()
                 && crate::get_tool(&c.name).is_none()
+                && crate::catalog::kinds::withheld(declared, &c.name).is_none()
         }) {
             let name = unknown.name.clone();
             return Err(self.fail(TurnStop::UnknownTool { name }));
@@ -465,8 +467,13 @@ impl<'a> Loop<'a> {
         });
         let decl = declared_tool(self.agent, &call.name);
         if decl.is_none() && self.options.tools.get(&call.name).is_none() {
-            // A registered function the prompt does not declare: refused, never run.
-            let text = format!("Error: {}", Error::ToolNotDeclared { name: call.name.clone() });
+            // A registered function the prompt does not declare, or a server tool `allowedTools`
+            // leaves out: refused, never run.
+            let declared = self.agent.tools.as_deref().unwrap_or_default();
+            let text = match crate::catalog::kinds::withheld(declared, &call.name) {
+                Some(reason) => format!("Error: {reason}"),
+                None => format!("Error: {}", Error::ToolNotDeclared { name: call.name.clone() }),
+            };
             self.emitter.emit(|| AgentEvent::Error { message: text.clone(), tool: Some(call.name.clone()) });
             let r = ToolResult::error(&call.id, &call.name, text);
             self.result_event(&r);
