@@ -215,3 +215,67 @@ async fn allowed_tools_and_approval_keep_a_server_tool_from_running() {
     // way nothing is written outside the root.
     assert!(!dir.join("x.txt").exists());
 }
+
+/// The `kind: mcp` declaration of `mcp/lab.py` (Python SDK) over stdio, namespace `lab`. The
+/// `tag` (an environment variable of the server) makes it a server of its own: the same
+/// declaration in two tests would share one server process.
+fn lab_tool(tag: &str) -> String {
+    format!(
+        "  - name: lab_server\n    kind: mcp\n    serverName: lab\n    connection:\n      kind: stdio\n      command: {}\n      \
+         args: [\"{}\"]\n      env: {{LAB_TEST: {tag}}}\n",
+        peers::python().display(),
+        peers::mcp_script("lab.py").display()
+    )
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_server_whose_tool_list_changes_is_listed_again_before_the_next_request() {
+    let server = Aimock::start_with("remote_tools.json", &[]);
+    let dir = workdir("list-changed");
+    let agent = load(
+        &dir,
+        "lab",
+        &format!("---\nname: lab\n{}tools:\n{}---\nuser:\nadd a tool", model(&server), lab_tool("t-listchanged-5e1")),
+    );
+    let answer: String = within(prompty::turn_async(&agent, &json!({}), TurnOptions::new())).await.unwrap();
+    assert_eq!(answer, "Added.");
+    let sent = bodies(&server);
+    // The first request lists the server's tools; `add_tool` made the server send
+    // `notifications/tools/list_changed`, so the second request offers the new tool too.
+    assert!(!tool_names(&sent[0]).contains(&"lab__fresh".to_owned()), "{:?}", tool_names(&sent[0]));
+    assert!(tool_names(&sent[1]).contains(&"lab__fresh".to_owned()), "{:?}", tool_names(&sent[1]));
+    assert!(prompty::catalog::ToolCatalog::global().get("lab::fresh").len() == 1);
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_server_that_dies_is_a_result_the_model_reads_and_is_restarted_for_the_next_call() {
+    let server = Aimock::start_with("remote_tools.json", &[]);
+    let dir = workdir("crash");
+    let crash = load(
+        &dir,
+        "crash",
+        &format!(
+            "---\nname: crash\n{}tools:\n{}---\nuser:\ncrash the server",
+            model(&server),
+            lab_tool("t-restart-9c4")
+        ),
+    );
+    let events = Events::default();
+    let answer: String =
+        within(prompty::turn_async(&crash, &json!({}), TurnOptions::new().on_event(events.sink()))).await.unwrap();
+    assert_eq!(answer, "It crashed.");
+    let results = events.results();
+    assert_eq!(results.len(), 1);
+    let (name, text, is_error) = &results[0];
+    assert_eq!(name, "lab__crash");
+    assert!(*is_error, "{text}");
+    assert!(text.contains("lab: about to crash"), "the result carries the server's stderr tail: {text}");
+    // The same declaration again: a new server process answers.
+    let add = load(
+        &dir,
+        "add",
+        &format!("---\nname: add\n{}tools:\n{}---\nuser:\nadd a tool", model(&server), lab_tool("t-restart-9c4")),
+    );
+    let answer: String = within(prompty::turn_async(&add, &json!({}), TurnOptions::new())).await.unwrap();
+    assert_eq!(answer, "Added.");
+}

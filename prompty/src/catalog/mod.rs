@@ -96,6 +96,10 @@ struct Source {
     loader: Arc<dyn ToolLoader>,
     config: Value,
     entries: Vec<Arc<CatalogEntry>>,
+    /// A source a prompt declared (its MCP server, its OpenAPI document), not the host: its
+    /// prompts resolve within it, so an entry that repeats another source's is not an error;
+    /// the first one registered keeps the name in the index.
+    declared: bool,
 }
 
 /// What readers see: the entries in registration order and lookups by name.
@@ -112,15 +116,17 @@ pub(crate) struct Index {
 
 impl Index {
     /// The index of `entries` (in registration order), or every duplicate found.
-    fn build(entries: Vec<Arc<CatalogEntry>>) -> Result<Index> {
+    fn build(all: Vec<(Arc<CatalogEntry>, bool)>) -> Result<Index> {
         let mut index = Index::default();
         let mut identities: HashMap<(String, String), usize> = HashMap::new();
         let mut problems = Vec::new();
-        for (i, e) in entries.iter().enumerate() {
+        let mut entries = Vec::with_capacity(all.len());
+        for (e, declared) in all {
+            let i = entries.len();
             if e.namespace.is_empty() || e.name.is_empty() {
                 problems.push(format!(
                     "an entry from {} has an empty {}: every tool needs a namespace and a name",
-                    source_name(e),
+                    source_name(&e),
                     if e.namespace.is_empty() { "namespace" } else { "name" }
                 ));
                 continue;
@@ -129,19 +135,22 @@ impl Index {
                 problems.push(format!(
                     "the namespace {:?} of an entry from {} contains ':' (the catalog writes `namespace::tool`)",
                     e.namespace,
-                    source_name(e)
+                    source_name(&e)
                 ));
                 continue;
             }
             let qualified = e.qualified_name();
             match identities.entry((qualified.clone(), e.fingerprint())) {
                 std::collections::hash_map::Entry::Occupied(first) => {
-                    let first = &entries[*first.get()];
+                    let (first, first_declared): &(Arc<CatalogEntry>, bool) = &entries[*first.get()];
+                    if declared || *first_declared {
+                        continue;
+                    }
                     problems.push(format!(
                         "duplicate tool {qualified} (same parameter schema, fingerprint {}): from {} and from {}",
                         &e.fingerprint()[..12],
                         source_name(first),
-                        source_name(e)
+                        source_name(&e)
                     ));
                     continue;
                 }
@@ -159,11 +168,12 @@ impl Index {
             index.by_wire.insert(wire, (e.namespace.clone(), e.name.clone()));
             index.by_name.entry(qualified).or_default().push(i);
             index.by_bare.entry(e.name.clone()).or_default().push(i);
+            entries.push((e, declared));
         }
         if !problems.is_empty() {
             return Err(Error::Catalog { message: problems.join("; ") });
         }
-        index.entries = entries;
+        index.entries = entries.into_iter().map(|(e, _)| e).collect();
         Ok(index)
     }
 }
@@ -230,13 +240,13 @@ impl ToolCatalog {
 
     /// Rebuilds the index from `state`; on duplicates the index stays as it was.
     fn reindex(&self, state: &State) -> Result<()> {
-        let mut all: Vec<(u64, usize, Arc<CatalogEntry>)> =
-            state.manual.iter().map(|(seq, e)| (*seq, 0, e.clone())).collect();
+        let mut all: Vec<(u64, usize, Arc<CatalogEntry>, bool)> =
+            state.manual.iter().map(|(seq, e)| (*seq, 0, e.clone(), false)).collect();
         for s in &state.sources {
-            all.extend(s.entries.iter().enumerate().map(|(i, e)| (s.seq, i, e.clone())));
+            all.extend(s.entries.iter().enumerate().map(|(i, e)| (s.seq, i, e.clone(), s.declared)));
         }
-        all.sort_by_key(|(seq, i, _)| (*seq, *i));
-        let index = Index::build(all.into_iter().map(|(_, _, e)| e).collect())?;
+        all.sort_by_key(|(seq, i, _, _)| (*seq, *i));
+        let index = Index::build(all.into_iter().map(|(_, _, e, declared)| (e, declared)).collect())?;
         *self.index.write().unwrap_or_else(|e| e.into_inner()) = Arc::new(index);
         Ok(())
     }
@@ -311,18 +321,18 @@ impl ToolCatalog {
         loader: Arc<dyn ToolLoader>,
         config: Value,
     ) -> Result<usize> {
-        self.load_source(id.into(), loader, config, true).await
+        self.load_source(id.into(), loader, config, true, false).await
     }
 
-    /// Loads a source unless one of that id is there already (checked under the load lock, so
-    /// concurrent first uses load it once).
+    /// Loads a source a prompt declared unless one of that id is there already (checked under
+    /// the load lock, so concurrent first uses load it once).
     pub(crate) async fn ensure_source_async(
         &self,
         id: String,
         loader: Arc<dyn ToolLoader>,
         config: Value,
     ) -> Result<()> {
-        self.load_source(id, loader, config, false).await.map(|_| ())
+        self.load_source(id, loader, config, false, true).await.map(|_| ())
     }
 
     async fn load_source(
@@ -331,6 +341,7 @@ impl ToolCatalog {
         loader: Arc<dyn ToolLoader>,
         config: Value,
         replace: bool,
+        declared: bool,
     ) -> Result<usize> {
         let _guard = self.loading.lock().await;
         if !replace && self.has_source(&id) {
@@ -345,7 +356,7 @@ impl ToolCatalog {
                 state.next += 1;
                 state.next - 1
             });
-            state.sources.push(Source { id: id.clone(), seq, loader, config, entries });
+            state.sources.push(Source { id: id.clone(), seq, loader, config, entries, declared });
             if let Err(e) = self.reindex(&state) {
                 state.sources.pop();
                 if let Some(old) = old {

@@ -32,7 +32,11 @@ fn overlap(entry: &CatalogEntry, args: &Value) -> usize {
     args.keys().filter(|k| props.contains_key(*k)).count()
 }
 
-pub(super) fn resolve(catalog: &ToolCatalog, call: &ToolCall, namespaces: Option<&[&str]>) -> Result<Arc<CatalogEntry>> {
+pub(super) fn resolve(
+    catalog: &ToolCatalog,
+    call: &ToolCall,
+    namespaces: Option<&[&str]>,
+) -> Result<Arc<CatalogEntry>> {
     let index = catalog.snapshot();
     let found: Vec<Arc<CatalogEntry>> = candidates(catalog, &index, &call.name)
         .into_iter()

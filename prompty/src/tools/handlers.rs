@@ -238,7 +238,9 @@ pub(crate) fn inject_bindings(tool: &Tool, args: &mut Value, inputs: &Map<String
 pub async fn execute_tool_async(call: &ToolCall, ctx: ToolContext<'_>) -> Result<Value> {
     let decl = declared_tool(ctx.agent, &call.name);
     if decl.is_none() && ctx.tools.get(&call.name).is_none() {
-        if let Some(reason) = crate::catalog::kinds::withheld(ctx.agent.tools.as_deref().unwrap_or_default(), &call.name) {
+        if let Some(reason) =
+            crate::catalog::kinds::withheld(ctx.agent.tools.as_deref().unwrap_or_default(), &call.name)
+        {
             return Err(Error::Tool { name: call.name.clone(), message: reason });
         }
         return Err(undeclared(&call.name));
