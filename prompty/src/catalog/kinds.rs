@@ -130,11 +130,8 @@ pub(crate) fn source_id(kind: &str, namespace: &str, identity: &serde_json::Valu
 
 /// Whether prompty's client of the tool's kind is compiled in (features `mcp`, `openapi`).
 fn compiled_in(tool: &Tool) -> bool {
-    match tool.kind {
-        ToolKind::Mcp(_) => cfg!(feature = "mcp"),
-        ToolKind::OpenApi(_) => cfg!(feature = "openapi"),
-        _ => false,
-    }
+    (cfg!(feature = "mcp") && matches!(tool.kind, ToolKind::Mcp(_)))
+        || (cfg!(feature = "openapi") && matches!(tool.kind, ToolKind::OpenApi(_)))
 }
 
 /// The catalog source of a declared `mcp` / `openapi` tool, when its kind is compiled in.

@@ -10,6 +10,9 @@ use serde_json::{Map, Value};
 use std::panic::AssertUnwindSafe;
 use std::sync::{Arc, LazyLock};
 
+/// The most content parts one tool call may attach to its result ([`ToolContext::attach`]).
+pub const MAX_ATTACHMENTS: usize = 32;
+
 /// What a tool handler knows about the call: the agent that declared the tool, the inputs it was
 /// prepared with (binding sources), and the per-call tool functions.
 ///
@@ -56,7 +59,8 @@ impl<'a> ToolContext<'a> {
     }
 
     /// Attaches a content part (an image a tool produced) to the call's result: the agent loop
-    /// sends it to the model with the result's text. Outside the loop it is dropped.
+    /// sends it to the model with the result's text. Outside the loop it is dropped, and so is
+    /// every part beyond [`MAX_ATTACHMENTS`] of one call.
     ///
     /// ```
     /// let (agent, inputs, tools) = (prompty::Agent::default(), serde_json::Map::new(), prompty::Tools::new());
@@ -65,7 +69,10 @@ impl<'a> ToolContext<'a> {
     /// ```
     pub fn attach(&self, part: ContentPart) {
         if let Some(sink) = self.attachments {
-            sink.lock().unwrap_or_else(|e| e.into_inner()).push(part);
+            let mut parts = sink.lock().unwrap_or_else(|e| e.into_inner());
+            if parts.len() < MAX_ATTACHMENTS {
+                parts.push(part);
+            }
         }
     }
 }
