@@ -740,7 +740,7 @@ mod tests {
             ),
         );
         let expected = [
-            "unknown #[tool] option `nme`: the options are `name = \"...\"` and `description = \"...\"`",
+            "unknown #[tool] option `nme`: the options are `name = \"...\"`, `description = \"...\"` and `namespace = \"...\"`",
             "expected a string literal: #[tool(name = \"...\")]",
             "tool functions cannot be `unsafe`: the model calls them with any arguments",
             "tool functions cannot be generic: the argument types must be concrete so their JSON schema is known",
@@ -799,7 +799,7 @@ mod tests {
                     fn f() {}
                 )
             ),
-            ["unknown #[tool] option `serde::rename`: the options are `name = \"...\"` and `description = \"...\"`"]
+            ["unknown #[tool] option `serde::rename`: the options are `name = \"...\"`, `description = \"...\"` and `namespace = \"...\"`"]
         );
         let msgs = messages(
             quote!(= "x"),
@@ -807,7 +807,12 @@ mod tests {
                 fn f() {}
             ),
         );
-        assert!(msgs[0].ends_with("the #[tool] options are `name = \"...\"` and `description = \"...\"`"), "{msgs:?}");
+        assert!(
+            msgs[0].ends_with(
+                "the #[tool] options are `name = \"...\"`, `description = \"...\"` and `namespace = \"...\"`"
+            ),
+            "{msgs:?}"
+        );
     }
 
     #[test]

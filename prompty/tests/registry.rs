@@ -846,28 +846,47 @@ fn declared_function_without_function_is_no_handler_of_kind_function() {
 }
 
 #[test]
-fn mcp_openapi_and_custom_kinds_without_handlers_say_what_to_register() {
+fn custom_kinds_without_handlers_say_what_to_register() {
     let _g = lock();
     let a = agent_json(json!({"tools": [
-        {"name": "kinds_mcp", "kind": "mcp", "serverName": "fs"},
-        {"name": "kinds_openapi", "kind": "openapi", "specification": "./api.json"},
         {"name": "kinds_custom", "kind": "kinds_custom_kind", "options": {"a": 1}}
     ]}));
     let (inputs, tools) = (Map::new(), Tools::new());
-    for (name, kind) in [("kinds_mcp", "mcp"), ("kinds_openapi", "openapi"), ("kinds_custom", "kinds_custom_kind")] {
-        let err = call_sync(&a, &inputs, &tools, name, "{}").unwrap_err();
-        let msg = err.to_string();
-        match &err {
-            Error::NoToolHandler { name: n, kind: k, hint } => {
-                assert_eq!(n, name);
-                assert_eq!(k, kind);
-                assert!(hint.contains("register_tool_handler"), "{hint}");
-            }
-            other => panic!("{name}: expected NoToolHandler, got {other:?}"),
+    let err = call_sync(&a, &inputs, &tools, "kinds_custom", "{}").unwrap_err();
+    match &err {
+        Error::NoToolHandler { name, kind, hint } => {
+            assert_eq!((name.as_str(), kind.as_str()), ("kinds_custom", "kinds_custom_kind"));
+            assert!(hint.contains("register_tool_handler(\"kinds_custom_kind\""), "{hint}");
         }
-        assert!(msg.starts_with(&format!("No handler registered for tool: {name} (kind: {kind})")), "{msg}");
-        assert!(msg.contains(&format!("register_tool_handler(\"{kind}\"")), "{msg}");
+        other => panic!("expected NoToolHandler, got {other:?}"),
     }
+    assert!(err.to_string().starts_with("No handler registered for tool: kinds_custom (kind: kinds_custom_kind)"));
+}
+
+#[test]
+fn mcp_and_openapi_tools_that_cannot_be_reached_say_why() {
+    let _g = lock();
+    let a = agent_json(json!({"tools": [
+        {"name": "kinds_mcp", "kind": "mcp", "serverName": "kinds_fs"},
+        {"name": "kinds_openapi", "kind": "openapi", "specification": "./no-such-api.json"}
+    ]}));
+    let (inputs, tools) = (Map::new(), Tools::new());
+    // The model calls a server's tools by their wire names (`<serverName>__<tool>`).
+    let err = call_sync(&a, &inputs, &tools, "kinds_fs__read", "{}").unwrap_err().to_string();
+    if cfg!(feature = "mcp") {
+        assert!(err.contains("MCP server 'kinds_fs'") && err.contains("connection"), "{err}");
+    } else {
+        assert!(err.contains("need prompty's `mcp` feature"), "{err}");
+    }
+    let err = call_sync(&a, &inputs, &tools, "kinds_openapi__getPet", "{}").unwrap_err().to_string();
+    if cfg!(feature = "openapi") {
+        assert!(err.contains("no-such-api.json"), "{err}");
+    } else {
+        assert!(err.contains("need prompty's `openapi` feature"), "{err}");
+    }
+    // A name in no declared namespace is unknown, as before.
+    let err = call_sync(&a, &inputs, &tools, "other__read", "{}").unwrap_err();
+    assert!(matches!(err, Error::NoToolHandler { ref kind, .. } if kind == "unknown"), "{err:?}");
 }
 
 #[test]
@@ -895,7 +914,7 @@ fn registered_kind_handler_and_star_handler_are_used() {
     assert_eq!(call_sync(&a, &inputs, &tools, "handlers_other", "{}").unwrap()["from"], "star");
     assert_eq!(call_sync(&a, &inputs, &tools, "handlers_custom", "{}").unwrap()["from"], "custom");
     let err = call_sync(&a, &inputs, &tools, "handlers_mcp", "{}").unwrap_err();
-    assert!(matches!(&err, Error::NoToolHandler { kind, .. } if kind == "mcp"), "mcp keeps its own handler: {err:?}");
+    assert!(!matches!(&err, Error::NoToolHandler { kind, .. } if kind == "*"), "mcp keeps its own handler: {err:?}");
     // overriding a built-in kind handler
     register_tool_handler("mcp", TagHandler("my-mcp"));
     assert_eq!(call_sync(&a, &inputs, &tools, "handlers_mcp", "{}").unwrap()["from"], "my-mcp");
@@ -909,7 +928,9 @@ fn registered_kind_handler_and_star_handler_are_used() {
         call_sync(&a, &inputs, &tools, "handlers_custom", "{}").unwrap_err(),
         Error::NoToolHandler { .. }
     ));
-    assert!(matches!(call_sync(&a, &inputs, &tools, "handlers_mcp", "{}").unwrap_err(), Error::NoToolHandler { .. }));
+    // The built-in MCP handler is back: it needs the server (none is reachable here).
+    let err = call_sync(&a, &inputs, &tools, "handlers_mcp", "{}").unwrap_err();
+    assert!(!err.to_string().contains("my-mcp"), "{err}");
 }
 
 #[test]
@@ -1294,13 +1315,13 @@ fn projection_of_a_kind_without_projector_is_unknown_component() {
     let _g = lock();
     let a = agent_json(json!({"tools": [
         {"name": "f", "kind": "function"},
-        {"name": "fs", "kind": "mcp", "serverName": "fs"}
+        {"name": "cal", "kind": "calendar_service"}
     ]}));
     let err = project_tools(&a).unwrap_err();
     match &err {
         Error::UnknownComponent { component, key, known, register, .. } => {
             assert_eq!(*component, "tool projector");
-            assert_eq!(key, "mcp");
+            assert_eq!(key, "calendar_service");
             assert!(known.contains("function") && known.contains("prompty"), "{known}");
             assert!(register.contains("register_tool_projector"), "{register}");
         }

@@ -23,7 +23,6 @@ use std::sync::{Arc, OnceLock};
 /// assert_eq!(e.wire_name(), "weather__forecast");
 /// assert_eq!(e.fingerprint().len(), 64);
 /// ```
-#[derive(Clone)]
 pub struct CatalogEntry {
     /// The namespace (a loader sets it: an MCP server's `serverName`, an OpenAPI tool's name, a
     /// file's top-level key, a `#[tool]` fn's `namespace`).
@@ -44,6 +43,8 @@ pub struct CatalogEntry {
     /// Anything else the loader knows (annotations, the OpenAPI method and path, ...).
     pub metadata: Map<String, Value>,
     pub(crate) validator: Arc<OnceLock<Option<jsonschema::Validator>>>,
+    /// The fingerprint, computed once (the catalog reads it on every index rebuild).
+    fingerprint: Arc<OnceLock<String>>,
 }
 
 impl CatalogEntry {
@@ -64,6 +65,7 @@ impl CatalogEntry {
             function: None,
             metadata: Map::new(),
             validator: Arc::default(),
+            fingerprint: Arc::default(),
         }
     }
 
@@ -154,7 +156,7 @@ impl CatalogEntry {
     /// assert_eq!(a.fingerprint(), b.fingerprint());
     /// ```
     pub fn fingerprint(&self) -> String {
-        fingerprint(&self.parameters)
+        self.fingerprint.get_or_init(|| fingerprint(&self.parameters)).clone()
     }
 
     /// The name the model sees: [`super::wire_name`] of the namespace and name.
@@ -189,6 +191,34 @@ impl CatalogEntry {
             .get_or_init(|| jsonschema::validator_for(&self.parameters).ok())
             .as_ref()
             .is_some_and(|v| v.is_valid(args))
+    }
+}
+
+/// A clone computes its fingerprint and validator afresh (its fields may be changed).
+impl Clone for CatalogEntry {
+    fn clone(&self) -> Self {
+        CatalogEntry {
+            namespace: self.namespace.clone(),
+            name: self.name.clone(),
+            description: self.description.clone(),
+            parameters: self.parameters.clone(),
+            kind: self.kind.clone(),
+            source: self.source.clone(),
+            function: self.function.clone(),
+            metadata: self.metadata.clone(),
+            validator: Arc::default(),
+            fingerprint: Arc::default(),
+        }
+    }
+}
+
+impl CatalogEntry {
+    /// The entry as the catalog keeps it: shared and never changed again, so its fingerprint
+    /// and validator (computed afresh: the fields may have changed since) stay right.
+    pub(crate) fn sealed(mut self) -> Arc<CatalogEntry> {
+        self.validator = Arc::default();
+        self.fingerprint = Arc::default();
+        Arc::new(self)
     }
 }
 

@@ -36,8 +36,9 @@ pub const MAX_TOOL_FILE_BYTES: u64 = 4 * 1024 * 1024;
 /// # Ok::<(), prompty::Error>(())
 /// ```
 #[diagnostic::on_unimplemented(
-    message = "`{Self}` cannot be used as a tool loader",
-    note = "implement `prompty::catalog::ToolLoader` (`fn load(&self, config) -> BoxFuture<Result<Vec<CatalogEntry>>>`)"
+    message = "`{Self}` is used as a tool loader but does not implement `prompty::catalog::ToolLoader`",
+    label = "this type needs `impl prompty::catalog::ToolLoader for {Self}`",
+    note = "implement `fn load<'a>(&'a self, config: &'a serde_json::Value) -> prompty::BoxFuture<'a, prompty::Result<Vec<prompty::catalog::CatalogEntry>>>`"
 )]
 pub trait ToolLoader: Send + Sync + 'static {
     /// The entries `config` describes. Every entry needs a namespace.

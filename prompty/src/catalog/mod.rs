@@ -267,7 +267,7 @@ impl ToolCatalog {
         let mut state = lock(&self.state);
         let seq = state.next;
         state.next += 1;
-        state.manual.push((seq, Arc::new(entry)));
+        state.manual.push((seq, entry.sealed()));
         if let Err(e) = self.reindex(&state) {
             state.manual.pop();
             return Err(e);
@@ -347,7 +347,8 @@ impl ToolCatalog {
         if !replace && self.has_source(&id) {
             return Ok(0);
         }
-        let entries: Vec<Arc<CatalogEntry>> = loader.load(&config).await?.into_iter().map(Arc::new).collect();
+        let entries: Vec<Arc<CatalogEntry>> =
+            loader.load(&config).await?.into_iter().map(CatalogEntry::sealed).collect();
         let count = entries.len();
         {
             let mut state = lock(&self.state);
@@ -425,7 +426,7 @@ impl ToolCatalog {
             let entries = loader.load(&config).await.map_err(|e| Error::Catalog {
                 message: format!("refreshing source {id:?} failed, the catalog is unchanged: {e}"),
             })?;
-            fresh.insert(id, entries.into_iter().map(Arc::new).collect::<Vec<_>>());
+            fresh.insert(id, entries.into_iter().map(CatalogEntry::sealed).collect::<Vec<_>>());
         }
         {
             let mut state = lock(&self.state);

@@ -22,8 +22,7 @@ pub use function::{
 };
 pub use handlers::{
     clear_tool_handlers, execute_tool, execute_tool_async, get_tool_handler, register_tool_handler, ToolContext,
-    MAX_ATTACHMENTS,
-    ToolHandler,
+    ToolHandler, MAX_ATTACHMENTS,
 };
 pub use messages::{tool_messages, ToolResult, ToolRound};
 pub use projection::{

@@ -40,6 +40,23 @@ fn add(a: i64, b: i64) -> i64 {
 #[prompty::tool(description = "Does nothing")]
 fn nothing() {}
 
+/// A tool in a namespace of its own in the tool catalog.
+#[prompty::tool(namespace = "ui_clock")]
+fn now() -> String {
+    "12:00".into()
+}
+
+/// A tool loader registered at link time.
+#[prompty::loader("ui-loader")]
+#[derive(Default)]
+struct Fixed;
+
+impl prompty::catalog::ToolLoader for Fixed {
+    fn load<'a>(&'a self, _config: &'a Value) -> prompty::BoxFuture<'a, Result<Vec<prompty::catalog::CatalogEntry>>> {
+        Box::pin(async { Ok(vec![prompty::catalog::CatalogEntry::new("ui_fixed", "ping", json!({"type": "object"}))]) })
+    }
+}
+
 #[derive(Default)]
 struct Upper;
 
@@ -110,6 +127,14 @@ fn main() {
     let call = ToolCall::new("6", "weather", r#"{"city": "Oslo", "unit": "Fahrenheit"}"#);
     let out = prompty::execute_tool(&call, ToolContext::new(&agent, &inputs, &tools)).unwrap();
     assert_eq!(out, json!("sunny in Oslo in 0 days (Fahrenheit)"));
+
+    // The tool catalog: `#[tool]` fns in their namespace (the crate's name by default), loaders by name.
+    let catalog = prompty::catalog::ToolCatalog::global();
+    assert_eq!(catalog.get("ui_clock::now").len(), 1);
+    assert!(catalog.entries().iter().any(|e| e.name == "add_numbers" && e.namespace != "ui_clock"));
+    let mine = prompty::catalog::ToolCatalog::new();
+    assert_eq!(mine.add_source("ui-loader", json!({})).unwrap(), 1);
+    assert_eq!(mine.get("ui_fixed::ping")[0].wire_name(), "ui_fixed__ping");
 
     // Plugins: every key, one shared instance per registration.
     let upper = prompty::get_renderer("ui-upper").expect("renderer registered");

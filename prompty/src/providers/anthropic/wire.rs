@@ -276,9 +276,9 @@ fn source_json(source: &str, media_type: Option<&str>, default_type: &str) -> Va
     json!({"type": "base64", "media_type": media_type.unwrap_or(default_type), "data": source})
 }
 
-/// The tools Anthropic sees: every tool whose kind has a projector (`function`, `prompty`, or one the
-/// host registered); tools of other kinds (`mcp`, `openapi`, custom) are left out, as spec §7.5
-/// says, instead of failing the request.
+/// The tools Anthropic sees: every tool whose kind has a projector (`function`, `prompty`, `mcp`
+/// and `openapi` with their features, or one the host registered); tools of other kinds are left
+/// out, as spec §7.5 says, instead of failing the request.
 fn function_tools(agent: &Agent) -> Result<Vec<crate::FunctionDefinition>> {
     let mut out = Vec::new();
     for tool in agent.tools.as_deref().unwrap_or_default() {
@@ -358,7 +358,7 @@ mod tests {
         let agent = Agent::from_value(json!({
             "model": {"id": "claude", "provider": "anthropic"},
             "tools": [
-                {"name": "fs", "kind": "mcp", "serverName": "files", "connection": {"kind": "reference", "name": "x"}},
+                {"name": "calendar", "kind": "calendar_service", "options": {"region": "eu"}},
                 {"name": "get_weather", "kind": "function", "parameters": {"city": {"kind": "string"}}}
             ]
         }))
