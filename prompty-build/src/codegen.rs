@@ -453,3 +453,25 @@ pub fn module(name: &syn::Ident, p: &TypedPrompt, options: &Options) -> TokenStr
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn tools_of_mcp_servers_are_said_to_be_listed_at_run_time() {
+        let dir = std::env::temp_dir().join(format!("prompty-codegen-mcp-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let path = dir.join("files.prompty");
+        std::fs::write(
+            &path,
+            "---\ntools:\n  - name: files\n    kind: mcp\n    serverName: fs\n    connection: {kind: stdio, command: srv}\n---\nuser:\nHi",
+        )
+        .unwrap();
+        let prompt = crate::typed::analyze(&path, "files.prompty").prompt.unwrap();
+        assert_eq!(prompt.mcp_tools, ["`files` (MCP server `fs`)"]);
+        let body = module_body(&prompt, &Options::default()).to_string();
+        assert!(body.contains("cannot be listed at compile time"), "{body}");
+        assert!(body.contains("fn turn"), "a prompt with MCP tools gets the agent loop");
+    }
+}

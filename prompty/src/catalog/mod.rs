@@ -252,7 +252,8 @@ impl ToolCatalog {
     }
 
     /// Adds one entry. A second entry with the same namespace, name and parameter schema is an
-    /// error naming both sources.
+    /// error naming both sources. Each call rebuilds the index (linear in the entries): to add
+    /// many entries at once, return them from a [`ToolLoader`] ([`Self::add_source_with_async`]).
     ///
     /// ```
     /// use prompty::catalog::{CatalogEntry, ToolCatalog};

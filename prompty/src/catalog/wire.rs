@@ -4,13 +4,13 @@
 //! The scheme (reversible, readable for the usual names):
 //!
 //! - each part keeps `A-Z a-z 0-9 -` as they are;
-//! - an underscore stays an underscore when a letter, digit or `-` follows it, unless the next
-//!   two characters are uppercase hexadecimal digits; otherwise it is written `_5F`;
-//! - any other byte of the part's UTF-8 is written `_XX` (two uppercase hexadecimal digits);
+//! - an underscore stays an underscore when a letter, digit or `-` follows it, unless what follows
+//!   is `x` and two uppercase hexadecimal digits; otherwise it is written `_x5F`;
+//! - any other byte of the part's UTF-8 is written `_xHH` (two uppercase hexadecimal digits);
 //! - the parts are joined by `__`, which no encoded part contains, so the first `__` splits them.
 //!
-//! So `weather::get_forecast` is `weather__get_forecast` and `fs::read.file` is
-//! `fs__read_2Efile`. A name longer than 64 characters becomes a prefix of it, `-`, and 16
+//! So `weather::get_forecast` is `weather__get_forecast`, `tools::list_10_items` is
+//! `tools__list_10_items` and `fs::read.file` is `fs__read_x2Efile`. A name longer than 64 characters becomes a prefix of it, `-`, and 16
 //! hexadecimal digits of the SHA-256 of `namespace::tool`; such a name contains no `__` and is
 //! decoded through the catalog that issued it.
 
@@ -29,7 +29,7 @@ fn is_upper_hex(b: u8) -> bool {
 
 fn escape(out: &mut String, b: u8) {
     const HEX: &[u8; 16] = b"0123456789ABCDEF";
-    out.push('_');
+    out.push_str("_x");
     out.push(char::from(HEX[usize::from(b >> 4)]));
     out.push(char::from(HEX[usize::from(b & 15)]));
 }
@@ -43,8 +43,7 @@ fn encode_part(part: &str) -> String {
             out.push(char::from(b));
         } else if b == b'_' {
             let next_plain = bytes.get(i + 1).is_some_and(|&n| is_plain(n));
-            let looks_escaped = bytes.get(i + 1).is_some_and(|&n| is_upper_hex(n))
-                && bytes.get(i + 2).is_some_and(|&n| is_upper_hex(n));
+            let looks_escaped = escaped_at(bytes, i);
             if next_plain && !looks_escaped {
                 out.push('_');
             } else {
@@ -55,6 +54,14 @@ fn encode_part(part: &str) -> String {
         }
     }
     out
+}
+
+/// Whether `bytes[i..]` reads `_x` and two uppercase hexadecimal digits.
+fn escaped_at(bytes: &[u8], i: usize) -> bool {
+    bytes.get(i) == Some(&b'_')
+        && bytes.get(i + 1) == Some(&b'x')
+        && bytes.get(i + 2).is_some_and(|&n| is_upper_hex(n))
+        && bytes.get(i + 3).is_some_and(|&n| is_upper_hex(n))
 }
 
 fn hex_value(b: u8) -> u8 {
@@ -72,12 +79,9 @@ fn decode_part(part: &str) -> Option<String> {
     let mut i = 0;
     while i < bytes.len() {
         let b = bytes[i];
-        if b == b'_'
-            && bytes.get(i + 1).is_some_and(|&n| is_upper_hex(n))
-            && bytes.get(i + 2).is_some_and(|&n| is_upper_hex(n))
-        {
-            out.push(hex_value(bytes[i + 1]) << 4 | hex_value(bytes[i + 2]));
-            i += 3;
+        if escaped_at(bytes, i) {
+            out.push(hex_value(bytes[i + 2]) << 4 | hex_value(bytes[i + 3]));
+            i += 4;
         } else if is_plain(b) || b == b'_' {
             out.push(b);
             i += 1;
@@ -95,7 +99,8 @@ fn decode_part(part: &str) -> Option<String> {
 /// ```
 /// use prompty::catalog::wire_name;
 /// assert_eq!(wire_name("weather", "get_forecast"), "weather__get_forecast");
-/// assert_eq!(wire_name("fs", "read.file"), "fs__read_2Efile");
+/// assert_eq!(wire_name("fs", "read.file"), "fs__read_x2Efile");
+/// assert_eq!(wire_name("tools", "list_10_items"), "tools__list_10_items");
 /// assert_eq!(wire_name("ns", "x".repeat(100).as_str()).len(), 64);
 /// ```
 pub fn wire_name(namespace: &str, name: &str) -> String {
@@ -118,7 +123,7 @@ pub fn wire_name(namespace: &str, name: &str) -> String {
 ///
 /// ```
 /// use prompty::catalog::{parse_wire_name, wire_name};
-/// assert_eq!(parse_wire_name("fs__read_2Efile"), Some(("fs".into(), "read.file".into())));
+/// assert_eq!(parse_wire_name("fs__read_x2Efile"), Some(("fs".into(), "read.file".into())));
 /// assert_eq!(parse_wire_name("get_weather"), None);
 /// let w = wire_name("my_ns", "a__b");
 /// assert_eq!(parse_wire_name(&w), Some(("my_ns".into(), "a__b".into())));
@@ -145,13 +150,16 @@ mod tests {
     #[test]
     fn usual_names_read_naturally() {
         assert_eq!(wire_name("everything", "get-sum"), "everything__get-sum");
+        assert_eq!(wire_name("v2_api", "get_2fa_code_AB"), "v2_api__get_2fa_code_AB");
         assert_eq!(wire_name("petstore", "getPetById"), "petstore__getPetById");
         assert_eq!(wire_name("my_tools", "now"), "my_tools__now");
     }
 
     #[test]
     fn awkward_underscores_are_escaped() {
-        for (ns, name) in [("a_", "b"), ("a", "_b"), ("a__b", "c"), ("x_AB", "y"), ("n", "t_"), ("_", "_")] {
+        for (ns, name) in
+            [("a_", "b"), ("a", "_b"), ("a__b", "c"), ("x_xAB", "y"), ("n", "t_"), ("_", "_"), ("a", "_x41")]
+        {
             let w = wire_name(ns, name);
             assert!(is_wire_safe(&w), "{w}");
             assert_eq!(w.matches("__").count(), 1, "{w}");
@@ -161,9 +169,9 @@ mod tests {
 
     #[test]
     fn non_canonical_encodings_do_not_decode() {
-        assert_eq!(parse_wire_name("a__b_61"), None); // `a` would be written as itself
+        assert_eq!(parse_wire_name("a__b_x61"), None); // `a` would be written as itself
         assert_eq!(parse_wire_name("a__b_"), None);
-        assert_eq!(parse_wire_name("a__b_FF"), None); // not UTF-8
+        assert_eq!(parse_wire_name("a__b_xFF"), None); // not UTF-8
     }
 
     #[test]

@@ -103,7 +103,8 @@ pub fn register_tool_projector(
 ///
 /// ```
 /// assert!(prompty::get_tool_projector("function").is_ok());
-/// assert!(prompty::get_tool_projector("mcp").is_err());
+/// assert!(prompty::get_tool_projector("mcp").is_ok());
+/// assert!(prompty::get_tool_projector("calendar_service").is_err());
 /// ```
 pub fn get_tool_projector(kind: &str) -> Result<Arc<ToolProjector>> {
     PROJECTORS.get(kind).ok_or_else(|| Error::UnknownComponent {
