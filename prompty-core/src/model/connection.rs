@@ -131,7 +131,11 @@ pub(crate) fn redact_value(value: &Value) -> Value {
 /// An endpoint as `Debug` shows it: without the user information of its URL
 /// (`https://user:pass@host` → `https://[REDACTED]@host`) and with the values of secret-looking
 /// query parameters (`?api-key=…`, `?sig=…`) redacted.
-pub(crate) fn redact_url(url: &str) -> String {
+///
+/// ```
+/// assert_eq!(prompty_core::redact_url("https://u:p@h.example/x?api-key=k&v=1"), "https://[REDACTED]@h.example/x?api-key=[REDACTED]&v=1");
+/// ```
+pub fn redact_url(url: &str) -> String {
     let (scheme, rest) = match url.split_once("://") {
         Some((scheme, rest)) => (format!("{scheme}://"), rest),
         None => (String::new(), url),

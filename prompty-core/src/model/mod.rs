@@ -10,7 +10,7 @@ mod template;
 mod tool;
 
 pub use agent::{Agent, AgentSource};
-pub use connection::{Connection, ConnectionCommon};
+pub use connection::{redact_url, Connection, ConnectionCommon};
 pub use llm::{Model, ModelOptions};
 pub use message::{ContentPart, Message, Role, ToolCall};
 pub use property::{Property, PropertyKind};

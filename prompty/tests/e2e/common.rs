@@ -50,6 +50,20 @@ fn ensure_installed() -> PathBuf {
     npm_bin_dir().join("llmock")
 }
 
+/// A plain HTTP/1.0 GET of `path` on 127.0.0.1:`port` (no client library in between), with
+/// `headers` (each line ending in `\r\n`): status and body.
+pub fn raw_get(port: u16, path: &str, headers: &str) -> std::io::Result<(u16, String)> {
+    let mut s = TcpStream::connect(("127.0.0.1", port))?;
+    s.set_read_timeout(Some(Duration::from_secs(5)))?;
+    write!(s, "GET {path} HTTP/1.0\r\nHost: 127.0.0.1:{port}\r\n{headers}Connection: close\r\n\r\n")?;
+    let mut raw = Vec::new();
+    s.read_to_end(&mut raw)?;
+    let text = String::from_utf8_lossy(&raw).into_owned();
+    let (head, body) = text.split_once("\r\n\r\n").unwrap_or((&text, ""));
+    let status = head.split_whitespace().nth(1).and_then(|c| c.parse().ok()).unwrap_or(0);
+    Ok((status, body.to_owned()))
+}
+
 /// A free TCP port on 127.0.0.1.
 pub fn free_port() -> u16 {
     TcpListener::bind("127.0.0.1:0").and_then(|l| l.local_addr()).map(|a| a.port()).expect("no free port")
@@ -126,16 +140,8 @@ impl Aimock {
 
     /// A plain HTTP/1.0 GET to the server (no client library in between): status and body.
     pub fn get(&self, path: &str) -> std::io::Result<(u16, String)> {
-        let mut s = TcpStream::connect(("127.0.0.1", self.port))?;
-        s.set_read_timeout(Some(Duration::from_secs(5)))?;
         let auth = self.admin_key.as_ref().map(|k| format!("Authorization: Bearer {k}\r\n")).unwrap_or_default();
-        write!(s, "GET {path} HTTP/1.0\r\nHost: 127.0.0.1:{}\r\n{auth}Connection: close\r\n\r\n", self.port)?;
-        let mut raw = Vec::new();
-        s.read_to_end(&mut raw)?;
-        let text = String::from_utf8_lossy(&raw).into_owned();
-        let (head, body) = text.split_once("\r\n\r\n").unwrap_or((&text, ""));
-        let status = head.split_whitespace().nth(1).and_then(|c| c.parse().ok()).unwrap_or(0);
-        Ok((status, body.to_owned()))
+        raw_get(self.port, path, &auth)
     }
 
     /// Every provider request the server received, oldest first (its journal, without the health

@@ -12,9 +12,7 @@
 
 #![allow(dead_code)]
 
-use super::common::{e2e_dir, free_port, npm_bin_dir};
-use std::io::{Read, Write};
-use std::net::TcpStream;
+use super::common::{e2e_dir, free_port, npm_bin_dir, raw_get};
 use std::path::PathBuf;
 use std::process::{Child, Command, Stdio};
 use std::sync::Mutex;
@@ -162,15 +160,7 @@ impl Peer {
 
     /// A plain HTTP/1.0 GET (no client library in between): status and body.
     pub fn get(&self, path: &str) -> std::io::Result<(u16, String)> {
-        let mut s = TcpStream::connect(("127.0.0.1", self.port))?;
-        s.set_read_timeout(Some(Duration::from_secs(5)))?;
-        write!(s, "GET {path} HTTP/1.0\r\nHost: 127.0.0.1:{}\r\nConnection: close\r\n\r\n", self.port)?;
-        let mut raw = Vec::new();
-        s.read_to_end(&mut raw)?;
-        let text = String::from_utf8_lossy(&raw).into_owned();
-        let (head, body) = text.split_once("\r\n\r\n").unwrap_or((&text, ""));
-        let status = head.split_whitespace().nth(1).and_then(|c| c.parse().ok()).unwrap_or(0);
-        Ok((status, body.to_owned()))
+        raw_get(self.port, path, "")
     }
 }
 

@@ -214,24 +214,14 @@ fn url_secret_parts(url: &str) -> (Option<&str>, Option<&str>) {
     (userinfo, query)
 }
 
-/// `url` without its user information and with its query replaced by `[REDACTED]`.
+/// `url` without its user information and fragment, and with its whole query replaced by
+/// `[REDACTED]` (any parameter of an MCP endpoint may carry a token).
 pub(crate) fn redact_url(url: &str) -> String {
-    let (scheme, rest) = match url.split_once("://") {
-        Some((s, r)) => (format!("{s}://"), r),
-        None => (String::new(), url),
-    };
-    let authority_end = rest.find(['/', '?', '#']).unwrap_or(rest.len());
-    let (authority, tail) = rest.split_at(authority_end);
-    let authority = match authority.rfind('@') {
-        Some(at) => format!("[REDACTED]@{}", &authority[at + 1..]),
-        None => authority.to_owned(),
-    };
-    let tail = tail.split('#').next().unwrap_or("");
-    let tail = match tail.split_once('?') {
-        Some((path, _)) => format!("{path}?[REDACTED]"),
-        None => tail.to_owned(),
-    };
-    format!("{scheme}{authority}{tail}")
+    let url = url.split('#').next().unwrap_or("");
+    match url.split_once('?') {
+        Some((base, _)) => format!("{}?[REDACTED]", prompty_core::redact_url(base)),
+        None => prompty_core::redact_url(url),
+    }
 }
 
 struct Redacted<'a, K>(&'a BTreeMap<String, K>);
