@@ -205,7 +205,11 @@ pub(crate) fn project_remote(tool: &Tool, agent: &Agent) -> Result<Vec<FunctionD
         tracing::warn!(tool = %tool.name, kind = tool.kind.as_str(), "tool left out of the request: its kind needs a prompty feature that is not enabled");
         return Ok(Vec::new());
     }
-    let entries = crate::blocking::block_on(remote_entries(tool, agent))??;
+    // The agent loop loaded the list before building the request; otherwise load it now.
+    let entries = match remote_source(tool, agent)? {
+        Some(src) if ToolCatalog::global().has_source(&src.id) => ToolCatalog::global().source_entries(&src.id),
+        _ => crate::blocking::block_on(remote_entries(tool, agent))??,
+    };
     Ok(entries
         .iter()
         .filter(|e| allowed(tool, &e.name))

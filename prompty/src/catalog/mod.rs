@@ -66,6 +66,10 @@ use serde_json::Value;
 use std::collections::HashMap;
 use std::sync::{Arc, LazyLock, Mutex, MutexGuard, RwLock};
 
+/// How many sources prompts declared (MCP servers, OpenAPI documents) a catalog keeps; loading one
+/// more drops the oldest (a stdio MCP server's process ends with it).
+pub const MAX_DECLARED_SOURCES: usize = 64;
+
 /// A tool catalog. See the [module documentation](self).
 ///
 /// ```
@@ -358,12 +362,18 @@ impl ToolCatalog {
                 state.next += 1;
                 state.next - 1
             });
+            // Prompts' own sources are bounded: the oldest goes (its MCP session ends; a prompt
+            // that still uses it loads it again).
+            let mut evicted = None;
+            if declared && state.sources.iter().filter(|s| s.declared).count() >= MAX_DECLARED_SOURCES {
+                let oldest = state.sources.iter().enumerate().filter(|(_, s)| s.declared).min_by_key(|(_, s)| s.seq);
+                evicted = oldest.map(|(i, _)| i).map(|i| state.sources.remove(i));
+            }
             state.sources.push(Source { id: id.clone(), seq, loader, config, entries, declared });
             if let Err(e) = self.reindex(&state) {
                 state.sources.pop();
-                if let Some(old) = old {
-                    state.sources.push(old);
-                }
+                state.sources.extend(old);
+                state.sources.extend(evicted);
                 return Err(e);
             }
         }
@@ -611,5 +621,49 @@ impl std::fmt::Debug for ToolCatalog {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         let names: Vec<String> = self.entries().iter().map(|e| e.qualified_name()).collect();
         f.debug_struct("ToolCatalog").field("entries", &names).finish_non_exhaustive()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::BoxFuture;
+    use serde_json::json;
+
+    struct One(String);
+
+    impl ToolLoader for One {
+        fn load<'a>(&'a self, _: &'a Value) -> BoxFuture<'a, Result<Vec<CatalogEntry>>> {
+            Box::pin(async move { Ok(vec![CatalogEntry::new(self.0.clone(), "t", json!({"type": "object"}))]) })
+        }
+    }
+
+    #[test]
+    fn declared_sources_are_bounded_and_the_oldest_goes_first() {
+        let c = ToolCatalog::new();
+        let rt = tokio::runtime::Builder::new_current_thread().build().unwrap();
+        for i in 0..MAX_DECLARED_SOURCES + 3 {
+            let id = format!("s{i}");
+            rt.block_on(c.ensure_source_async(id, Arc::new(One(format!("ns{i}"))), Value::Null)).unwrap();
+        }
+        assert_eq!(c.len(), MAX_DECLARED_SOURCES);
+        assert!(!c.has_source("s0") && !c.has_source("s2") && c.has_source("s3"));
+        // A host's own sources are not counted nor evicted.
+        rt.block_on(c.add_source_with_async("host", Arc::new(One("host".into())), Value::Null)).unwrap();
+        rt.block_on(c.ensure_source_async("again".into(), Arc::new(One("again".into())), Value::Null)).unwrap();
+        assert!(c.has_source("host") && c.has_source("again") && !c.has_source("s3"));
+    }
+
+    #[test]
+    fn declared_sources_may_repeat_each_other_but_the_host_may_not() {
+        let c = ToolCatalog::new();
+        let rt = tokio::runtime::Builder::new_current_thread().build().unwrap();
+        rt.block_on(c.ensure_source_async("a".into(), Arc::new(One("same".into())), Value::Null)).unwrap();
+        rt.block_on(c.ensure_source_async("b".into(), Arc::new(One("same".into())), Value::Null)).unwrap();
+        assert_eq!(c.source_entries("b").len(), 1);
+        assert_eq!(c.get("same::t").len(), 1, "the first keeps the name in the index");
+        let host = CatalogEntry::new("dup", "t", json!({"type": "object"}));
+        c.register(host.clone()).unwrap();
+        assert!(c.register(host).is_err());
     }
 }
