@@ -384,6 +384,20 @@ mod tests {
     }
 
     #[test]
+    fn an_image_a_tool_attached_goes_inside_its_tool_result() {
+        let mut r = crate::ToolResult::ok("t1", "img", "a tiny image");
+        r.parts.push(ContentPart::Image { source: "iVBO".into(), detail: None, media_type: Some("image/png".into()) });
+        let calls = [crate::ToolCall::new("t1", "img", "{}")];
+        let msgs = crate::tool_messages(&crate::ToolRound { response: None, text: None, calls: &calls, results: &[r] });
+        let block = tool_result(&msgs[1]).unwrap();
+        assert_eq!(
+            block["content"],
+            json!([{"type": "text", "text": "a tiny image"},
+                   {"type": "image", "source": {"type": "base64", "media_type": "image/png", "data": "iVBO"}}])
+        );
+    }
+
+    #[test]
     fn tool_replays_become_tool_use_and_batched_tool_results() {
         let a = agent(json!({"id": "c"}));
         let mut assistant = Message::new(Role::Assistant, "Let me check.");
