@@ -749,6 +749,28 @@ mod tests {
     }
 
     #[test]
+    fn images_of_tool_results_go_in_the_function_call_output_for_responses() {
+        let a = agent(json!({"id": "gpt-4o", "apiType": "responses"}));
+        let calls = [ToolCall::new("c1", "img", "{}")];
+        let mut r = crate::ToolResult::ok("c1", "img", "a tiny image");
+        r.parts.push(ContentPart::Image { source: "iVBO".into(), detail: None, media_type: Some("image/png".into()) });
+        let mut msgs = vec![user("Hi")];
+        msgs.extend(crate::tool_messages(&crate::ToolRound {
+            response: None,
+            text: None,
+            calls: &calls,
+            results: &[r],
+        }));
+        let body = responses_request(&a, &msgs).unwrap();
+        assert_eq!(
+            body["input"][2],
+            json!({"type": "function_call_output", "call_id": "c1", "output": [
+                {"type": "input_text", "text": "a tiny image"},
+                {"type": "input_image", "image_url": "data:image/png;base64,iVBO"}]})
+        );
+    }
+
+    #[test]
     fn other_metadata_is_passed_through() {
         let a = agent(json!({"id": "gpt-4"}));
         let mut m = user("Hi");
