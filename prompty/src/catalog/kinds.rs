@@ -124,6 +124,7 @@ pub(crate) struct RemoteSource {
 /// reaches (as resolved: the same server declared by two prompts is one source; two servers
 /// under one name are two). The hash covers credentials, so declarations with other keys never
 /// share a session, and shows none of them.
+#[cfg(any(feature = "mcp", feature = "openapi"))]
 pub(crate) fn source_id(kind: &str, namespace: &str, identity: &serde_json::Value) -> String {
     format!("{kind} {namespace} {}", &super::entry::fingerprint(identity)[..16])
 }
