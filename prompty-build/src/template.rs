@@ -94,14 +94,15 @@ pub(crate) fn analyze(format: &str, source: &str) -> Option<Result<Variables, Te
     }
 }
 
-/// The roles a line of the body can switch to (`system:`), and `tool`, which the parser reserves.
-const ROLES: [&str; 5] = ["system", "user", "assistant", "developer", "tool"];
+/// The roles a line of the body can switch to (`system:`); a misspelt marker is suggested one.
+const ROLES: [&str; 4] = ["system", "user", "assistant", "developer"];
 
 /// A body line that looks like a role marker with a misspelt role (`systen:`, `usr:`): the line
 /// and column of the word, the word and the closest role. The line has the shape the runtime's
 /// parser reads as a marker (`ws* ('#' ws*)? word ('[' … ']')? ws* ':' ws*`), with a word of
-/// letters that is no role (any case) and within 2 edits of one (1 for the short `user` and
-/// `tool`, so words like `todo:` pass).
+/// letters within 2 edits of a role (1 for the short `user`, so `uses:` warns but `User ID:` and
+/// `nested:` do not) that is not a role, not `tool` (which the parser reserves) and not a plural
+/// (`Users:`, `Tools:` are headings).
 pub(crate) fn misspelt_role_markers(source: &str) -> Vec<((usize, usize), String, &'static str)> {
     let mut found = Vec::new();
     for (i, line) in source.split('\n').enumerate() {
@@ -124,7 +125,8 @@ pub(crate) fn misspelt_role_markers(source: &str) -> Vec<((usize, usize), String
             continue;
         }
         let lower = word.to_ascii_lowercase();
-        if ROLES.contains(&lower.as_str()) {
+        let singular = lower.strip_suffix('s').unwrap_or(&lower);
+        if [lower.as_str(), singular].iter().any(|w| ROLES.contains(w) || *w == "tool") {
             continue;
         }
         let closest = ROLES
@@ -790,7 +792,7 @@ mod tests {
 
     #[test]
     fn misspelt_role_markers_are_found() {
-        let src = "systen:\nHi\n  # asistant:\nusr:\nuser:\nUser[name=Bob]:\nSystem :\ntodo:\nNote: this\nassitant[x=1]:\ntool:\n";
+        let src = "systen:\nHi\n  # asistant:\nusr:\nuser:\nUser[name=Bob]:\nSystem :\ntodo:\nNote: this\nassitant[x=1]:\ntool:\nTools:\nUsers:\nSystems :\ntoo:\nused:\nUser ID:\nnested:\n";
         let markers = misspelt_role_markers(src);
         let found: Vec<((usize, usize), &str, &str)> = markers.iter().map(|(at, w, r)| (*at, w.as_str(), *r)).collect();
         assert_eq!(
@@ -799,7 +801,8 @@ mod tests {
                 ((1, 1), "systen", "system"),
                 ((3, 5), "asistant", "assistant"),
                 ((4, 1), "usr", "user"),
-                ((10, 1), "assitant", "assistant")
+                ((10, 1), "assitant", "assistant"),
+                ((16, 1), "used", "user"),
             ]
         );
         let d = diagnostics("r.prompty", "---\ninputs: [q]\n---\nsystem:\nHi\nusr:\n{{ q }}");
