@@ -2,7 +2,8 @@
 //! reads, with the place of the first use of each, for the `jinja2` renderer (minijinja, with the
 //! runtime's syntax configuration) and the `mustache` renderer (a scan of its tags).
 
-use std::collections::BTreeMap;
+use minijinja::machinery::ast;
+use std::collections::{BTreeMap, HashMap};
 
 /// A problem found in a template, placed in the template text (1-based line and column).
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -21,6 +22,66 @@ pub(crate) struct Variables {
     /// Every root name the template mentions anywhere (section names and names inside sections
     /// included): a declared input outside this set is never used.
     pub mentioned: std::collections::BTreeSet<String>,
+    /// Filters and tests the runtime's environment does not have (jinja only).
+    pub unknown: Vec<UnknownName>,
+    /// Root names the template tests with `is defined`, `is undefined` or `is none` (outside any
+    /// local binding), each with the place of the first such test and the test's name: reading
+    /// them is guarded, so they need not be inputs.
+    pub guarded: BTreeMap<String, ((usize, usize), String)>,
+    /// Attribute and string-subscript reads on values that come from a root name (jinja only).
+    pub accesses: Vec<Access>,
+}
+
+/// A filter or test name the runtime does not know.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct UnknownName {
+    /// `filter` or `test`.
+    pub what: &'static str,
+    /// The name as written.
+    pub name: String,
+    /// 1-based line and column of the name.
+    pub at: (usize, usize),
+    /// ` (did you mean `upper`?)` or nothing.
+    pub hint: String,
+}
+
+/// Names other template languages use for a filter or test of the runtime (Liquid, Twig, Go
+/// templates, Python), suggested when no known name is within 2 edits.
+const ALIASES: [(&str, &str); 10] = [
+    ("upcase", "upper"),
+    ("uppercase", "upper"),
+    ("downcase", "lower"),
+    ("lowercase", "lower"),
+    ("strip", "trim"),
+    ("size", "length"),
+    ("len", "length"),
+    ("capitalise", "capitalize"),
+    ("titlecase", "title"),
+    ("is_defined", "defined"),
+];
+
+/// One step from a root name to a value.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub(crate) enum Step {
+    /// `.name` or `["name"]`.
+    Field(String),
+    /// An element of a sequence (a loop variable, or a non-string subscript).
+    Element,
+}
+
+/// `base.name` (or `base["name"]`) where `base` is the root name `root` followed by `steps`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct Access {
+    /// The root (top-level) name the base comes from.
+    pub root: String,
+    /// The steps from the root to the base.
+    pub steps: Vec<Step>,
+    /// The property read.
+    pub name: String,
+    /// The base as written in the template (`user`, `item`, `u.address`).
+    pub shown: String,
+    /// 1-based line and column of the property name (of the string literal for a subscript).
+    pub at: (usize, usize),
 }
 
 /// Analyzes a template written for `format` (`jinja2`, `jinja` or `mustache`). `None` for other
@@ -31,6 +92,54 @@ pub(crate) fn analyze(format: &str, source: &str) -> Option<Result<Variables, Te
         "mustache" => Some(mustache(source)),
         _ => None,
     }
+}
+
+/// The roles a line of the body can switch to (`system:`); a misspelt marker is suggested one.
+const ROLES: [&str; 4] = ["system", "user", "assistant", "developer"];
+
+/// A body line that looks like a role marker with a misspelt role (`systen:`, `usr:`): the line
+/// and column of the word, the word and the closest role. The line has the shape the runtime's
+/// parser reads as a marker (`ws* ('#' ws*)? word ('[' … ']')? ws* ':' ws*`), with a word of
+/// letters within 2 edits of a role (1 for the short `user`, so `uses:` warns but `User ID:` and
+/// `nested:` do not) that is not a role, not `tool` (which the parser reserves) and not a plural
+/// (`Users:`, `Tools:` are headings).
+pub(crate) fn misspelt_role_markers(source: &str) -> Vec<((usize, usize), String, &'static str)> {
+    let mut found = Vec::new();
+    for (i, line) in source.split('\n').enumerate() {
+        let line = line.strip_suffix('\r').unwrap_or(line);
+        let s = line.trim_start();
+        let s = s.strip_prefix('#').unwrap_or(s).trim_start();
+        let word_len = s.bytes().take_while(u8::is_ascii_alphabetic).count();
+        let (word, rest) = s.split_at(word_len);
+        if word.is_empty() {
+            continue;
+        }
+        let rest = match rest.strip_prefix('[') {
+            Some(inner) => match inner.find(']') {
+                Some(end) => &inner[end + 1..],
+                None => continue,
+            },
+            None => rest,
+        };
+        if rest.trim_start().strip_prefix(':').is_none_or(|after| !after.trim().is_empty()) {
+            continue;
+        }
+        let lower = word.to_ascii_lowercase();
+        let singular = lower.strip_suffix('s').unwrap_or(&lower);
+        if [lower.as_str(), singular].iter().any(|w| ROLES.contains(w) || *w == "tool") {
+            continue;
+        }
+        let closest = ROLES
+            .iter()
+            .map(|r| (crate::names::distance(&lower, r), *r))
+            .filter(|(d, r)| *d <= if r.len() <= 4 { 1 } else { 2 })
+            .min_by_key(|(d, _)| *d);
+        if let Some((_, role)) = closest {
+            let column = line[..line.len() - s.len()].chars().count() + 1;
+            found.push(((i + 1, column), word.to_owned(), role));
+        }
+    }
+    found
 }
 
 /// 1-based line and column (in characters) of a byte offset.
@@ -74,7 +183,311 @@ fn jinja(source: &str) -> Result<Variables, TemplateError> {
         vars.mentioned.insert(name.clone());
         vars.required.insert(name, at);
     }
+    // The compile above accepted the template, so the parser does too.
+    if let Ok(ast) = minijinja::machinery::parse(source, "<template>", env.syntax().clone()) {
+        let mut walker = Walker { source, env: &env, scopes: Vec::new(), vars: &mut vars, guarded_reads: Vec::new() };
+        walker.stmt(&ast);
+        let guarded_reads = std::mem::take(&mut walker.guarded_reads);
+        vars.accesses.retain(|a| {
+            !guarded_reads.iter().any(|(root, steps, name)| *root == a.root && *steps == a.steps && *name == a.name)
+        });
+    }
     Ok(vars)
+}
+
+/// Where a value comes from: a root name and the steps from it.
+type Origin = (String, Vec<Step>);
+
+/// Walks a template's syntax tree, tracking which local names stand for values that come from
+/// root names (`{% for item in items %}`, `{% set u = user %}`, `{% with u = user %}`).
+struct Walker<'s, 'v> {
+    source: &'s str,
+    env: &'v minijinja::Environment<'static>,
+    /// Local names, innermost scope last; `None` for a local whose origin is unknown.
+    scopes: Vec<HashMap<&'s str, Option<Origin>>>,
+    vars: &'v mut Variables,
+    /// Properties tested with `is defined`/`is undefined`/`is none`: reading them is guarded.
+    guarded_reads: Vec<(String, Vec<Step>, String)>,
+}
+
+impl<'s> Walker<'s, '_> {
+    fn place(&self, offset: u32) -> (usize, usize) {
+        line_column(self.source, offset as usize)
+    }
+
+    fn is_local(&self, name: &str) -> bool {
+        self.scopes.iter().any(|s| s.contains_key(name))
+    }
+
+    fn bind(&mut self, target: &ast::Expr<'s>, origin: Option<Origin>) {
+        if self.scopes.is_empty() {
+            self.scopes.push(HashMap::new());
+        }
+        match target {
+            ast::Expr::Var(v) => {
+                if let Some(scope) = self.scopes.last_mut() {
+                    scope.insert(v.id, origin);
+                }
+            }
+            ast::Expr::Tuple(t) => {
+                for item in &t.items {
+                    self.bind(item, None);
+                }
+            }
+            ast::Expr::List(l) => {
+                for item in &l.items {
+                    self.bind(item, None);
+                }
+            }
+            _ => {}
+        }
+    }
+
+    /// The origin of the value `expr` evaluates to, when it is a root name or a path from one.
+    fn origin(&self, expr: &ast::Expr<'s>) -> Option<Origin> {
+        match expr {
+            ast::Expr::Var(v) => match self.scopes.iter().rev().find_map(|s| s.get(v.id)) {
+                Some(local) => local.clone(),
+                None => Some((v.id.to_owned(), Vec::new())),
+            },
+            ast::Expr::GetAttr(a) => {
+                let (root, mut steps) = self.origin(&a.expr)?;
+                steps.push(Step::Field(a.name.to_owned()));
+                Some((root, steps))
+            }
+            ast::Expr::GetItem(g) => {
+                let (root, mut steps) = self.origin(&g.expr)?;
+                match string_const(&g.subscript_expr) {
+                    Some(name) => steps.push(Step::Field(name)),
+                    None => steps.push(Step::Element),
+                }
+                Some((root, steps))
+            }
+            _ => None,
+        }
+    }
+
+    fn body(&mut self, stmts: &[ast::Stmt<'s>]) {
+        for s in stmts {
+            self.stmt(s);
+        }
+    }
+
+    #[allow(unreachable_patterns)]
+    fn stmt(&mut self, stmt: &ast::Stmt<'s>) {
+        match stmt {
+            ast::Stmt::Template(t) => self.body(&t.children),
+            ast::Stmt::EmitExpr(e) => self.expr(&e.expr),
+            ast::Stmt::ForLoop(f) => {
+                self.expr(&f.iter);
+                let element = self.origin(&f.iter).map(|(root, mut steps)| {
+                    steps.push(Step::Element);
+                    (root, steps)
+                });
+                self.scopes.push(HashMap::new());
+                self.bind(&f.target, element);
+                if let Some(scope) = self.scopes.last_mut() {
+                    scope.insert("loop", None);
+                }
+                if let Some(filter) = &f.filter_expr {
+                    self.expr(filter);
+                }
+                self.body(&f.body);
+                self.scopes.pop();
+                self.body(&f.else_body);
+            }
+            ast::Stmt::IfCond(i) => {
+                self.expr(&i.expr);
+                self.body(&i.true_body);
+                self.body(&i.false_body);
+            }
+            ast::Stmt::WithBlock(w) => {
+                self.scopes.push(HashMap::new());
+                for (target, value) in &w.assignments {
+                    self.expr(value);
+                    let origin = self.origin(value);
+                    self.bind(target, origin);
+                }
+                self.body(&w.body);
+                self.scopes.pop();
+            }
+            ast::Stmt::Set(s) => {
+                self.expr(&s.expr);
+                match &s.target {
+                    // `{% set ns.x = ... %}` writes into a namespace: its base is read.
+                    ast::Expr::GetAttr(a) => self.expr(&a.expr),
+                    target => {
+                        let origin = self.origin(&s.expr);
+                        self.bind(target, origin);
+                    }
+                }
+            }
+            ast::Stmt::SetBlock(s) => {
+                if let Some(filter) = &s.filter {
+                    self.expr(filter);
+                }
+                self.body(&s.body);
+                self.bind(&s.target, None);
+            }
+            ast::Stmt::AutoEscape(a) => {
+                self.expr(&a.enabled);
+                self.body(&a.body);
+            }
+            ast::Stmt::FilterBlock(f) => {
+                self.expr(&f.filter);
+                self.body(&f.body);
+            }
+            ast::Stmt::Do(d) => self.call(&d.call),
+            _ => {}
+        }
+    }
+
+    fn call(&mut self, call: &ast::Call<'s>) {
+        match &call.expr {
+            // A method call (`d.items()`): the method is no property.
+            ast::Expr::GetAttr(a) => self.expr(&a.expr),
+            callee => self.expr(callee),
+        }
+        self.args(&call.args);
+    }
+
+    fn args(&mut self, args: &[ast::CallArg<'s>]) {
+        for arg in args {
+            match arg {
+                ast::CallArg::Pos(e)
+                | ast::CallArg::Kwarg(_, e)
+                | ast::CallArg::PosSplat(e)
+                | ast::CallArg::KwargSplat(e) => self.expr(e),
+            }
+        }
+    }
+
+    fn check_name(&mut self, what: &'static str, name: &str, offset: u32) {
+        let (known, source): (&'static [&'static str], String) = match what {
+            "filter" => (prompty_core::jinja::FILTERS, "{{ name is filter }}".to_owned()),
+            _ => (prompty_core::jinja::TESTS, "{{ name is test }}".to_owned()),
+        };
+        if known.contains(&name) {
+            return;
+        }
+        // The environment decides; the list only gives suggestions.
+        let known_here = self
+            .env
+            .render_str(&source, minijinja::context! { name })
+            .is_ok_and(|out| out.eq_ignore_ascii_case("true"));
+        if !known_here {
+            let at = self.place(offset);
+            let mut hint = crate::names::did_you_mean(name, known.iter().copied());
+            if hint.is_empty() {
+                if let Some((_, to)) = ALIASES.iter().find(|(from, to)| *from == name && known.contains(to)) {
+                    hint = format!(" (did you mean `{to}`?)");
+                }
+            }
+            self.vars.unknown.push(UnknownName { what, name: name.to_owned(), at, hint });
+        }
+    }
+
+    fn access(&mut self, base: &ast::Expr<'s>, name: &str, offset: u32) {
+        if let Some((root, steps)) = self.origin(base) {
+            let span = base.span();
+            let shown = self.source[span.start_offset as usize..span.end_offset as usize].to_owned();
+            let at = self.place(offset);
+            self.vars.accesses.push(Access { root, steps, name: name.to_owned(), shown, at });
+        }
+    }
+
+    fn expr(&mut self, expr: &ast::Expr<'s>) {
+        match expr {
+            ast::Expr::Var(_) | ast::Expr::Const(_) => {}
+            ast::Expr::Slice(s) => {
+                self.expr(&s.expr);
+                for e in [&s.start, &s.stop, &s.step].into_iter().flatten() {
+                    self.expr(e);
+                }
+            }
+            ast::Expr::UnaryOp(u) => self.expr(&u.expr),
+            ast::Expr::BinOp(b) => {
+                self.expr(&b.left);
+                self.expr(&b.right);
+            }
+            ast::Expr::Compare(c) => {
+                self.expr(&c.expr);
+                for op in &c.ops {
+                    self.expr(&op.expr);
+                }
+            }
+            ast::Expr::IfExpr(i) => {
+                self.expr(&i.test_expr);
+                self.expr(&i.true_expr);
+                if let Some(e) = &i.false_expr {
+                    self.expr(e);
+                }
+            }
+            ast::Expr::Filter(f) => {
+                self.check_name("filter", f.name, f.span().start_offset);
+                if let Some(e) = &f.expr {
+                    self.expr(e);
+                }
+                self.args(&f.args);
+            }
+            ast::Expr::Test(t) => {
+                self.check_name("test", t.name, t.span().start_offset);
+                if matches!(t.name, "defined" | "undefined" | "none") {
+                    match &t.expr {
+                        ast::Expr::Var(v) if !self.is_local(v.id) => {
+                            let at = self.place(v.span().start_offset);
+                            self.vars.guarded.entry(v.id.to_owned()).or_insert((at, t.name.to_owned()));
+                        }
+                        read @ (ast::Expr::GetAttr(_) | ast::Expr::GetItem(_)) => {
+                            if let Some((root, mut steps)) = self.origin(read) {
+                                if let Some(Step::Field(name)) = steps.pop() {
+                                    self.guarded_reads.push((root, steps, name));
+                                }
+                            }
+                        }
+                        _ => {}
+                    }
+                }
+                self.expr(&t.expr);
+                self.args(&t.args);
+            }
+            ast::Expr::GetAttr(a) => {
+                let end = a.span().end_offset;
+                self.access(&a.expr, a.name, end.saturating_sub(a.name.len() as u32));
+                self.expr(&a.expr);
+            }
+            ast::Expr::GetItem(g) => {
+                if let Some(name) = string_const(&g.subscript_expr) {
+                    self.access(&g.expr, &name, g.subscript_expr.span().start_offset);
+                }
+                self.expr(&g.expr);
+                self.expr(&g.subscript_expr);
+            }
+            ast::Expr::Call(c) => self.call(c),
+            ast::Expr::List(l) => {
+                for e in &l.items {
+                    self.expr(e);
+                }
+            }
+            ast::Expr::Tuple(t) => {
+                for e in &t.items {
+                    self.expr(e);
+                }
+            }
+            ast::Expr::Map(m) => {
+                for e in m.keys.iter().chain(&m.values) {
+                    self.expr(e);
+                }
+            }
+        }
+    }
+}
+
+fn string_const(expr: &ast::Expr<'_>) -> Option<String> {
+    match expr {
+        ast::Expr::Const(c) => c.value.as_str().map(str::to_owned),
+        _ => None,
+    }
 }
 
 /// The byte offset of the first use of `name` as a root variable inside a `{{ }}` or `{% %}` tag.
@@ -280,5 +693,150 @@ mod tests {
         assert!(analyze("mustache", "{{ x").unwrap().is_err());
         assert!(analyze("mustache", "{{> p}}").unwrap().is_err());
         assert!(analyze("custom", "{{ x").is_none());
+    }
+
+    /// Diagnostics of a prompt (errors and warnings) through the whole typed analysis.
+    fn diagnostics(name: &str, text: &str) -> Vec<(crate::typed::Severity, String)> {
+        let dir = std::env::temp_dir().join(format!("prompty-build-template-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let path = dir.join(name);
+        std::fs::write(&path, text).unwrap();
+        crate::typed::analyze(&path, name).diagnostics.into_iter().map(|d| (d.severity, d.message)).collect()
+    }
+
+    fn error_texts(name: &str, text: &str) -> Vec<String> {
+        diagnostics(name, text)
+            .into_iter()
+            .filter(|(s, _)| *s == crate::typed::Severity::Error)
+            .map(|(_, m)| m)
+            .collect()
+    }
+
+    #[test]
+    fn unknown_filters_and_tests_are_errors_with_a_suggestion() {
+        let text =
+            "---\ninputs: [name, x]\n---\nuser:\n{{ name | upcase }}\n{% if x is frobbed %}{% endif %}{{ x|lenght }}";
+        assert_eq!(
+            error_texts("f.prompty", text),
+            [
+                "f.prompty:5:11: unknown Jinja filter `upcase` (did you mean `upper`?)",
+                "f.prompty:6:12: unknown Jinja test `frobbed`",
+                "f.prompty:6:38: unknown Jinja filter `lenght` (did you mean `length`?)",
+            ]
+        );
+        // Every known filter and test, in filter blocks, `set` blocks and negated tests too.
+        let text = "---\ninputs: [x]\n---\n{% filter upper %}{{ x | default('a') | d('b') | trim | join(',') | tojson_missing_is_not_here if false else x }}{% endfilter %}\n\
+                    {% if x is not defined or x is none or x is divisibleby(3) or x is startingwith('a') %}{% endif %}\n\
+                    {% set y | lower %}Y{% endset %}{{ y is string }}";
+        let errors = error_texts("k.prompty", text);
+        assert_eq!(errors, ["k.prompty:4:69: unknown Jinja filter `tojson_missing_is_not_here`"]);
+    }
+
+    #[test]
+    fn defined_guards_accept_undeclared_names_with_a_warning() {
+        let text = "---\ninputs: [q]\n---\nuser:\n{{ q }}{% if extra is defined %}{{ extra }}{% endif %}\n{% if other is none %}-{% endif %}{% if u is undefined %}{% endif %}";
+        let d = diagnostics("g.prompty", text);
+        use crate::typed::Severity::Warning;
+        assert_eq!(
+            d,
+            [
+                (Warning, "g.prompty:5:14: the template tests `extra is defined`, but no input declares `extra`: it is never an input".to_owned()),
+                (Warning, "g.prompty:6:7: the template tests `other is none`, but no input declares `other`: it is never an input".to_owned()),
+                (Warning, "g.prompty:6:41: the template tests `u is undefined`, but no input declares `u`: it is never an input".to_owned()),
+            ]
+        );
+        // A local of the same name is no guard of the top-level name.
+        let text = "---\ninputs: [q]\n---\n{% for z in q %}{% if z is defined %}{% endif %}{% endfor %}{{ zz }}";
+        assert_eq!(
+            error_texts("h.prompty", text),
+            ["h.prompty:4:64: the template uses `zz`, which no input declares (did you mean `q`?)"]
+        );
+    }
+
+    const TYPED: &str = "---\ninputs:\n  user:\n    kind: object\n    properties:\n      name: {kind: string}\n      email: {kind: string}\n      address:\n        kind: object\n        properties:\n          city: {kind: string}\n  items:\n    kind: array\n    items:\n      kind: object\n      properties:\n        title: {kind: string}\n        tags: {kind: array, items: {kind: string}}\n  meta:\n    kind: object\n  rows:\n    kind: array\n---\n";
+
+    #[test]
+    fn property_typos_on_typed_inputs_are_errors() {
+        let body = "{{ user.nmae }}\n{% for item in items %}{{ item.titel }}{% endfor %}\n{% set u = user %}{{ u.nmae }}{% with w = user.address %}{{ w.cty }}{% endwith %}\n{{ user[\"emial\"] }}{{ meta.anything }}{{ rows[0].x }}";
+        let errors = error_texts("p.prompty", &format!("{TYPED}{body}"));
+        assert_eq!(
+            errors,
+            [
+                "p.prompty:24:9: `user` has no property `nmae` (did you mean `name`?): its properties are name, email, address",
+                "p.prompty:25:32: `item` has no property `titel` (did you mean `title`?): its properties are title, tags",
+                "p.prompty:26:24: `u` has no property `nmae` (did you mean `name`?): its properties are name, email, address",
+                "p.prompty:26:63: `w` has no property `cty` (did you mean `city`?): its properties are city",
+                "p.prompty:27:9: `user` has no property `emial` (did you mean `email`?): its properties are name, email, address",
+            ]
+        );
+    }
+
+    #[test]
+    fn valid_templates_over_typed_inputs_pass() {
+        for body in [
+            "{{ user.name }} {{ user.address.city | upper }} {{ user['email'] | default('-') }}",
+            "{% for item in items %}{{ loop.index }}. {{ item.title | title }}{% for t in item.tags %}{{ t }}{{ loop.first }}{{ loop.parent }}{% endfor %}{% endfor %}",
+            "{% for k, v in user | items %}{{ k }}={{ v }}{% endfor %}{% for k, v in user.items() %}{{ k }}{% endfor %}{{ user.keys() | list }}",
+            "{{ meta.whatever.deep }} {{ rows[0].x }} {% for r in rows %}{{ r.anything }}{% endfor %}",
+            "{% if user.nickname is defined %}{{ user.nickname }}{% endif %}",
+            "{% set ns = namespace(n=0) %}{% for item in items %}{% set ns.n = ns.n + 1 %}{% endfor %}{{ ns.n }}",
+            "{% for item in items if item.title %}{{ item.title }}{% else %}none{% endfor %}",
+            "{% set user = {'x': 1} %}{{ user.x }}{{ items | map(attribute='title') | join(', ') }}",
+            "{% with u = user %}{{ u.address.city }}{% endwith %}{{ (items | first).title }}",
+        ] {
+            let d = diagnostics("v.prompty", &format!("{TYPED}{body}"));
+            let errors: Vec<_> = d.iter().filter(|(s, _)| *s == crate::typed::Severity::Error).collect();
+            assert!(errors.is_empty(), "{body}: {errors:?}");
+        }
+    }
+
+    #[test]
+    fn misspelt_role_markers_are_found() {
+        let src = "systen:\nHi\n  # asistant:\nusr:\nuser:\nUser[name=Bob]:\nSystem :\ntodo:\nNote: this\nassitant[x=1]:\ntool:\nTools:\nUsers:\nSystems :\ntoo:\nused:\nUser ID:\nnested:\n";
+        let markers = misspelt_role_markers(src);
+        let found: Vec<((usize, usize), &str, &str)> = markers.iter().map(|(at, w, r)| (*at, w.as_str(), *r)).collect();
+        assert_eq!(
+            found,
+            [
+                ((1, 1), "systen", "system"),
+                ((3, 5), "asistant", "assistant"),
+                ((4, 1), "usr", "user"),
+                ((10, 1), "assitant", "assistant"),
+                ((16, 1), "used", "user"),
+            ]
+        );
+        let d = diagnostics("r.prompty", "---\ninputs: [q]\n---\nsystem:\nHi\nusr:\n{{ q }}");
+        assert_eq!(
+            d,
+            [(
+                crate::typed::Severity::Warning,
+                "r.prompty:6:1: the line `usr:` is not a role marker: did you mean `user:`?".to_owned()
+            )]
+        );
+    }
+
+    /// The messages the UI cases pin (`tests/ui/*.stderr`), straight from the analysis.
+    #[test]
+    fn ui_prompts_give_the_pinned_messages() {
+        let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/ui/prompts");
+        for (file, expected) in [
+            ("unknown_filter", "11:17: unknown Jinja filter `upcase` (did you mean `upper`?)"),
+            (
+                "property_typo",
+                "18:34: `item` has no property `titel` (did you mean `title`?): its properties are title",
+            ),
+            (
+                "guarded_input",
+                "8:7: the template tests `context is defined`, but no input declares `context`: it is never an input",
+            ),
+            ("role_typo", "10:1: the line `usr:` is not a role marker: did you mean `user:`?"),
+        ] {
+            let display = format!("ui/prompts/{file}.prompty");
+            let a = crate::typed::analyze(&dir.join(format!("{file}.prompty")), &display);
+            let messages: Vec<String> = a.diagnostics.iter().map(|d| d.message.clone()).collect();
+            assert_eq!(messages, [format!("{display}:{expected}")], "{file}");
+        }
+        let a = crate::typed::analyze(&dir.join("typed_template.prompty"), "typed_template.prompty");
+        assert!(a.diagnostics.is_empty(), "{:?}", a.diagnostics);
     }
 }

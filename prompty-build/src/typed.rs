@@ -831,6 +831,12 @@ impl Checker<'_> {
         let format = agent.template.format.kind.as_str();
         let display = self.display;
         let place = |line: usize, column: usize| Location::file(display).at(body_line + line - 1, column);
+        for ((line, column), word, role) in template::misspelt_role_markers(source) {
+            self.diagnostics.push(Diagnostic::warning(
+                place(line, column),
+                format!("the line `{word}:` is not a role marker: did you mean `{role}:`?"),
+            ));
+        }
         match template::analyze(format, source)? {
             Err(e) => {
                 let at = place(e.line, e.column);
@@ -838,12 +844,32 @@ impl Checker<'_> {
                 None
             }
             Ok(vars) => {
+                for unknown in &vars.unknown {
+                    let (line, column) = unknown.at;
+                    let message = format!("unknown Jinja {} `{}`{}", unknown.what, unknown.name, unknown.hint);
+                    self.error(place(line, column), message);
+                }
                 let declared: Vec<&str> = inputs.iter().map(|p| p.name.as_str()).collect();
                 let mut undeclared: BTreeMap<(usize, usize), String> = BTreeMap::new();
                 for (name, at) in &vars.required {
-                    if !declared.contains(&name.as_str()) {
-                        undeclared.insert(*at, name.clone());
+                    if declared.contains(&name.as_str()) {
+                        continue;
                     }
+                    match vars.guarded.get(name) {
+                        // Read only where the template tests whether it is there: not an error.
+                        Some(((line, column), test)) => self.diagnostics.push(Diagnostic::warning(
+                            place(*line, *column),
+                            format!(
+                                "the template tests `{name} is {test}`, but no input declares `{name}`: it is never an input"
+                            ),
+                        )),
+                        None => {
+                            undeclared.insert(*at, name.clone());
+                        }
+                    }
+                }
+                for access in &vars.accesses {
+                    self.template_access(access, inputs, &place);
                 }
                 for ((line, column), name) in undeclared {
                     let hint = names::did_you_mean(&name, declared.iter().copied());
@@ -859,6 +885,50 @@ impl Checker<'_> {
                 Some(vars.mentioned)
             }
         }
+    }
+}
+
+impl Checker<'_> {
+    /// Checks a property read in the template (`user.name`, `item["title"]`) against the declared
+    /// `properties` of the input it comes from; objects without `properties` are open.
+    fn template_access(
+        &mut self,
+        access: &template::Access,
+        inputs: &[Property],
+        place: &dyn Fn(usize, usize) -> Location,
+    ) {
+        let Some(mut base) = inputs.iter().find(|p| p.name == access.root) else { return };
+        for step in &access.steps {
+            let next = match step {
+                template::Step::Field(name) => {
+                    base.properties.as_ref().and_then(|props| props.iter().find(|p| p.name == *name))
+                }
+                template::Step::Element if matches!(base.kind, PropertyKind::Array) => base.items.as_deref(),
+                template::Step::Element => None,
+            };
+            let Some(next) = next else { return };
+            base = next;
+        }
+        let Some(props) =
+            base.properties.as_ref().filter(|props| matches!(base.kind, PropertyKind::Object) && !props.is_empty())
+        else {
+            return;
+        };
+        if props.iter().any(|p| p.name == access.name) {
+            return;
+        }
+        let known: Vec<&str> = props.iter().map(|p| p.name.as_str()).collect();
+        let hint = names::did_you_mean(&access.name, known.iter().copied());
+        let (line, column) = access.at;
+        self.error(
+            place(line, column),
+            format!(
+                "`{}` has no property `{}`{hint}: its properties are {}",
+                access.shown,
+                access.name,
+                known.join(", ")
+            ),
+        );
     }
 }
 

@@ -87,6 +87,107 @@ pub fn environment() -> Environment<'static> {
     env
 }
 
+/// The filters of [`environment`] (minijinja's built-ins with the features Prompty enables; the
+/// runtime renderer replaces `default`, `d`, `trim` and `join` with its own versions of the same
+/// names). minijinja cannot list an environment's filters, so this list is kept next to the
+/// environment; a test checks that every name is a filter of [`environment`].
+pub const FILTERS: &[&str] = &[
+    "safe",
+    "escape",
+    "e",
+    "lower",
+    "upper",
+    "title",
+    "capitalize",
+    "replace",
+    "length",
+    "count",
+    "dictsort",
+    "items",
+    "reverse",
+    "trim",
+    "join",
+    "split",
+    "lines",
+    "default",
+    "d",
+    "round",
+    "abs",
+    "int",
+    "float",
+    "attr",
+    "first",
+    "last",
+    "min",
+    "max",
+    "sort",
+    "list",
+    "string",
+    "bool",
+    "batch",
+    "slice",
+    "sum",
+    "indent",
+    "select",
+    "reject",
+    "selectattr",
+    "rejectattr",
+    "map",
+    "groupby",
+    "unique",
+    "chain",
+    "zip",
+    "pprint",
+    "format",
+];
+
+/// The tests of [`environment`] (`{% if x is defined %}`), kept like [`FILTERS`]; a test checks
+/// that every name is a test of [`environment`].
+pub const TESTS: &[&str] = &[
+    "undefined",
+    "defined",
+    "none",
+    "safe",
+    "escaped",
+    "boolean",
+    "odd",
+    "even",
+    "divisibleby",
+    "number",
+    "integer",
+    "int",
+    "float",
+    "string",
+    "sequence",
+    "iterable",
+    "mapping",
+    "startingwith",
+    "endingwith",
+    "lower",
+    "upper",
+    "sameas",
+    "eq",
+    "equalto",
+    "==",
+    "ne",
+    "!=",
+    "lt",
+    "lessthan",
+    "<",
+    "le",
+    "<=",
+    "gt",
+    "greaterthan",
+    ">",
+    "ge",
+    ">=",
+    "in",
+    "true",
+    "false",
+    "filter",
+    "test",
+];
+
 /// How deeply one template expression may nest: operators, filters, tests, attribute lookups,
 /// subscripts, calls, conditional expressions and brackets, counted along the deepest path.
 ///
@@ -201,4 +302,46 @@ fn check_tag(bytes: &[u8], mut i: usize, close: &[u8], line: &mut usize) -> Resu
 
 fn depth_message() -> String {
     format!("an expression nests deeper than {MAX_EXPRESSION_DEPTH} operators, filters, lookups and brackets")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_listed_filter_and_test_is_one_of_the_environment() {
+        let env = environment();
+        for (list, kind) in [(FILTERS, "filter"), (TESTS, "test")] {
+            for &name in list {
+                let out = env.render_str(&format!("{{{{ name is {kind} }}}}"), minijinja::context! { name }).unwrap();
+                assert_eq!(out, "True", "{kind} {name}");
+            }
+        }
+        let out = env.render_str("{{ 'upcase' is filter }} {{ 'frobbed' is test }}", ()).unwrap();
+        assert_eq!(out, "False False");
+        // Every filter renders when applied (with arguments where it needs them).
+        for &name in FILTERS {
+            let args = match name {
+                "replace" => "('a', 'b')",
+                "attr" => "('x')",
+                "batch" | "slice" => "(2)",
+                "format" => "",
+                "selectattr" | "rejectattr" | "groupby" => "('x')",
+                "map" => "(attribute='x')",
+                _ => "",
+            };
+            let input = match name {
+                "dictsort" | "items" => "{'x': 1}",
+                "sum" | "min" | "max" | "unique" | "sort" | "reverse" => "[1, 2]",
+                "abs" | "round" | "int" | "float" => "-1.5",
+                "format" | "capitalize" | "title" | "lower" | "upper" | "lines" | "split" | "indent" | "escape"
+                | "e" | "safe" | "trim" | "replace" | "string" | "bool" | "length" | "count" | "pprint" | "default"
+                | "d" => "'a'",
+                "attr" => "{'x': 1}",
+                _ => "[{'x': 1}, {'x': 2}]",
+            };
+            let source = format!("{{{{ {input} | {name}{args} }}}}");
+            env.render_str(&source, ()).unwrap_or_else(|e| panic!("{source}: {e}"));
+        }
+    }
 }
