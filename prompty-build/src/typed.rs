@@ -1087,6 +1087,15 @@ mod tests {
     }
 
     #[test]
+    fn missing_file_references_name_the_reference() {
+        let e = errors("r.prompty", "---\nname: r\ndescription: ${file:notes/missing.md}\n---\nHi");
+        assert_eq!(
+            e,
+            ["r.prompty:3:14: description: file reference 'notes/missing.md' was not found (the path is relative to the prompt's folder)"]
+        );
+    }
+
+    #[test]
     fn missing_files() {
         let a = analyze(Path::new("/nonexistent/x.prompty"), "prompts/x.prompty");
         assert_eq!(
