@@ -461,6 +461,45 @@ impl Checker<'_> {
         self.diagnostics.push(Diagnostic::error(at, message));
     }
 
+    fn warning(&mut self, at: impl fmt::Display, message: impl fmt::Display) {
+        self.diagnostics.push(Diagnostic::warning(at, message));
+    }
+
+    /// `template.format` and `template.parser`: a built-in key in the wrong case is an error (keys
+    /// are case-sensitive, so the runtime would not find it); any other unknown key is a warning
+    /// (a crate may register a renderer or parser under it), and its template goes unchecked.
+    fn template_keys(&mut self, agent: &Agent) {
+        let checks = [
+            ("format", "format", agent.template.format.kind.as_str(), &FORMATS[..], "renderer"),
+            ("parser", "parser", agent.template.parser.kind.as_str(), &PARSERS[..], "parser"),
+        ];
+        for (key, what, kind, known, component) in checks {
+            if known.contains(&kind) {
+                continue;
+            }
+            let at = self.at(&format!("template.{key}.kind"));
+            let list = known.iter().map(|k| format!("`{k}`")).collect::<Vec<_>>().join(", ");
+            if let Some(right) = known.iter().find(|k| k.eq_ignore_ascii_case(kind)) {
+                self.error(
+                    at,
+                    format!(
+                        "unknown template {what} `{kind}` (did you mean `{right}`?): {component} keys are case-sensitive"
+                    ),
+                );
+            } else {
+                let hint = names::did_you_mean(kind, known.iter().copied());
+                let unchecked = if key == "format" { "; the template is not checked" } else { "" };
+                self.warning(
+                    at,
+                    format!(
+                        "unknown template {what} `{kind}`{hint}: the built-in ones are {list}; a {component} must be \
+                         registered under `{kind}` at run time{unchecked}"
+                    ),
+                );
+            }
+        }
+    }
+
     fn check(&mut self, agent: &Agent, path: PathBuf, base_dir: PathBuf) -> Option<TypedPrompt> {
         let source = agent.source.as_ref()?;
         let body_line = source.body_line;
@@ -471,6 +510,7 @@ impl Checker<'_> {
         for (section, what) in [("inputs", "input"), ("outputs", "output"), ("tools", "tool")] {
             self.duplicate_keys(section, what);
         }
+        self.template_keys(agent);
         let tools = self.tools(agent, &inputs, &base_dir);
         let used = self.template(agent, &inputs, body_line);
         let mut used_by_bindings = Vec::new();
@@ -862,6 +902,10 @@ impl Checker<'_> {
     }
 }
 
+/// The renderer keys the runtime has built in (`prompty/src/renderers`).
+const FORMATS: [&str; 3] = ["jinja2", "jinja", "mustache"];
+/// The parser keys the runtime has built in (`prompty/src/parser.rs`).
+const PARSERS: [&str; 1] = ["prompty"];
 fn kind_phrase(kind: &ParamKind) -> String {
     match kind {
         ParamKind::String => "a string".to_owned(),
@@ -1083,6 +1127,46 @@ mod tests {
         for spec in ["https://api.example/openapi.json", "${env:SPEC_PATH}"] {
             let (errors, _) = check("u.prompty", prompt(spec, "anything"));
             assert!(errors.is_empty(), "{spec}: {errors:?}");
+        }
+    }
+
+    fn warnings(name: &str, text: &str) -> Vec<String> {
+        let a = analyze(&write(name, text), name);
+        a.diagnostics.iter().filter(|d| d.severity == Severity::Warning).map(|d| d.message.clone()).collect()
+    }
+
+    #[test]
+    fn template_format_and_parser_keys() {
+        let prompt = |template: &str| format!("---\ninputs: [q]\ntemplate:\n{template}\n---\n{{{{ q }}}}");
+        let e = errors("f.prompty", &prompt("  format: Jinja2"));
+        assert_eq!(
+            e,
+            ["f.prompty:4:3: unknown template format `Jinja2` (did you mean `jinja2`?): renderer keys are case-sensitive"]
+        );
+        let e = errors("p.prompty", &prompt("  format: {kind: mustache}\n  parser:\n    kind: Prompty"));
+        assert_eq!(
+            e,
+            ["p.prompty:6:5: unknown template parser `Prompty` (did you mean `prompty`?): parser keys are case-sensitive"]
+        );
+        // A custom renderer or parser is a warning only; the template is then not checked.
+        let a = analyze(&write("c.prompty", &prompt("  format: handlebars\n  parser: chatml")), "c.prompty");
+        assert_eq!(a.errors().count(), 0, "{:?}", a.diagnostics);
+        let w: Vec<&str> = a.diagnostics.iter().map(|d| d.message.as_str()).collect();
+        assert_eq!(
+            w,
+            [
+                "c.prompty:4:3: unknown template format `handlebars`: the built-in ones are `jinja2`, `jinja`, `mustache`; a renderer must be registered under `handlebars` at run time; the template is not checked",
+                "c.prompty:5:3: unknown template parser `chatml`: the built-in ones are `prompty`; a parser must be registered under `chatml` at run time",
+            ]
+        );
+        assert!(a.prompt.is_some());
+        let w = warnings("t.prompty", &prompt("  format: jinja3"));
+        assert!(w[0].contains("`jinja3` (did you mean `jinja2`?)"), "{w:?}");
+        for ok in
+            ["  format: jinja2", "  format: jinja", "  format: mustache", "  format: {kind: jinja2}\n  parser: prompty"]
+        {
+            let a = analyze(&write("ok.prompty", &prompt(ok)), "ok.prompty");
+            assert!(a.diagnostics.is_empty(), "{ok}: {:?}", a.diagnostics);
         }
     }
 
