@@ -500,6 +500,36 @@ impl Checker<'_> {
         }
     }
 
+    /// Keys of `model.options` that the runtime ignores, for the built-in providers: a warning
+    /// with the closest known key ([`prompty_core::ModelOptions::KNOWN_KEYS`]).
+    fn model_options(&mut self, agent: &Agent) {
+        let Some(provider) = agent.model.as_ref().and_then(|m| m.provider.as_deref()) else { return };
+        if !PROVIDERS.contains(&provider) {
+            return;
+        }
+        let Some(frontmatter) = frontmatter_text(self.text) else { return };
+        let Ok(value) = prompty_core::parse_yaml(frontmatter) else { return };
+        let Some(options) = value.get("model").and_then(|m| m.get("options")).and_then(|o| o.as_object()) else {
+            return;
+        };
+        let known = prompty_core::ModelOptions::KNOWN_KEYS;
+        for key in options.keys() {
+            if known.contains(&key.as_str()) {
+                continue;
+            }
+            let at = self.at(&format!("model.options.{key}"));
+            let hint = names::did_you_mean(key, known);
+            self.warning(
+                at,
+                format!(
+                    "unknown model option `{key}`{hint}: the `{provider}` provider ignores it; the options are {}, and \
+                     options sent to the API as written go under `additionalProperties`",
+                    known.join(", ")
+                ),
+            );
+        }
+    }
+
     fn check(&mut self, agent: &Agent, path: PathBuf, base_dir: PathBuf) -> Option<TypedPrompt> {
         let source = agent.source.as_ref()?;
         let body_line = source.body_line;
@@ -511,6 +541,7 @@ impl Checker<'_> {
             self.duplicate_keys(section, what);
         }
         self.template_keys(agent);
+        self.model_options(agent);
         let tools = self.tools(agent, &inputs, &base_dir);
         let used = self.template(agent, &inputs, body_line);
         let mut used_by_bindings = Vec::new();
@@ -906,6 +937,29 @@ impl Checker<'_> {
 const FORMATS: [&str; 3] = ["jinja2", "jinja", "mustache"];
 /// The parser keys the runtime has built in (`prompty/src/parser.rs`).
 const PARSERS: [&str; 1] = ["prompty"];
+/// The providers the runtime has built in, whose options are [`prompty_core::ModelOptions`].
+const PROVIDERS: [&str; 4] = ["openai", "azure", "foundry", "anthropic"];
+
+/// The frontmatter of a `.prompty` file: after leading blank lines, the lines between a `---`
+/// (or `+++`) line and the next one, as the loader splits it.
+fn frontmatter_text(text: &str) -> Option<&str> {
+    let text = text.strip_prefix('\u{feff}').unwrap_or(text);
+    let delimiter = |line: &str| matches!(line.trim(), "---" | "+++");
+    let mut offset = 0;
+    let mut start = None;
+    for line in text.split_inclusive('\n') {
+        offset += line.len();
+        match start {
+            None if line.trim().is_empty() => {}
+            None if delimiter(line) => start = Some(offset),
+            None => return None,
+            Some(begin) if delimiter(line) => return Some(&text[begin..offset - line.len()]),
+            Some(_) => {}
+        }
+    }
+    None
+}
+
 fn kind_phrase(kind: &ParamKind) -> String {
     match kind {
         ParamKind::String => "a string".to_owned(),
@@ -1168,6 +1222,40 @@ mod tests {
             let a = analyze(&write("ok.prompty", &prompt(ok)), "ok.prompty");
             assert!(a.diagnostics.is_empty(), "{ok}: {:?}", a.diagnostics);
         }
+    }
+
+    #[test]
+    fn unknown_model_options() {
+        let prompt = |provider: &str, options: &str| {
+            format!("---\nmodel:\n  id: m\n  provider: {provider}\n  options:\n{options}\n---\nHi")
+        };
+        let w = warnings("o.prompty", &prompt("openai", "    temprature: 0.2\n    maxOutputTokens: 5"));
+        assert_eq!(
+            w,
+            ["o.prompty:6:5: unknown model option `temprature` (did you mean `temperature`?): the `openai` provider \
+              ignores it; the options are temperature, maxOutputTokens, topP, topK, frequencyPenalty, presencePenalty, \
+              seed, stopSequences, allowMultipleToolCalls, additionalProperties, and options sent to the API as \
+              written go under `additionalProperties`"]
+        );
+        let w = warnings("a.prompty", &prompt("anthropic", "    max_tokens: 5"));
+        assert_eq!(w.len(), 1);
+        assert!(
+            w[0].starts_with("a.prompty:6:5: unknown model option `max_tokens`: the `anthropic` provider"),
+            "{w:?}"
+        );
+        for provider in ["azure", "foundry"] {
+            assert_eq!(warnings("z.prompty", &prompt(provider, "    topp: 1")).len(), 1, "{provider}");
+        }
+        // Every known key, passthrough keys under `additionalProperties`, custom providers: no warning.
+        let all = "    temperature: 0.1\n    maxOutputTokens: 1\n    topP: 1\n    topK: 1\n    frequencyPenalty: 0\n    presencePenalty: 0\n    seed: 1\n    stopSequences: [x]\n    allowMultipleToolCalls: true\n    additionalProperties:\n      logprobs: true\n      reasoning_effort: low";
+        for provider in ["openai", "azure", "foundry", "anthropic"] {
+            let a = analyze(&write("k.prompty", &prompt(provider, all)), "k.prompty");
+            assert!(a.diagnostics.is_empty(), "{provider}: {:?}", a.diagnostics);
+        }
+        let a = analyze(&write("u.prompty", &prompt("my-provider", "    anything: 1")), "u.prompty");
+        assert!(a.diagnostics.is_empty(), "{:?}", a.diagnostics);
+        let a = analyze(&write("s.prompty", "---\nmodel: gpt-4o\n---\nHi"), "s.prompty");
+        assert!(a.diagnostics.is_empty(), "{:?}", a.diagnostics);
     }
 
     #[test]

@@ -18,7 +18,7 @@ fn count_cases(dir: &str) -> usize {
 fn ui() {
     let failing = count_cases("ui");
     let passing = count_cases("ui/pass");
-    assert!(failing >= 26, "expected at least 26 compile-fail cases in tests/ui, found {failing}");
+    assert!(failing >= 27, "expected at least 27 compile-fail cases in tests/ui, found {failing}");
     assert!(passing >= 3, "expected at least 3 passing cases in tests/ui/pass, found {passing}");
     let t = trybuild::TestCases::new();
     t.compile_fail("ui/*.rs");
