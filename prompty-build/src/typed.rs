@@ -16,6 +16,7 @@
 use crate::names;
 use crate::template;
 use prompty_core::{Agent, LoadOptions, Location, Property, PropertyKind, ToolKind};
+use serde_json::Value;
 use std::collections::{BTreeMap, HashMap};
 use std::fmt;
 use std::path::{Path, PathBuf};
@@ -530,6 +531,28 @@ impl Checker<'_> {
         }
     }
 
+    /// Checks every `default` and `example` of `props` (and of their nested properties) against
+    /// its property: kind, `enumValues`, `properties` of objects, `items` of arrays.
+    fn values_fit(&mut self, props: &[Property], path: &str, what: &str) {
+        for (i, p) in props.iter().enumerate() {
+            let here = format!("{path}[{i}]");
+            for (key, value) in [("default", &p.default), ("example", &p.example)] {
+                let Some(value) = value else { continue };
+                if let Err(problem) = value_fits(value, p, "") {
+                    let at = self.at(&format!("{here}.{key}"));
+                    let shown = if p.name.is_empty() { what.to_owned() } else { format!("{what} `{}`", p.name) };
+                    self.error(at, format!("the {key} of the {shown} does not fit it: {problem}"));
+                }
+            }
+            if let Some(nested) = &p.properties {
+                self.values_fit(nested, &format!("{here}.properties"), "property");
+            }
+            if let Some(items) = &p.items {
+                self.values_fit(std::slice::from_ref(&**items), &format!("{here}.items"), "items");
+            }
+        }
+    }
+
     fn check(&mut self, agent: &Agent, path: PathBuf, base_dir: PathBuf) -> Option<TypedPrompt> {
         let source = agent.source.as_ref()?;
         let body_line = source.body_line;
@@ -542,6 +565,10 @@ impl Checker<'_> {
         }
         self.template_keys(agent);
         self.model_options(agent);
+        self.values_fit(&inputs, "inputs", "input");
+        if let Some(outputs) = &agent.outputs {
+            self.values_fit(outputs, "outputs", "output");
+        }
         let tools = self.tools(agent, &inputs, &base_dir);
         let used = self.template(agent, &inputs, body_line);
         let mut used_by_bindings = Vec::new();
@@ -960,6 +987,94 @@ fn frontmatter_text(text: &str) -> Option<&str> {
     None
 }
 
+/// Whether `value` fits the property `p`; else what was expected where (`at` is the path inside
+/// the value, `""` at its root).
+fn value_fits(value: &Value, p: &Property, at: &str) -> Result<(), String> {
+    let place = if at.is_empty() { String::new() } else { format!(" at `{at}`") };
+    if value.is_null() {
+        return if p.nullable { Ok(()) } else { Err(format!("expected {}{place}, found null", expected(p))) };
+    }
+    let fits = match &p.kind {
+        PropertyKind::String => value.is_string(),
+        PropertyKind::Integer => value.is_i64() || value.is_u64(),
+        PropertyKind::Float => value.is_number(),
+        PropertyKind::Boolean => value.is_boolean(),
+        PropertyKind::Array => value.is_array(),
+        PropertyKind::Object => value.is_object(),
+        PropertyKind::Union => {
+            let alternatives: Vec<&Property> = p.one_of.iter().chain(p.any_of.iter()).flatten().collect();
+            if !alternatives.is_empty() && !alternatives.iter().any(|alt| value_fits(value, alt, at).is_ok()) {
+                let kinds: Vec<String> = alternatives.iter().map(|alt| expected(alt)).collect();
+                return Err(format!("expected {}{place}, found {}", kinds.join(" or "), found(value)));
+            }
+            true
+        }
+        // Rich kinds and unknown kinds: not checked.
+        _ => true,
+    };
+    if !fits {
+        return Err(format!("expected {}{place}, found {}", expected(p), found(value)));
+    }
+    if let Some(values) = p.enum_values.as_ref().filter(|v| !v.is_empty()) {
+        if !values.contains(value) {
+            let shown: Vec<String> = values.iter().map(|v| format!("`{v}`")).collect();
+            return Err(format!(
+                "expected one of {}{place} (its `enumValues`), found {}",
+                shown.join(", "),
+                found(value)
+            ));
+        }
+    }
+    match value {
+        Value::Array(items) => {
+            if let Some(item) = &p.items {
+                for (i, v) in items.iter().enumerate() {
+                    value_fits(v, item, &format!("{at}[{i}]"))?;
+                }
+            }
+        }
+        Value::Object(map) => {
+            for property in p.properties.iter().flatten() {
+                if let Some(v) = map.get(&property.name) {
+                    let inner = if at.is_empty() { property.name.clone() } else { format!("{at}.{}", property.name) };
+                    value_fits(v, property, &inner)?;
+                }
+            }
+        }
+        _ => {}
+    }
+    Ok(())
+}
+
+/// What a property's kind expects, as a phrase (`an integer`, `an array of string`).
+fn expected(p: &Property) -> String {
+    match &p.kind {
+        PropertyKind::Array => match &p.items {
+            Some(items) => format!("an array of {}", items.kind.as_str()),
+            None => "an array".to_owned(),
+        },
+        PropertyKind::Integer => "an integer".to_owned(),
+        PropertyKind::Object => "an object".to_owned(),
+        PropertyKind::Union => "a union".to_owned(),
+        PropertyKind::Image => "an image".to_owned(),
+        PropertyKind::Audio => "an audio".to_owned(),
+        kind => format!("a {}", kind.as_str()),
+    }
+}
+
+/// A value as a phrase (`the string "ten"`, `the float 1.5`).
+fn found(value: &Value) -> String {
+    match value {
+        Value::Null => "null".to_owned(),
+        Value::Bool(b) => format!("the boolean `{b}`"),
+        Value::Number(n) if n.is_f64() => format!("the float `{n}`"),
+        Value::Number(n) => format!("the integer `{n}`"),
+        Value::String(s) => format!("the string `{s:?}`"),
+        Value::Array(_) => "an array".to_owned(),
+        Value::Object(_) => "an object".to_owned(),
+    }
+}
+
 fn kind_phrase(kind: &ParamKind) -> String {
     match kind {
         ParamKind::String => "a string".to_owned(),
@@ -1256,6 +1371,57 @@ mod tests {
         assert!(a.diagnostics.is_empty(), "{:?}", a.diagnostics);
         let a = analyze(&write("s.prompty", "---\nmodel: gpt-4o\n---\nHi"), "s.prompty");
         assert!(a.diagnostics.is_empty(), "{:?}", a.diagnostics);
+    }
+
+    #[test]
+    fn defaults_and_examples_fit_their_inputs() {
+        let e = errors("i.prompty", "---\ninputs:\n  count:\n    kind: integer\n    default: ten\n---\n{{count}}");
+        assert_eq!(
+            e,
+            ["i.prompty:5:5: the default of the input `count` does not fit it: expected an integer, found the string `\"ten\"`"]
+        );
+        let e = errors("f.prompty", "---\ninputs:\n  - name: n\n    kind: integer\n    example: 1.5\n---\n{{n}}");
+        assert_eq!(
+            e,
+            ["f.prompty:5:5: the example of the input `n` does not fit it: expected an integer, found the float `1.5`"]
+        );
+        let e = errors(
+            "e.prompty",
+            "---\ninputs:\n  unit:\n    kind: string\n    enumValues: [celsius, fahrenheit]\n    default: kelvin\n---\n{{unit}}",
+        );
+        assert_eq!(
+            e,
+            ["e.prompty:6:5: the default of the input `unit` does not fit it: expected one of `\"celsius\"`, `\"fahrenheit\"` (its `enumValues`), found the string `\"kelvin\"`"]
+        );
+        let e = errors(
+            "o.prompty",
+            "---\ninputs:\n  place:\n    kind: object\n    properties:\n      city: {kind: string}\n      zip: {kind: integer}\n    default: {city: Paris, zip: \"75001\"}\n---\n{{place}}",
+        );
+        assert_eq!(
+            e,
+            ["o.prompty:8:5: the default of the input `place` does not fit it: expected an integer at `zip`, found the string `\"75001\"`"]
+        );
+        let e = errors(
+            "a.prompty",
+            "---\ninputs:\n  days:\n    kind: array\n    items: {kind: integer}\n    default: [1, two]\n---\n{{days}}",
+        );
+        assert_eq!(e, ["a.prompty:6:5: the default of the input `days` does not fit it: expected an integer at `[1]`, found the string `\"two\"`"]);
+        let e = errors(
+            "n.prompty",
+            "---\ninputs:\n  place:\n    kind: object\n    properties:\n      zip:\n        kind: integer\n        default: abc\n---\n{{place}}",
+        );
+        assert_eq!(e, ["n.prompty:8:9: the default of the property `zip` does not fit it: expected an integer, found the string `\"abc\"`"]);
+        let e = errors("b.prompty", "---\ninputs:\n  flag:\n    kind: boolean\n    default: 1\n---\n{{flag}}");
+        assert_eq!(e, ["b.prompty:5:5: the default of the input `flag` does not fit it: expected a boolean, found the integer `1`"]);
+        // Valid defaults and examples of every kind.
+        let ok = "---\ninputs:\n  s: hi\n  i: 3\n  f: 1.5\n  b: false\n  f2:\n    kind: float\n    default: 2\n  e:\n    kind: string\n    enumValues: [a, b]\n    default: b\n    example: a\n  l:\n    kind: array\n    items: {kind: string}\n    default: [x, y]\n  l2:\n    kind: array\n    default: [1, x]\n  o:\n    kind: object\n    properties:\n      n: {kind: integer}\n      t:\n        kind: array\n        items: {kind: object, properties: {k: {kind: boolean}}}\n    default: {n: 1, t: [{k: true}], extra: 1}\n    example: {n: 2}\n  j:\n    kind: object\n    default: {any: [1]}\n  u:\n    kind: union\n    oneOf: [{kind: string}, {kind: integer}]\n    default: 3\n  z:\n    kind: string\n    nullable: true\n    example: null\n  t:\n    kind: thread\n    example: [{role: user, content: hi}]\n---\n{{s}}{{i}}{{f}}{{b}}{{f2}}{{e}}{{l}}{{l2}}{{o}}{{j}}{{u}}{{z}}{{t}}";
+        let a = analyze(&write("ok.prompty", ok), "ok.prompty");
+        assert!(a.diagnostics.is_empty(), "{:?}", a.diagnostics);
+        let e = errors(
+            "u.prompty",
+            "---\ninputs:\n  u:\n    kind: union\n    anyOf: [{kind: string}, {kind: integer}]\n    default: true\n---\n{{u}}",
+        );
+        assert_eq!(e, ["u.prompty:6:5: the default of the input `u` does not fit it: expected a string or an integer, found the boolean `true`"]);
     }
 
     #[test]
