@@ -16,6 +16,7 @@
 use crate::names;
 use crate::template;
 use prompty_core::{Agent, LoadOptions, Location, Property, PropertyKind, ToolKind};
+use serde_json::Value;
 use std::collections::{BTreeMap, HashMap};
 use std::fmt;
 use std::path::{Path, PathBuf};
@@ -461,6 +462,97 @@ impl Checker<'_> {
         self.diagnostics.push(Diagnostic::error(at, message));
     }
 
+    fn warning(&mut self, at: impl fmt::Display, message: impl fmt::Display) {
+        self.diagnostics.push(Diagnostic::warning(at, message));
+    }
+
+    /// `template.format` and `template.parser`: a built-in key in the wrong case is an error (keys
+    /// are case-sensitive, so the runtime would not find it); any other unknown key is a warning
+    /// (a crate may register a renderer or parser under it), and its template goes unchecked.
+    fn template_keys(&mut self, agent: &Agent) {
+        let checks = [
+            ("format", "format", agent.template.format.kind.as_str(), &FORMATS[..], "renderer"),
+            ("parser", "parser", agent.template.parser.kind.as_str(), &PARSERS[..], "parser"),
+        ];
+        for (key, what, kind, known, component) in checks {
+            if known.contains(&kind) {
+                continue;
+            }
+            let at = self.at(&format!("template.{key}.kind"));
+            let list = known.iter().map(|k| format!("`{k}`")).collect::<Vec<_>>().join(", ");
+            if let Some(right) = known.iter().find(|k| k.eq_ignore_ascii_case(kind)) {
+                self.error(
+                    at,
+                    format!(
+                        "unknown template {what} `{kind}` (did you mean `{right}`?): {component} keys are case-sensitive"
+                    ),
+                );
+            } else {
+                let hint = names::did_you_mean(kind, known.iter().copied());
+                let unchecked = if key == "format" { "; the template is not checked" } else { "" };
+                self.warning(
+                    at,
+                    format!(
+                        "unknown template {what} `{kind}`{hint}: the built-in ones are {list}; a {component} must be \
+                         registered under `{kind}` at run time{unchecked}"
+                    ),
+                );
+            }
+        }
+    }
+
+    /// Keys of `model.options` that the runtime ignores, for the built-in providers: a warning
+    /// with the closest known key ([`prompty_core::ModelOptions::KNOWN_KEYS`]).
+    fn model_options(&mut self, agent: &Agent) {
+        let Some(provider) = agent.model.as_ref().and_then(|m| m.provider.as_deref()) else { return };
+        if !PROVIDERS.contains(&provider) {
+            return;
+        }
+        let Some(frontmatter) = frontmatter_text(self.text) else { return };
+        let Ok(value) = prompty_core::parse_yaml(frontmatter) else { return };
+        let Some(options) = value.get("model").and_then(|m| m.get("options")).and_then(|o| o.as_object()) else {
+            return;
+        };
+        let known = prompty_core::ModelOptions::KNOWN_KEYS;
+        for key in options.keys() {
+            if known.contains(&key.as_str()) {
+                continue;
+            }
+            let at = self.at(&format!("model.options.{key}"));
+            let hint = names::did_you_mean(key, known);
+            self.warning(
+                at,
+                format!(
+                    "unknown model option `{key}`{hint}: the `{provider}` provider ignores it; the options are {}, and \
+                     options sent to the API as written go under `additionalProperties`",
+                    known.join(", ")
+                ),
+            );
+        }
+    }
+
+    /// Checks every `default` and `example` of `props` (and of their nested properties) against
+    /// its property: kind, `enumValues`, `properties` of objects, `items` of arrays.
+    fn values_fit(&mut self, props: &[Property], path: &str, what: &str) {
+        for (i, p) in props.iter().enumerate() {
+            let here = format!("{path}[{i}]");
+            for (key, value) in [("default", &p.default), ("example", &p.example)] {
+                let Some(value) = value else { continue };
+                if let Err(problem) = value_fits(value, p, "") {
+                    let at = self.at(&format!("{here}.{key}"));
+                    let shown = if p.name.is_empty() { what.to_owned() } else { format!("{what} `{}`", p.name) };
+                    self.error(at, format!("the {key} of the {shown} does not fit it: {problem}"));
+                }
+            }
+            if let Some(nested) = &p.properties {
+                self.values_fit(nested, &format!("{here}.properties"), "property");
+            }
+            if let Some(items) = &p.items {
+                self.values_fit(std::slice::from_ref(&**items), &format!("{here}.items"), "items");
+            }
+        }
+    }
+
     fn check(&mut self, agent: &Agent, path: PathBuf, base_dir: PathBuf) -> Option<TypedPrompt> {
         let source = agent.source.as_ref()?;
         let body_line = source.body_line;
@@ -470,6 +562,12 @@ impl Checker<'_> {
         let outputs = agent.outputs.as_ref().map(|outputs| self.fields(outputs, "outputs", "output", "Output"));
         for (section, what) in [("inputs", "input"), ("outputs", "output"), ("tools", "tool")] {
             self.duplicate_keys(section, what);
+        }
+        self.template_keys(agent);
+        self.model_options(agent);
+        self.values_fit(&inputs, "inputs", "input");
+        if let Some(outputs) = &agent.outputs {
+            self.values_fit(outputs, "outputs", "output");
         }
         let tools = self.tools(agent, &inputs, &base_dir);
         let used = self.template(agent, &inputs, body_line);
@@ -932,6 +1030,121 @@ impl Checker<'_> {
     }
 }
 
+/// The renderer keys the runtime has built in (`prompty/src/renderers`).
+const FORMATS: [&str; 3] = ["jinja2", "jinja", "mustache"];
+/// The parser keys the runtime has built in (`prompty/src/parser.rs`).
+const PARSERS: [&str; 1] = ["prompty"];
+/// The providers the runtime has built in, whose options are [`prompty_core::ModelOptions`].
+const PROVIDERS: [&str; 4] = ["openai", "azure", "foundry", "anthropic"];
+
+/// The frontmatter of a `.prompty` file: after leading blank lines, the lines between a `---`
+/// (or `+++`) line and the next one, as the loader splits it.
+fn frontmatter_text(text: &str) -> Option<&str> {
+    let text = text.strip_prefix('\u{feff}').unwrap_or(text);
+    let delimiter = |line: &str| matches!(line.trim(), "---" | "+++");
+    let mut offset = 0;
+    let mut start = None;
+    for line in text.split_inclusive('\n') {
+        offset += line.len();
+        match start {
+            None if line.trim().is_empty() => {}
+            None if delimiter(line) => start = Some(offset),
+            None => return None,
+            Some(begin) if delimiter(line) => return Some(&text[begin..offset - line.len()]),
+            Some(_) => {}
+        }
+    }
+    None
+}
+
+/// Whether `value` fits the property `p`; else what was expected where (`at` is the path inside
+/// the value, `""` at its root).
+fn value_fits(value: &Value, p: &Property, at: &str) -> Result<(), String> {
+    let place = if at.is_empty() { String::new() } else { format!(" at `{at}`") };
+    if value.is_null() {
+        return if p.nullable { Ok(()) } else { Err(format!("expected {}{place}, found null", expected(p))) };
+    }
+    let fits = match &p.kind {
+        PropertyKind::String => value.is_string(),
+        PropertyKind::Integer => value.is_i64() || value.is_u64(),
+        PropertyKind::Float => value.is_number(),
+        PropertyKind::Boolean => value.is_boolean(),
+        PropertyKind::Array => value.is_array(),
+        PropertyKind::Object => value.is_object(),
+        PropertyKind::Union => {
+            let alternatives: Vec<&Property> = p.one_of.iter().chain(p.any_of.iter()).flatten().collect();
+            if !alternatives.is_empty() && !alternatives.iter().any(|alt| value_fits(value, alt, at).is_ok()) {
+                let kinds: Vec<String> = alternatives.iter().map(|alt| expected(alt)).collect();
+                return Err(format!("expected {}{place}, found {}", kinds.join(" or "), found(value)));
+            }
+            true
+        }
+        // Rich kinds and unknown kinds: not checked.
+        _ => true,
+    };
+    if !fits {
+        return Err(format!("expected {}{place}, found {}", expected(p), found(value)));
+    }
+    if let Some(values) = p.enum_values.as_ref().filter(|v| !v.is_empty()) {
+        if !values.contains(value) {
+            let shown: Vec<String> = values.iter().map(|v| format!("`{v}`")).collect();
+            return Err(format!(
+                "expected one of {}{place} (its `enumValues`), found {}",
+                shown.join(", "),
+                found(value)
+            ));
+        }
+    }
+    match value {
+        Value::Array(items) => {
+            if let Some(item) = &p.items {
+                for (i, v) in items.iter().enumerate() {
+                    value_fits(v, item, &format!("{at}[{i}]"))?;
+                }
+            }
+        }
+        Value::Object(map) => {
+            for property in p.properties.iter().flatten() {
+                if let Some(v) = map.get(&property.name) {
+                    let inner = if at.is_empty() { property.name.clone() } else { format!("{at}.{}", property.name) };
+                    value_fits(v, property, &inner)?;
+                }
+            }
+        }
+        _ => {}
+    }
+    Ok(())
+}
+
+/// What a property's kind expects, as a phrase (`an integer`, `an array of string`).
+fn expected(p: &Property) -> String {
+    match &p.kind {
+        PropertyKind::Array => match &p.items {
+            Some(items) => format!("an array of {}", items.kind.as_str()),
+            None => "an array".to_owned(),
+        },
+        PropertyKind::Integer => "an integer".to_owned(),
+        PropertyKind::Object => "an object".to_owned(),
+        PropertyKind::Union => "a union".to_owned(),
+        PropertyKind::Image => "an image".to_owned(),
+        PropertyKind::Audio => "an audio".to_owned(),
+        kind => format!("a {}", kind.as_str()),
+    }
+}
+
+/// A value as a phrase (`the string "ten"`, `the float 1.5`).
+fn found(value: &Value) -> String {
+    match value {
+        Value::Null => "null".to_owned(),
+        Value::Bool(b) => format!("the boolean `{b}`"),
+        Value::Number(n) if n.is_f64() => format!("the float `{n}`"),
+        Value::Number(n) => format!("the integer `{n}`"),
+        Value::String(s) => format!("the string `{s:?}`"),
+        Value::Array(_) => "an array".to_owned(),
+        Value::Object(_) => "an object".to_owned(),
+    }
+}
+
 fn kind_phrase(kind: &ParamKind) -> String {
     match kind {
         ParamKind::String => "a string".to_owned(),
@@ -1154,6 +1367,140 @@ mod tests {
             let (errors, _) = check("u.prompty", prompt(spec, "anything"));
             assert!(errors.is_empty(), "{spec}: {errors:?}");
         }
+    }
+
+    fn warnings(name: &str, text: &str) -> Vec<String> {
+        let a = analyze(&write(name, text), name);
+        a.diagnostics.iter().filter(|d| d.severity == Severity::Warning).map(|d| d.message.clone()).collect()
+    }
+
+    #[test]
+    fn template_format_and_parser_keys() {
+        let prompt = |template: &str| format!("---\ninputs: [q]\ntemplate:\n{template}\n---\n{{{{ q }}}}");
+        let e = errors("f.prompty", &prompt("  format: Jinja2"));
+        assert_eq!(
+            e,
+            ["f.prompty:4:3: unknown template format `Jinja2` (did you mean `jinja2`?): renderer keys are case-sensitive"]
+        );
+        let e = errors("p.prompty", &prompt("  format: {kind: mustache}\n  parser:\n    kind: Prompty"));
+        assert_eq!(
+            e,
+            ["p.prompty:6:5: unknown template parser `Prompty` (did you mean `prompty`?): parser keys are case-sensitive"]
+        );
+        // A custom renderer or parser is a warning only; the template is then not checked.
+        let a = analyze(&write("c.prompty", &prompt("  format: handlebars\n  parser: chatml")), "c.prompty");
+        assert_eq!(a.errors().count(), 0, "{:?}", a.diagnostics);
+        let w: Vec<&str> = a.diagnostics.iter().map(|d| d.message.as_str()).collect();
+        assert_eq!(
+            w,
+            [
+                "c.prompty:4:3: unknown template format `handlebars`: the built-in ones are `jinja2`, `jinja`, `mustache`; a renderer must be registered under `handlebars` at run time; the template is not checked",
+                "c.prompty:5:3: unknown template parser `chatml`: the built-in ones are `prompty`; a parser must be registered under `chatml` at run time",
+            ]
+        );
+        assert!(a.prompt.is_some());
+        let w = warnings("t.prompty", &prompt("  format: jinja3"));
+        assert!(w[0].contains("`jinja3` (did you mean `jinja2`?)"), "{w:?}");
+        for ok in
+            ["  format: jinja2", "  format: jinja", "  format: mustache", "  format: {kind: jinja2}\n  parser: prompty"]
+        {
+            let a = analyze(&write("ok.prompty", &prompt(ok)), "ok.prompty");
+            assert!(a.diagnostics.is_empty(), "{ok}: {:?}", a.diagnostics);
+        }
+    }
+
+    #[test]
+    fn unknown_model_options() {
+        let prompt = |provider: &str, options: &str| {
+            format!("---\nmodel:\n  id: m\n  provider: {provider}\n  options:\n{options}\n---\nHi")
+        };
+        let w = warnings("o.prompty", &prompt("openai", "    temprature: 0.2\n    maxOutputTokens: 5"));
+        assert_eq!(
+            w,
+            ["o.prompty:6:5: unknown model option `temprature` (did you mean `temperature`?): the `openai` provider \
+              ignores it; the options are temperature, maxOutputTokens, topP, topK, frequencyPenalty, presencePenalty, \
+              seed, stopSequences, allowMultipleToolCalls, additionalProperties, and options sent to the API as \
+              written go under `additionalProperties`"]
+        );
+        let w = warnings("a.prompty", &prompt("anthropic", "    max_tokens: 5"));
+        assert_eq!(w.len(), 1);
+        assert!(
+            w[0].starts_with("a.prompty:6:5: unknown model option `max_tokens`: the `anthropic` provider"),
+            "{w:?}"
+        );
+        for provider in ["azure", "foundry"] {
+            assert_eq!(warnings("z.prompty", &prompt(provider, "    topp: 1")).len(), 1, "{provider}");
+        }
+        // Every known key, passthrough keys under `additionalProperties`, custom providers: no warning.
+        let all = "    temperature: 0.1\n    maxOutputTokens: 1\n    topP: 1\n    topK: 1\n    frequencyPenalty: 0\n    presencePenalty: 0\n    seed: 1\n    stopSequences: [x]\n    allowMultipleToolCalls: true\n    additionalProperties:\n      logprobs: true\n      reasoning_effort: low";
+        for provider in ["openai", "azure", "foundry", "anthropic"] {
+            let a = analyze(&write("k.prompty", &prompt(provider, all)), "k.prompty");
+            assert!(a.diagnostics.is_empty(), "{provider}: {:?}", a.diagnostics);
+        }
+        let a = analyze(&write("u.prompty", &prompt("my-provider", "    anything: 1")), "u.prompty");
+        assert!(a.diagnostics.is_empty(), "{:?}", a.diagnostics);
+        let a = analyze(&write("s.prompty", "---\nmodel: gpt-4o\n---\nHi"), "s.prompty");
+        assert!(a.diagnostics.is_empty(), "{:?}", a.diagnostics);
+    }
+
+    #[test]
+    fn defaults_and_examples_fit_their_inputs() {
+        let e = errors("i.prompty", "---\ninputs:\n  count:\n    kind: integer\n    default: ten\n---\n{{count}}");
+        assert_eq!(
+            e,
+            ["i.prompty:5:5: the default of the input `count` does not fit it: expected an integer, found the string `\"ten\"`"]
+        );
+        let e = errors("f.prompty", "---\ninputs:\n  - name: n\n    kind: integer\n    example: 1.5\n---\n{{n}}");
+        assert_eq!(
+            e,
+            ["f.prompty:5:5: the example of the input `n` does not fit it: expected an integer, found the float `1.5`"]
+        );
+        let e = errors(
+            "e.prompty",
+            "---\ninputs:\n  unit:\n    kind: string\n    enumValues: [celsius, fahrenheit]\n    default: kelvin\n---\n{{unit}}",
+        );
+        assert_eq!(
+            e,
+            ["e.prompty:6:5: the default of the input `unit` does not fit it: expected one of `\"celsius\"`, `\"fahrenheit\"` (its `enumValues`), found the string `\"kelvin\"`"]
+        );
+        let e = errors(
+            "o.prompty",
+            "---\ninputs:\n  place:\n    kind: object\n    properties:\n      city: {kind: string}\n      zip: {kind: integer}\n    default: {city: Paris, zip: \"75001\"}\n---\n{{place}}",
+        );
+        assert_eq!(
+            e,
+            ["o.prompty:8:5: the default of the input `place` does not fit it: expected an integer at `zip`, found the string `\"75001\"`"]
+        );
+        let e = errors(
+            "a.prompty",
+            "---\ninputs:\n  days:\n    kind: array\n    items: {kind: integer}\n    default: [1, two]\n---\n{{days}}",
+        );
+        assert_eq!(e, ["a.prompty:6:5: the default of the input `days` does not fit it: expected an integer at `[1]`, found the string `\"two\"`"]);
+        let e = errors(
+            "n.prompty",
+            "---\ninputs:\n  place:\n    kind: object\n    properties:\n      zip:\n        kind: integer\n        default: abc\n---\n{{place}}",
+        );
+        assert_eq!(e, ["n.prompty:8:9: the default of the property `zip` does not fit it: expected an integer, found the string `\"abc\"`"]);
+        let e = errors("b.prompty", "---\ninputs:\n  flag:\n    kind: boolean\n    default: 1\n---\n{{flag}}");
+        assert_eq!(e, ["b.prompty:5:5: the default of the input `flag` does not fit it: expected a boolean, found the integer `1`"]);
+        // Valid defaults and examples of every kind.
+        let ok = "---\ninputs:\n  s: hi\n  i: 3\n  f: 1.5\n  b: false\n  f2:\n    kind: float\n    default: 2\n  e:\n    kind: string\n    enumValues: [a, b]\n    default: b\n    example: a\n  l:\n    kind: array\n    items: {kind: string}\n    default: [x, y]\n  l2:\n    kind: array\n    default: [1, x]\n  o:\n    kind: object\n    properties:\n      n: {kind: integer}\n      t:\n        kind: array\n        items: {kind: object, properties: {k: {kind: boolean}}}\n    default: {n: 1, t: [{k: true}], extra: 1}\n    example: {n: 2}\n  j:\n    kind: object\n    default: {any: [1]}\n  u:\n    kind: union\n    oneOf: [{kind: string}, {kind: integer}]\n    default: 3\n  z:\n    kind: string\n    nullable: true\n    example: null\n  t:\n    kind: thread\n    example: [{role: user, content: hi}]\n---\n{{s}}{{i}}{{f}}{{b}}{{f2}}{{e}}{{l}}{{l2}}{{o}}{{j}}{{u}}{{z}}{{t}}";
+        let a = analyze(&write("ok.prompty", ok), "ok.prompty");
+        assert!(a.diagnostics.is_empty(), "{:?}", a.diagnostics);
+        let e = errors(
+            "u.prompty",
+            "---\ninputs:\n  u:\n    kind: union\n    anyOf: [{kind: string}, {kind: integer}]\n    default: true\n---\n{{u}}",
+        );
+        assert_eq!(e, ["u.prompty:6:5: the default of the input `u` does not fit it: expected a string or an integer, found the boolean `true`"]);
+    }
+
+    #[test]
+    fn missing_file_references_name_the_reference() {
+        let e = errors("r.prompty", "---\nname: r\ndescription: ${file:notes/missing.md}\n---\nHi");
+        assert_eq!(
+            e,
+            ["r.prompty:3:14: description: file reference 'notes/missing.md' was not found (the path is relative to the prompt's folder)"]
+        );
     }
 
     #[test]

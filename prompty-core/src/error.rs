@@ -119,6 +119,26 @@ pub enum Error {
         var: String,
     },
 
+    /// `${file:path}` names a file that does not exist. The message names the prompt, the line and
+    /// column of the reference, its key, and the path as written (never the absolute path it was
+    /// looked up at, which belongs to the machine that loaded the prompt).
+    ///
+    /// ```
+    /// let err = prompty_core::load_str("---\ndescription: ${file:nope.txt}\n---\nHi", ".", "chat.prompty")
+    ///     .unwrap_err();
+    /// assert_eq!(err.to_string(), "chat.prompty:2:14: description: file reference 'nope.txt' was not found \
+    ///     (the path is relative to the prompt's folder)");
+    /// ```
+    #[error("{at}: {field}: file reference '{reference}' was not found (the path is relative to the prompt's folder)")]
+    FileReferenceNotFound {
+        /// The file, line and column of the reference.
+        at: Location,
+        /// The key path holding the reference.
+        field: String,
+        /// The path as written in the reference.
+        reference: String,
+    },
+
     /// `${file:path}` points outside the prompt's folder and the extra roots the host allowed.
     #[error("{at}: {field}: file reference '{reference}' is outside allowed roots (the prompt's folder and the roots the host allowed)")]
     FileOutsideRoots {

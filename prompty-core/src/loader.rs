@@ -185,6 +185,20 @@ impl Origin {
         self.secrets.borrow().iter().fold(message, |m, secret| m.replace(secret.as_str(), "[REDACTED]"))
     }
 
+    /// The location of a key path with a column: where `needle` starts on the entry's line (the
+    /// key's column when the line does not hold it).
+    pub(crate) fn at_text(&self, path: &KeyPath, needle: &str) -> Location {
+        let loc = Location::file(self.file.clone());
+        let Some((text, first)) = &self.frontmatter else { return loc };
+        let Some(line) = keypath::locate(text, path) else { return loc };
+        let Some(content) = text.lines().nth(line) else { return loc.at_line(first + line) };
+        let column = match content.find(needle) {
+            Some(i) => content[..i].chars().count() + 1,
+            None => keypath::column(content, path.0.last()),
+        };
+        loc.at(first + line, column)
+    }
+
     /// The location of a key path: the file, and the line when the frontmatter text shows it.
     pub(crate) fn at(&self, path: &KeyPath) -> Location {
         let loc = Location::file(self.file.clone());

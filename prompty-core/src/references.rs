@@ -324,7 +324,13 @@ fn read_file(
                 reference: reference.to_owned(),
             })
         }
-        Err(Confine::NotFound(p)) => return Err(Error::FileNotFound { path: p }),
+        Err(Confine::NotFound(_)) => {
+            return Err(Error::FileReferenceNotFound {
+                at: origin.at_text(path, "${file:"),
+                field: path.to_string(),
+                reference: reference.to_owned(),
+            })
+        }
         Err(Confine::Io(p, source)) => return Err(Error::Io { path: p, source }),
     };
     if depth >= MAX_DEPTH {

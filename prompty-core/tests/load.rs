@@ -528,15 +528,21 @@ fn host_allowed_root_permits_the_outside_file() {
 }
 
 #[test]
-fn missing_referenced_file_is_file_not_found() {
+fn missing_referenced_file_names_the_reference_as_written() {
     let dir = TempDir::new();
-    let path = dir.write("p.prompty", "---\ndescription: ${file:nope.json}\n---\nHi");
-    match load(&path) {
-        Err(Error::FileNotFound { path }) => {
-            assert!(path.ends_with("nope.json"), "{}", path.display())
+    let path =
+        dir.write("p.prompty", "---\nmodel:\n  id: x\n  options:\n    stopSequences: ${file:sub/nope.json}\n---\nHi");
+    let err = load(&path).unwrap_err();
+    match &err {
+        Error::FileReferenceNotFound { at, field, reference } => {
+            assert_eq!((at.line, at.column), (Some(5), Some(20)));
+            assert_eq!((field.as_str(), reference.as_str()), ("model.options.stopSequences", "sub/nope.json"));
         }
-        other => panic!("expected FileNotFound, got {other:?}"),
+        other => panic!("expected FileReferenceNotFound, got {other:?}"),
     }
+    let message = err.to_string();
+    assert!(message.ends_with(":5:20: model.options.stopSequences: file reference 'sub/nope.json' was not found (the path is relative to the prompt's folder)"), "{message}");
+    assert!(!message.contains(&*dir.path().join("sub").to_string_lossy()), "no absolute path: {message}");
 }
 
 #[test]

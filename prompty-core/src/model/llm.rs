@@ -30,6 +30,27 @@ pub struct Model {
     pub options: Option<ModelOptions>,
 }
 
+impl ModelOptions {
+    /// Every key `model.options` understands, as written in a `.prompty` file (the serialized
+    /// names of the fields of [`ModelOptions`]). Compile-time checks warn about any other key.
+    ///
+    /// ```
+    /// assert!(prompty_core::ModelOptions::KNOWN_KEYS.contains(&"maxOutputTokens"));
+    /// ```
+    pub const KNOWN_KEYS: [&'static str; 10] = [
+        "temperature",
+        "maxOutputTokens",
+        "topP",
+        "topK",
+        "frequencyPenalty",
+        "presencePenalty",
+        "seed",
+        "stopSequences",
+        "allowMultipleToolCalls",
+        "additionalProperties",
+    ];
+}
+
 impl Model {
     /// A model with an id and nothing else.
     pub fn new(id: impl Into<String>) -> Self {
@@ -43,6 +64,8 @@ impl Model {
 }
 
 /// Generation options, named as in the `.prompty` format; each provider maps them to its own names.
+/// Keys other than [`ModelOptions::KNOWN_KEYS`] are ignored when a prompt loads; options only one
+/// provider understands go under `additionalProperties`, which is sent as written.
 ///
 /// ```
 /// let o: prompty_core::ModelOptions =
@@ -83,4 +106,33 @@ pub struct ModelOptions {
     /// Provider-specific options, passed through to the request as written.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub additional_properties: Option<Map<String, Value>>,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The known keys are exactly the serialized names of the fields.
+    #[test]
+    fn known_keys_are_the_fields() {
+        let all = ModelOptions {
+            temperature: Some(0.5),
+            max_output_tokens: Some(1),
+            top_p: Some(0.5),
+            top_k: Some(1),
+            frequency_penalty: Some(0.0),
+            presence_penalty: Some(0.0),
+            seed: Some(1),
+            stop_sequences: Some(vec![]),
+            allow_multiple_tool_calls: Some(true),
+            additional_properties: Some(Map::new()),
+        };
+        let value = serde_json::to_value(all).unwrap();
+        let keys: Vec<&str> = value.as_object().unwrap().keys().map(String::as_str).collect();
+        let mut known = ModelOptions::KNOWN_KEYS.to_vec();
+        let mut keys = keys;
+        known.sort_unstable();
+        keys.sort_unstable();
+        assert_eq!(keys, known);
+    }
 }
