@@ -95,7 +95,11 @@ fn fields_tokens(fields: &[Field], span: Span) -> TokenStream {
         let doc = doc_attrs(&f.doc);
         let ident = names::ident(&f.rust_name, span);
         let ty = rust_type(&f.ty);
-        let rename = (f.rust_name != f.name).then(|| {
+        // The name serde sees: the field's, without `r#` (serde strips it), so `self` → `self_`
+        // and `firstName` → `first_name` need a rename, and `match` → `r#match` does not.
+        let wire = ident.to_string();
+        let wire = wire.strip_prefix("r#").unwrap_or(&wire);
+        let rename = (wire != f.name).then(|| {
             let name = &f.name;
             quote!(#[serde(rename = #name)])
         });
@@ -313,7 +317,7 @@ fn tools_fn(p: &TypedPrompt, options: &Options) -> TokenStream {
     };
     let entries = p.tools.iter().map(|t| {
         let name = &t.name;
-        let handler = format_ident!("{}", t.handler);
+        let handler = names::ident(&t.handler, Span::call_site());
         quote!(.with(#name, #handler {}))
     });
     let names: Vec<String> = p.tools.iter().map(|t| format!("`{}`", t.name)).collect();
@@ -368,12 +372,14 @@ fn tool_checks(p: &TypedPrompt, options: &Options) -> TokenStream {
         None => supers(options.depth + 2),
     };
     let fallbacks = p.tools.iter().map(|t| {
-        let handler = format_ident!("{}", t.handler);
+        let handler = names::ident(&t.handler, Span::call_site());
         quote!(pub type #handler = ::prompty::__private::MissingHandler;)
     });
     let checks = p.tools.iter().map(|t: &FunctionTool| {
-        let handler = format_ident!("{}", t.handler);
-        let (name, rust_name, at) = (&t.name, &t.handler, &t.at);
+        let handler = names::ident(&t.handler, Span::call_site());
+        // As written in Rust (`r#match`, `self_`), for the messages.
+        let rust_name = handler.to_string();
+        let (name, at) = (&t.name, &t.at);
         let params = t.params.iter().map(|param| {
             let (pname, kind_text, pat) = (&param.name, &param.kind_text, &param.at);
             let kind = declared_kind(&param.kind);
@@ -473,5 +479,54 @@ mod tests {
         let body = module_body(&prompt, &Options::default()).to_string();
         assert!(body.contains("cannot be listed at compile time"), "{body}");
         assert!(body.contains("fn turn"), "a prompt with MCP tools gets the agent loop");
+    }
+
+    #[test]
+    fn keyword_names_are_raw_or_renamed_and_keep_their_wire_names() {
+        let dir = std::env::temp_dir().join(format!("prompty-codegen-keywords-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let path = dir.join("kw.prompty");
+        std::fs::write(
+            &path,
+            "---\ninputs:\n  match: {kind: string, required: true}\n  self: {kind: string, required: true}\n  \
+             crate: {kind: string}\n  firstName: {kind: string}\n  Self:\n    kind: object\n    properties:\n      \
+             super: {kind: string}\ntools:\n  - name: match\n    kind: function\n  - name: Self\n    kind: function\n---\n\
+             user:\n{{ match }}{{ self }}{{ crate }}{{ firstName }}{{ Self }}",
+        )
+        .unwrap();
+        let analysis = crate::typed::analyze(&path, "kw.prompty");
+        let errors: Vec<_> = analysis.errors().collect();
+        assert_eq!(errors.len(), 1, "{errors:?}");
+        // `self` and `Self` would both be the field `self_`.
+        assert!(errors[0].message.contains("would both be the field `self`"), "{errors:?}");
+
+        std::fs::write(
+            &path,
+            "---\ninputs:\n  match: {kind: string, required: true}\n  self: {kind: string, required: true}\n  \
+             crate: {kind: string}\n  firstName: {kind: string}\n  fn:\n    kind: object\n    properties:\n      \
+             super: {kind: string}\ntools:\n  - name: match\n    kind: function\n  - name: Self\n    kind: function\n---\n\
+             user:\n{{ match }}{{ self }}{{ crate }}{{ firstName }}{{ fn }}",
+        )
+        .unwrap();
+        let prompt = crate::typed::analyze(&path, "kw.prompty").prompt.unwrap();
+        let code = prettyplease::unparse(&syn::parse2(module_body(&prompt, &Options::default())).unwrap());
+        for expected in [
+            "pub r#match: ::std::string::String,",
+            "#[serde(rename = \"self\")]\n    pub self_: ::std::string::String,",
+            "#[serde(rename = \"crate\")]",
+            "pub crate_: ::std::option::Option<::std::string::String>,",
+            "#[serde(rename = \"firstName\")]",
+            "pub r#fn: ::std::option::Option<Fn>,",
+            "#[serde(rename = \"super\")]",
+            "pub super_: ::std::option::Option<::std::string::String>,",
+            ".with(\"match\", r#match {})",
+            ".with(\"Self\", Self_ {})",
+            "pub type r#match = ::prompty::__private::MissingHandler;",
+            "rust_name: \"r#match\"",
+        ] {
+            assert!(code.contains(expected), "{expected}\n{code}");
+        }
+        // A raw identifier needs no rename: serde strips `r#`.
+        assert!(!code.contains("rename = \"match\""), "{code}");
     }
 }

@@ -634,7 +634,9 @@ impl Checker<'_> {
     fn type_name(&mut self, wanted: &str) -> String {
         let mut name = wanted.to_owned();
         let mut n = 2;
-        while self.names.contains(&name) || ["Message", "Media", "Value", "Option", "Vec", "String"].contains(&&*name) {
+        while self.names.contains(&name)
+            || ["Message", "Media", "Value", "Option", "Vec", "String", "Self"].contains(&&*name)
+        {
             name = format!("{wanted}{n}");
             n += 1;
         }
