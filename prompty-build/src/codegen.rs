@@ -375,6 +375,21 @@ fn tool_checks(p: &TypedPrompt, options: &Options) -> TokenStream {
         let handler = names::ident(&t.handler, Span::call_site());
         quote!(pub type #handler = ::prompty::__private::MissingHandler;)
     });
+    let (scope_text, fix) = match &options.tools_scope {
+        Some(path) => {
+            let path = quote!(#path).to_string().replace(' ', "");
+            (
+                format!("`{path}` (the `tools_scope` of the build)"),
+                format!("in `{path}`, or re-export one there with `pub use`"),
+            )
+        }
+        None => (
+            "the module that includes the prompt (handlers are looked up among that module's items and `use` \
+             imports; one defined inside a fn body, even next to `include_prompty!`, is not visible there)"
+                .to_owned(),
+            "at the top level of that module, outside any fn, or bring one into scope there with `use`".to_owned(),
+        ),
+    };
     let checks = p.tools.iter().map(|t: &FunctionTool| {
         let handler = names::ident(&t.handler, Span::call_site());
         // As written in Rust (`r#match`, `self_`), for the messages.
@@ -399,6 +414,8 @@ fn tool_checks(p: &TypedPrompt, options: &Options) -> TokenStream {
                         name: #name,
                         rust_name: #rust_name,
                         at: #at,
+                        scope: #scope_text,
+                        fix: #fix,
                         params: &[#(#params),*],
                     },
                 );
@@ -528,5 +545,23 @@ mod tests {
         }
         // A raw identifier needs no rename: serde strips `r#`.
         assert!(!code.contains("rename = \"match\""), "{code}");
+    }
+
+    #[test]
+    fn a_missing_handler_says_where_handlers_are_looked_up() {
+        let dir = std::env::temp_dir().join(format!("prompty-codegen-scope-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let path = dir.join("w.prompty");
+        std::fs::write(&path, "---\ntools:\n  - name: get_weather\n    kind: function\n---\nuser:\nHi").unwrap();
+        let prompt = crate::typed::analyze(&path, "w.prompty").prompt.unwrap();
+        let included = module_body(&prompt, &Options::default()).to_string();
+        assert!(
+            included.contains("one defined inside a fn body, even next to `include_prompty!`, is not visible there")
+        );
+        assert!(included.contains("at the top level of that module, outside any fn"), "{included}");
+        let options = Options { tools_scope: Some(syn::parse_quote!(crate::tools)), ..Options::default() };
+        let built = module_body(&prompt, &options).to_string();
+        assert!(built.contains("scope : \"`crate::tools` (the `tools_scope` of the build)\""), "{built}");
+        assert!(built.contains("in `crate::tools`, or re-export one there with `pub use`"), "{built}");
     }
 }

@@ -341,6 +341,11 @@ pub mod check {
         pub rust_name: &'static str,
         /// `file:line:column` of its declaration.
         pub at: &'static str,
+        /// Where its handler is looked up, as a phrase (`the module that includes the prompt`,
+        /// `` `crate::tools` ``), for the message when none is found.
+        pub scope: &'static str,
+        /// How to fix a missing handler, as a phrase completing "define `#[prompty::tool] fn x(...)`".
+        pub fix: &'static str,
         /// Its parameters.
         pub params: &'static [DeclaredParam],
     }
@@ -437,9 +442,12 @@ pub mod check {
                 .push(tool.name)
                 .push("` is declared `kind: function`, but no `#[prompty::tool]` handler named `")
                 .push(tool.rust_name)
-                .push("` is in scope where the prompt is included: define `#[prompty::tool] fn ")
+                .push("` is visible in ")
+                .push(tool.scope)
+                .push(": define `#[prompty::tool] fn ")
                 .push(tool.rust_name)
-                .push("(...)` there, or bring one into scope with `use`");
+                .push("(...)` ")
+                .push(tool.fix);
         }
         if !eq(handler.name, tool.name) {
             r = r
