@@ -17,7 +17,7 @@
 //! ```
 
 use crate::names;
-use crate::typed::{Field, FieldType, FunctionTool, ParamKind, StructDef, TypedPrompt};
+use crate::typed::{ChildPrompt, Field, FieldType, FunctionTool, ParamKind, StructDef, TypedPrompt};
 use proc_macro2::{Span, TokenStream};
 use quote::{format_ident, quote, quote_spanned};
 
@@ -233,6 +233,17 @@ pub fn module_body(p: &TypedPrompt, options: &Options) -> TokenStream {
     };
 
     let tools_fn = tools_fn(p, options);
+    let load_agent = if p.children.is_empty() {
+        quote!(::prompty::__private::compiled_agent(AGENT_JSON, PATH, #base_dir, #body_line))
+    } else {
+        let children = children_tokens(&p.children);
+        quote! {{
+            /// The child prompts of the `kind: prompty` tools, compiled in: the program never
+            /// reads them from the build machine's folder.
+            static CHILDREN: &[::prompty::__private::CompiledChild] = #children;
+            ::prompty::__private::compiled_agent_with_children(AGENT_JSON, PATH, #base_dir, #body_line, CHILDREN)
+        }}
+    };
     let turn_fn = if p.has_tools {
         let doc = match &p.outputs {
             Some(_) => {
@@ -278,7 +289,7 @@ pub fn module_body(p: &TypedPrompt, options: &Options) -> TokenStream {
         /// `invoke` resolves them when it runs.
         pub fn agent() -> &'static ::prompty::Agent {
             static AGENT: ::std::sync::OnceLock<::prompty::Agent> = ::std::sync::OnceLock::new();
-            AGENT.get_or_init(|| ::prompty::__private::compiled_agent(AGENT_JSON, PATH, #base_dir, #body_line))
+            AGENT.get_or_init(|| #load_agent)
         }
 
         /// Renders and parses the prompt with `inputs`: the messages a model would receive, exactly
@@ -307,6 +318,25 @@ pub fn module_body(p: &TypedPrompt, options: &Options) -> TokenStream {
         #warnings
         #(#tracked)*
     }
+}
+
+/// `&[CompiledChild { .. }, ..]` of the children of `kind: prompty` tools, recursively.
+fn children_tokens(children: &[ChildPrompt]) -> TokenStream {
+    let items = children.iter().map(|c| {
+        let (tool_path, path, body_line, json) =
+            (&c.tool_path, &c.prompt.display_path, c.prompt.body_line, &c.prompt.agent_json);
+        let children = children_tokens(&c.prompt.children);
+        quote! {
+            ::prompty::__private::CompiledChild {
+                tool_path: #tool_path,
+                path: #path,
+                body_line: #body_line,
+                json: #json,
+                children: #children,
+            }
+        }
+    });
+    quote!(&[#(#items),*])
 }
 
 /// `pub fn tools()`: the prompt's `kind: function` handlers, as `prompty::Tools`.
