@@ -17,7 +17,7 @@
 //! ```
 
 use crate::names;
-use crate::typed::{Field, FieldType, FunctionTool, ParamKind, StructDef, TypedPrompt};
+use crate::typed::{ChildPrompt, Field, FieldType, FunctionTool, ParamKind, StructDef, TypedPrompt};
 use proc_macro2::{Span, TokenStream};
 use quote::{format_ident, quote, quote_spanned};
 
@@ -95,7 +95,11 @@ fn fields_tokens(fields: &[Field], span: Span) -> TokenStream {
         let doc = doc_attrs(&f.doc);
         let ident = names::ident(&f.rust_name, span);
         let ty = rust_type(&f.ty);
-        let rename = (f.rust_name != f.name).then(|| {
+        // The name serde sees: the field's, without `r#` (serde strips it), so `self` → `self_`
+        // and `firstName` → `first_name` need a rename, and `match` → `r#match` does not.
+        let wire = ident.to_string();
+        let wire = wire.strip_prefix("r#").unwrap_or(&wire);
+        let rename = (wire != f.name).then(|| {
             let name = &f.name;
             quote!(#[serde(rename = #name)])
         });
@@ -229,6 +233,17 @@ pub fn module_body(p: &TypedPrompt, options: &Options) -> TokenStream {
     };
 
     let tools_fn = tools_fn(p, options);
+    let load_agent = if p.children.is_empty() {
+        quote!(::prompty::__private::compiled_agent(AGENT_JSON, PATH, #base_dir, #body_line))
+    } else {
+        let children = children_tokens(&p.children);
+        quote! {{
+            /// The child prompts of the `kind: prompty` tools, compiled in: the program never
+            /// reads them from the build machine's folder.
+            static CHILDREN: &[::prompty::__private::CompiledChild] = #children;
+            ::prompty::__private::compiled_agent_with_children(AGENT_JSON, PATH, #base_dir, #body_line, CHILDREN)
+        }}
+    };
     let turn_fn = if p.has_tools {
         let doc = match &p.outputs {
             Some(_) => {
@@ -274,7 +289,7 @@ pub fn module_body(p: &TypedPrompt, options: &Options) -> TokenStream {
         /// `invoke` resolves them when it runs.
         pub fn agent() -> &'static ::prompty::Agent {
             static AGENT: ::std::sync::OnceLock<::prompty::Agent> = ::std::sync::OnceLock::new();
-            AGENT.get_or_init(|| ::prompty::__private::compiled_agent(AGENT_JSON, PATH, #base_dir, #body_line))
+            AGENT.get_or_init(|| #load_agent)
         }
 
         /// Renders and parses the prompt with `inputs`: the messages a model would receive, exactly
@@ -305,6 +320,25 @@ pub fn module_body(p: &TypedPrompt, options: &Options) -> TokenStream {
     }
 }
 
+/// `&[CompiledChild { .. }, ..]` of the children of `kind: prompty` tools, recursively.
+fn children_tokens(children: &[ChildPrompt]) -> TokenStream {
+    let items = children.iter().map(|c| {
+        let (tool_path, path, body_line, json) =
+            (&c.tool_path, &c.prompt.display_path, c.prompt.body_line, &c.prompt.agent_json);
+        let children = children_tokens(&c.prompt.children);
+        quote! {
+            ::prompty::__private::CompiledChild {
+                tool_path: #tool_path,
+                path: #path,
+                body_line: #body_line,
+                json: #json,
+                children: #children,
+            }
+        }
+    });
+    quote!(&[#(#items),*])
+}
+
 /// `pub fn tools()`: the prompt's `kind: function` handlers, as `prompty::Tools`.
 fn tools_fn(p: &TypedPrompt, options: &Options) -> TokenStream {
     let scope = match &options.tools_scope {
@@ -313,7 +347,7 @@ fn tools_fn(p: &TypedPrompt, options: &Options) -> TokenStream {
     };
     let entries = p.tools.iter().map(|t| {
         let name = &t.name;
-        let handler = format_ident!("{}", t.handler);
+        let handler = names::ident(&t.handler, Span::call_site());
         quote!(.with(#name, #handler {}))
     });
     let names: Vec<String> = p.tools.iter().map(|t| format!("`{}`", t.name)).collect();
@@ -368,12 +402,29 @@ fn tool_checks(p: &TypedPrompt, options: &Options) -> TokenStream {
         None => supers(options.depth + 2),
     };
     let fallbacks = p.tools.iter().map(|t| {
-        let handler = format_ident!("{}", t.handler);
+        let handler = names::ident(&t.handler, Span::call_site());
         quote!(pub type #handler = ::prompty::__private::MissingHandler;)
     });
+    let (scope_text, fix) = match &options.tools_scope {
+        Some(path) => {
+            let path = quote!(#path).to_string().replace(' ', "");
+            (
+                format!("`{path}` (the `tools_scope` of the build)"),
+                format!("in `{path}`, or re-export one there with `pub use`"),
+            )
+        }
+        None => (
+            "the module that includes the prompt (handlers are looked up among that module's items and `use` \
+             imports; one defined inside a fn body, even next to `include_prompty!`, is not visible there)"
+                .to_owned(),
+            "at the top level of that module, outside any fn, or bring one into scope there with `use`".to_owned(),
+        ),
+    };
     let checks = p.tools.iter().map(|t: &FunctionTool| {
-        let handler = format_ident!("{}", t.handler);
-        let (name, rust_name, at) = (&t.name, &t.handler, &t.at);
+        let handler = names::ident(&t.handler, Span::call_site());
+        // As written in Rust (`r#match`, `self_`), for the messages.
+        let rust_name = handler.to_string();
+        let (name, at) = (&t.name, &t.at);
         let params = t.params.iter().map(|param| {
             let (pname, kind_text, pat) = (&param.name, &param.kind_text, &param.at);
             let kind = declared_kind(&param.kind);
@@ -393,6 +444,8 @@ fn tool_checks(p: &TypedPrompt, options: &Options) -> TokenStream {
                         name: #name,
                         rust_name: #rust_name,
                         at: #at,
+                        scope: #scope_text,
+                        fix: #fix,
                         params: &[#(#params),*],
                     },
                 );
@@ -473,5 +526,72 @@ mod tests {
         let body = module_body(&prompt, &Options::default()).to_string();
         assert!(body.contains("cannot be listed at compile time"), "{body}");
         assert!(body.contains("fn turn"), "a prompt with MCP tools gets the agent loop");
+    }
+
+    #[test]
+    fn keyword_names_are_raw_or_renamed_and_keep_their_wire_names() {
+        let dir = std::env::temp_dir().join(format!("prompty-codegen-keywords-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let path = dir.join("kw.prompty");
+        std::fs::write(
+            &path,
+            "---\ninputs:\n  match: {kind: string, required: true}\n  self: {kind: string, required: true}\n  \
+             crate: {kind: string}\n  firstName: {kind: string}\n  Self:\n    kind: object\n    properties:\n      \
+             super: {kind: string}\ntools:\n  - name: match\n    kind: function\n  - name: Self\n    kind: function\n---\n\
+             user:\n{{ match }}{{ self }}{{ crate }}{{ firstName }}{{ Self }}",
+        )
+        .unwrap();
+        let analysis = crate::typed::analyze(&path, "kw.prompty");
+        let errors: Vec<_> = analysis.errors().collect();
+        assert_eq!(errors.len(), 1, "{errors:?}");
+        // `self` and `Self` would both be the field `self_`.
+        assert!(errors[0].message.contains("would both be the field `self`"), "{errors:?}");
+
+        std::fs::write(
+            &path,
+            "---\ninputs:\n  match: {kind: string, required: true}\n  self: {kind: string, required: true}\n  \
+             crate: {kind: string}\n  firstName: {kind: string}\n  fn:\n    kind: object\n    properties:\n      \
+             super: {kind: string}\ntools:\n  - name: match\n    kind: function\n  - name: Self\n    kind: function\n---\n\
+             user:\n{{ match }}{{ self }}{{ crate }}{{ firstName }}{{ fn }}",
+        )
+        .unwrap();
+        let prompt = crate::typed::analyze(&path, "kw.prompty").prompt.unwrap();
+        let code = prettyplease::unparse(&syn::parse2(module_body(&prompt, &Options::default())).unwrap());
+        for expected in [
+            "pub r#match: ::std::string::String,",
+            "#[serde(rename = \"self\")]\n    pub self_: ::std::string::String,",
+            "#[serde(rename = \"crate\")]",
+            "pub crate_: ::std::option::Option<::std::string::String>,",
+            "#[serde(rename = \"firstName\")]",
+            "pub r#fn: ::std::option::Option<Fn>,",
+            "#[serde(rename = \"super\")]",
+            "pub super_: ::std::option::Option<::std::string::String>,",
+            ".with(\"match\", r#match {})",
+            ".with(\"Self\", Self_ {})",
+            "pub type r#match = ::prompty::__private::MissingHandler;",
+            "rust_name: \"r#match\"",
+        ] {
+            assert!(code.contains(expected), "{expected}\n{code}");
+        }
+        // A raw identifier needs no rename: serde strips `r#`.
+        assert!(!code.contains("rename = \"match\""), "{code}");
+    }
+
+    #[test]
+    fn a_missing_handler_says_where_handlers_are_looked_up() {
+        let dir = std::env::temp_dir().join(format!("prompty-codegen-scope-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let path = dir.join("w.prompty");
+        std::fs::write(&path, "---\ntools:\n  - name: get_weather\n    kind: function\n---\nuser:\nHi").unwrap();
+        let prompt = crate::typed::analyze(&path, "w.prompty").prompt.unwrap();
+        let included = module_body(&prompt, &Options::default()).to_string();
+        assert!(
+            included.contains("one defined inside a fn body, even next to `include_prompty!`, is not visible there")
+        );
+        assert!(included.contains("at the top level of that module, outside any fn"), "{included}");
+        let options = Options { tools_scope: Some(syn::parse_quote!(crate::tools)), ..Options::default() };
+        let built = module_body(&prompt, &options).to_string();
+        assert!(built.contains("scope : \"`crate::tools` (the `tools_scope` of the build)\""), "{built}");
+        assert!(built.contains("in `crate::tools`, or re-export one there with `pub use`"), "{built}");
     }
 }

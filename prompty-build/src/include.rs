@@ -260,6 +260,31 @@ mod tests {
         assert!(out.contains("pub mod x"), "{out}");
     }
 
+    /// The messages pinned in the UI cases of `kind: prompty` children are the ones `expand` gives.
+    #[test]
+    fn child_prompt_errors_match_the_ui_cases() {
+        let tests = Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests");
+        for (case, prompt) in [
+            ("typed_child_missing", "child_missing"),
+            ("typed_child_template_error", "child_template_error"),
+            ("typed_child_bad_binding", "child_bad_binding"),
+        ] {
+            let stderr = std::fs::read_to_string(tests.join(format!("ui/{case}.stderr"))).unwrap();
+            let expected = stderr.lines().next().unwrap().strip_prefix("error: ").unwrap();
+            let path = format!("ui/prompts/{prompt}.prompty");
+            let e = expand(quote!(#path), std::slice::from_ref(&tests)).unwrap_err();
+            assert_eq!(e.to_string(), expected, "{case}");
+        }
+        let out = expand(quote!("ui/prompts/child_tool.prompty"), std::slice::from_ref(&tests)).unwrap().to_string();
+        assert!(out.contains("compiled_agent_with_children"), "{out}");
+        assert!(out.contains("tool_path : \"children/research.prompty\""), "{out}");
+        let child = tests.join("ui/prompts/children/research.prompty").canonicalize().unwrap();
+        assert!(
+            out.contains(&format!("include_bytes ! ({:?})", child.display().to_string())),
+            "the child is tracked: {out}"
+        );
+    }
+
     #[test]
     fn input_errors() {
         let e = expand(quote!(chat), &[]).unwrap_err();

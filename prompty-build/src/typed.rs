@@ -333,7 +333,36 @@ pub struct TypedPrompt {
     pub mcp_tools: Vec<String>,
     /// Warnings (inputs the template never uses).
     pub warnings: Vec<Diagnostic>,
+    /// The child prompts of its `kind: prompty` tools, checked like the prompt itself and
+    /// compiled into the module with it.
+    pub children: Vec<ChildPrompt>,
 }
+
+/// The child prompt of a `kind: prompty` tool: another `.prompty` file, checked at compile time
+/// with the same analysis as its parent and compiled into the parent's module (so the program
+/// never reads it from the build machine's folder).
+///
+/// ```
+/// let dir = std::env::temp_dir().join(format!("prompty-doc-child-{}", std::process::id()));
+/// std::fs::create_dir_all(&dir).unwrap();
+/// std::fs::write(dir.join("child.prompty"), "---\ninputs: [topic]\n---\nuser:\n{{ topic }}").unwrap();
+/// let path = dir.join("parent.prompty");
+/// std::fs::write(&path, "---\ntools:\n  - name: research\n    kind: prompty\n    path: child.prompty\n---\nuser:\nHi").unwrap();
+/// let prompt = prompty_build::typed::analyze(&path, "prompts/parent.prompty").prompt.unwrap();
+/// let child = &prompt.children[0];
+/// assert_eq!((child.tool_path.as_str(), child.prompt.display_path.as_str()), ("child.prompty", "prompts/child.prompty"));
+/// ```
+#[derive(Debug, Clone)]
+pub struct ChildPrompt {
+    /// The tool's `path`, as written in the parent.
+    pub tool_path: String,
+    /// The child, analyzed.
+    pub prompt: Box<TypedPrompt>,
+}
+
+/// How deep `kind: prompty` children are checked (a parent, its child, the child's child, ...);
+/// deeper, or a prompt that includes itself, is an error.
+pub const MAX_CHILD_DEPTH: usize = 4;
 
 /// The result of [`analyze`]: the prompt when it has no error, every diagnostic, and every file
 /// that was read (the prompt and the files its `${file:}` references read), to rebuild on change.
@@ -384,6 +413,11 @@ const KINDS: [&str; 11] =
 /// assert!(missing.errors().next().unwrap().to_string().starts_with("prompts/nope.prompty: file not found"));
 /// ```
 pub fn analyze(path: &Path, display: &str) -> Analysis {
+    analyze_at(path, display, 0)
+}
+
+/// [`analyze`] of a prompt `depth` levels below the one being compiled (a `kind: prompty` child).
+fn analyze_at(path: &Path, display: &str, depth: usize) -> Analysis {
     let mut files = vec![path.to_path_buf()];
     let text = match std::fs::read_to_string(path) {
         Ok(t) => t,
@@ -414,6 +448,8 @@ pub fn analyze(path: &Path, display: &str) -> Analysis {
         structs: Vec::new(),
         names: Vec::new(),
         files: Vec::new(),
+        depth,
+        children: Vec::new(),
     };
     let prompt = checker.check(&agent, abs, dir);
     files.append(&mut checker.files);
@@ -449,8 +485,12 @@ struct Checker<'a> {
     structs: Vec<StructDef>,
     /// Type names taken in the module.
     names: Vec<String>,
-    /// Files read by the checks (OpenAPI specifications), for rebuild tracking.
+    /// Files read by the checks (OpenAPI specifications, child prompts), for rebuild tracking.
     files: Vec<PathBuf>,
+    /// How many parents the prompt has (0 for the prompt being compiled).
+    depth: usize,
+    /// The checked children of its `kind: prompty` tools.
+    children: Vec<ChildPrompt>,
 }
 
 impl Checker<'_> {
@@ -610,6 +650,7 @@ impl Checker<'_> {
                 })
                 .collect(),
             warnings: Vec::new(),
+            children: std::mem::take(&mut self.children),
         })
     }
 
@@ -732,7 +773,9 @@ impl Checker<'_> {
     fn type_name(&mut self, wanted: &str) -> String {
         let mut name = wanted.to_owned();
         let mut n = 2;
-        while self.names.contains(&name) || ["Message", "Media", "Value", "Option", "Vec", "String"].contains(&&*name) {
+        while self.names.contains(&name)
+            || ["Message", "Media", "Value", "Option", "Vec", "String", "Self"].contains(&&*name)
+        {
             name = format!("{wanted}{n}");
             n += 1;
         }
@@ -760,6 +803,10 @@ impl Checker<'_> {
                 ToolKind::OpenApi(o) => self.openapi(&tool.name, &o.specification, &here, base_dir),
                 _ => None,
             };
+            let child_inputs = match &tool.kind {
+                ToolKind::Prompty(p) => self.child(&tool.name, &p.path, &here, base_dir),
+                _ => None,
+            };
             for binding in &tool.bindings {
                 let at = self.at(&format!("{here}.bindings.{}", binding.name));
                 if !inputs.iter().any(|p| p.name == binding.input) {
@@ -777,6 +824,15 @@ impl Checker<'_> {
                         at,
                         format!(
                             "the tool `{}` binds `{}`, which is not a parameter of any operation of its specification{hint}",
+                            tool.name, binding.name
+                        ),
+                    );
+                } else if let Some((child, names)) = child_inputs.as_ref().filter(|(_, n)| !n.contains(&binding.name)) {
+                    let hint = names::did_you_mean(&binding.name, names.iter().map(String::as_str));
+                    self.error(
+                        at,
+                        format!(
+                            "the tool `{}` binds `{}`, which is not an input of its child prompt `{child}`{hint}",
                             tool.name, binding.name
                         ),
                     );
@@ -888,6 +944,57 @@ impl Checker<'_> {
                 None
             }
         }
+    }
+
+    /// Checks the child prompt of a `kind: prompty` tool: it exists inside the prompt's folder
+    /// (confined like `${file:}` references) and passes the same analysis as a prompt of its own,
+    /// its errors naming the child's file, line and column and the tool that runs it. Returns the
+    /// child as named in messages and its input names (for the bindings), or `None` when it was
+    /// not checked (an `${env:}` reference, an error).
+    fn child(&mut self, tool: &str, written: &str, here: &str, base_dir: &Path) -> Option<(String, Vec<String>)> {
+        use prompty_core::Error;
+        if written.trim().is_empty() || written.contains("${") {
+            return None;
+        }
+        let at = self.at(&format!("{here}.path"));
+        let what = format!("the child prompt `{written}` of the prompty tool `{tool}`");
+        let path = match prompty_core::confine_path(base_dir, written, &LoadOptions::new()) {
+            Ok(path) => path,
+            Err(Error::FileNotFound { .. }) => {
+                self.error(at, format!("{what} was not found (the path is relative to the prompt's folder)"));
+                return None;
+            }
+            Err(Error::FileOutsideRoots { .. }) => {
+                self.error(at, format!("{what} is outside the prompt's folder"));
+                return None;
+            }
+            Err(e) => {
+                self.error(at, format!("{what} cannot be read: {e}"));
+                return None;
+            }
+        };
+        if self.depth + 1 >= MAX_CHILD_DEPTH {
+            self.error(
+                at,
+                format!("{what} nests prompts more than {MAX_CHILD_DEPTH} deep (does a prompt run itself as a tool?)"),
+            );
+            return None;
+        }
+        let display = child_display(self.display, written);
+        let analysis = analyze_at(&path, &display, self.depth + 1);
+        self.files.extend(analysis.files.iter().cloned());
+        let mut failed = false;
+        for d in analysis.errors() {
+            failed = true;
+            self.diagnostics.push(Diagnostic {
+                severity: Severity::Error,
+                message: format!("{} (in {what}, declared at {at})", d.message),
+            });
+        }
+        let prompt = analysis.prompt.filter(|_| !failed)?;
+        let inputs = prompt.inputs.iter().map(|f| f.name.clone()).collect();
+        self.children.push(ChildPrompt { tool_path: written.to_owned(), prompt: Box::new(prompt) });
+        Some((display, inputs))
     }
 
     fn param_kind(&mut self, p: &Property, here: &str) -> ParamKind {
@@ -1143,6 +1250,18 @@ fn found(value: &Value) -> String {
         Value::Array(_) => "an array".to_owned(),
         Value::Object(_) => "an object".to_owned(),
     }
+}
+
+/// A child's path as named in messages: `written` next to the parent as named (`prompts/a.prompty`
+/// and `./b.prompty` → `prompts/b.prompty`).
+fn child_display(parent: &str, written: &str) -> String {
+    let joined = Path::new(parent).parent().unwrap_or_else(|| Path::new("")).join(written);
+    let parts: Vec<String> = joined
+        .components()
+        .filter(|c| !matches!(c, std::path::Component::CurDir))
+        .map(|c| c.as_os_str().to_string_lossy().into_owned())
+        .collect();
+    parts.join("/").replace("//", "/")
 }
 
 fn kind_phrase(kind: &ParamKind) -> String {
@@ -1501,6 +1620,53 @@ mod tests {
             e,
             ["r.prompty:3:14: description: file reference 'notes/missing.md' was not found (the path is relative to the prompt's folder)"]
         );
+    }
+
+    #[test]
+    fn child_prompts_are_checked_like_their_parents() {
+        let dir = std::env::temp_dir().join(format!("prompty-build-child-{}", std::process::id()));
+        std::fs::create_dir_all(dir.join("kids")).unwrap();
+        let write_in = |name: &str, text: &str| {
+            let path = dir.join(name);
+            std::fs::write(&path, text).unwrap();
+            path
+        };
+        write_in("kids/ok.prompty", "---\ninputs: [topic, depth]\n---\nuser:\n{{ topic }} {{ depth }}");
+        write_in("kids/bad.prompty", "---\ninputs: [topic]\n---\nuser:\n{{ topci }}");
+        write_in("self.prompty", "---\ntools:\n  - name: again\n    kind: prompty\n    path: self.prompty\n---\nHi");
+        let parent = |child: &str, binding: &str| {
+            format!(
+                "---\ninputs: [q, level]\ntools:\n  - name: research\n    kind: prompty\n    path: {child}\n    bindings:\n      {binding}:\n        input: level\n---\n{{{{q}}}}"
+            )
+        };
+        let check = |name: &str, text: String| {
+            let a = analyze(&write_in(name, &text), &format!("prompts/{name}"));
+            (a.errors().map(|d| d.message.clone()).collect::<Vec<_>>(), a.files, a.prompt)
+        };
+        let (errors, files, prompt) = check("p.prompty", parent("kids/ok.prompty", "depth"));
+        assert!(errors.is_empty(), "{errors:?}");
+        assert!(files.iter().any(|f| f.ends_with("kids/ok.prompty")), "the child is tracked: {files:?}");
+        let prompt = prompt.unwrap();
+        assert_eq!(prompt.children[0].tool_path, "kids/ok.prompty");
+        assert_eq!(prompt.children[0].prompt.display_path, "prompts/kids/ok.prompty");
+        assert!(prompt.children[0].prompt.agent_json.contains("topic"));
+
+        let (errors, _, _) = check("b.prompty", parent("./kids/ok.prompty", "dept"));
+        assert_eq!(errors, ["prompts/b.prompty:8:7: the tool `research` binds `dept`, which is not an input of its child prompt `prompts/kids/ok.prompty` (did you mean `depth`?)"]);
+        let (errors, _, _) = check("m.prompty", parent("kids/nope.prompty", "depth"));
+        assert_eq!(errors, ["prompts/m.prompty:6:5: the child prompt `kids/nope.prompty` of the prompty tool `research` was not found (the path is relative to the prompt's folder)"]);
+        let (errors, _, _) = check("o.prompty", parent("../outside.prompty", "depth"));
+        assert_eq!(errors, ["prompts/o.prompty:6:5: the child prompt `../outside.prompty` of the prompty tool `research` is outside the prompt's folder"]);
+        let (errors, files, _) = check("t.prompty", parent("kids/bad.prompty", "topic"));
+        assert_eq!(errors, ["prompts/kids/bad.prompty:5:4: the template uses `topci`, which no input declares (did you mean `topic`?) (in the child prompt `kids/bad.prompty` of the prompty tool `research`, declared at prompts/t.prompty:6:5)"]);
+        assert!(files.iter().any(|f| f.ends_with("kids/bad.prompty")), "a failing child is tracked: {files:?}");
+        let a = analyze(&dir.join("self.prompty"), "self.prompty");
+        let errors: Vec<_> = a.errors().map(|d| d.message.clone()).collect();
+        assert_eq!(errors.len(), 1, "{errors:?}");
+        assert!(errors[0].contains("nests prompts more than 4 deep"), "{errors:?}");
+        // `${env:}` paths are left to the runtime.
+        let (errors, _, _) = check("e.prompty", parent("${env:CHILD}", "depth"));
+        assert!(errors.is_empty(), "{errors:?}");
     }
 
     #[test]

@@ -343,6 +343,7 @@ fn load_str_inner(
         base_dir: dir.to_path_buf(),
         body_line,
         allowed_roots: options.allowed_roots.clone(),
+        embedded: Vec::new(),
     });
     Ok(agent)
 }

@@ -78,8 +78,57 @@ pub fn compiled_agent(json: &str, path: &str, base_dir: &str, body_line: usize) 
     let mut agent = Agent::from_value(value).unwrap_or_else(|e| {
         panic!("prompty: the agent compiled from {path} cannot be read back ({e}); rebuild the crate with the same prompty version")
     });
-    agent.source =
-        Some(AgentSource { path: path.to_owned(), base_dir: base_dir.into(), body_line, allowed_roots: Vec::new() });
+    agent.source = Some(AgentSource {
+        path: path.to_owned(),
+        base_dir: base_dir.into(),
+        body_line,
+        allowed_roots: Vec::new(),
+        embedded: Vec::new(),
+    });
+    agent
+}
+
+/// The child prompt of a `kind: prompty` tool of a typed prompt, compiled into the binary (a
+/// `static` of the generated module).
+#[doc(hidden)]
+#[derive(Debug, Clone, Copy)]
+pub struct CompiledChild {
+    /// The tool's `path`, as written in the parent.
+    pub tool_path: &'static str,
+    /// The child file, as named in messages.
+    pub path: &'static str,
+    /// The line where its body starts.
+    pub body_line: usize,
+    /// Its canonical JSON.
+    pub json: &'static str,
+    /// Its own children.
+    pub children: &'static [CompiledChild],
+}
+
+fn embedded_prompt(child: &CompiledChild) -> std::sync::Arc<crate::EmbeddedPrompt> {
+    std::sync::Arc::new(crate::EmbeddedPrompt {
+        tool_path: child.tool_path.to_owned(),
+        path: child.path.to_owned(),
+        body_line: child.body_line,
+        json: child.json.to_owned(),
+        embedded: child.children.iter().map(embedded_prompt).collect(),
+    })
+}
+
+/// [`compiled_agent`] of a prompt with `kind: prompty` tools, whose children are compiled in too:
+/// at run time they are read from `children`, never from the build machine's files.
+#[doc(hidden)]
+pub fn compiled_agent_with_children(
+    json: &str,
+    path: &str,
+    base_dir: &str,
+    body_line: usize,
+    children: &'static [CompiledChild],
+) -> Agent {
+    let mut agent = compiled_agent(json, path, base_dir, body_line);
+    if let Some(source) = &mut agent.source {
+        source.embedded = children.iter().map(embedded_prompt).collect();
+    }
     agent
 }
 
@@ -341,6 +390,11 @@ pub mod check {
         pub rust_name: &'static str,
         /// `file:line:column` of its declaration.
         pub at: &'static str,
+        /// Where its handler is looked up, as a phrase (`the module that includes the prompt`,
+        /// `` `crate::tools` ``), for the message when none is found.
+        pub scope: &'static str,
+        /// How to fix a missing handler, as a phrase completing "define `#[prompty::tool] fn x(...)`".
+        pub fix: &'static str,
         /// Its parameters.
         pub params: &'static [DeclaredParam],
     }
@@ -437,9 +491,12 @@ pub mod check {
                 .push(tool.name)
                 .push("` is declared `kind: function`, but no `#[prompty::tool]` handler named `")
                 .push(tool.rust_name)
-                .push("` is in scope where the prompt is included: define `#[prompty::tool] fn ")
+                .push("` is visible in ")
+                .push(tool.scope)
+                .push(": define `#[prompty::tool] fn ")
                 .push(tool.rust_name)
-                .push("(...)` there, or bring one into scope with `use`");
+                .push("(...)` ")
+                .push(tool.fix);
         }
         if !eq(handler.name, tool.name) {
             r = r

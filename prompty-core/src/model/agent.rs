@@ -77,6 +77,37 @@ pub struct AgentSource {
     pub allowed_roots: Vec<std::path::PathBuf>,
     /// The 1-based line where the body starts.
     pub body_line: usize,
+    /// The child prompts of its `kind: prompty` tools compiled into the program with it (a typed
+    /// prompt's): the runtime runs them from this text instead of reading their files. Empty for
+    /// a prompt loaded from a file.
+    pub embedded: Vec<std::sync::Arc<EmbeddedPrompt>>,
+}
+
+/// The child prompt of a `kind: prompty` tool, compiled into the program with its parent (see
+/// [`AgentSource::embedded`]).
+///
+/// ```
+/// let child = prompty_core::EmbeddedPrompt {
+///     tool_path: "child.prompty".into(),
+///     path: "prompts/child.prompty".into(),
+///     body_line: 4,
+///     json: r#"{"name":"child"}"#.into(),
+///     embedded: Vec::new(),
+/// };
+/// assert_eq!(child.tool_path, "child.prompty");
+/// ```
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct EmbeddedPrompt {
+    /// The tool's `path`, as written in the parent.
+    pub tool_path: String,
+    /// The child file, as named in messages.
+    pub path: String,
+    /// The 1-based line where its body starts.
+    pub body_line: usize,
+    /// Its canonical JSON, `${env:}` references unresolved.
+    pub json: String,
+    /// Its own compiled children.
+    pub embedded: Vec<std::sync::Arc<EmbeddedPrompt>>,
 }
 
 impl std::fmt::Debug for Agent {

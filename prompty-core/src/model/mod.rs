@@ -9,7 +9,7 @@ mod secret;
 mod template;
 mod tool;
 
-pub use agent::{Agent, AgentSource};
+pub use agent::{Agent, AgentSource, EmbeddedPrompt};
 pub use connection::{redact_url, Connection, ConnectionCommon};
 pub use llm::{Model, ModelOptions};
 pub use message::{ContentPart, Message, Role, ToolCall};

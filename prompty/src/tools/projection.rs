@@ -52,9 +52,14 @@ fn project_function(tool: &Tool, _agent: &Agent) -> Result<Vec<FunctionDefinitio
 }
 
 fn project_prompty(tool: &Tool, agent: &Agent) -> Result<Vec<FunctionDefinition>> {
-    let path = super::prompty_tool::child_path(agent, tool)?;
-    let (_, options) = super::prompty_tool::load_context(agent);
-    let child = crate::load_with(&path, &options)?;
+    let child = match super::prompty_tool::embedded_child(agent, tool) {
+        Some(child) => child?,
+        None => {
+            let path = super::prompty_tool::child_path(agent, tool)?;
+            let (_, options) = super::prompty_tool::load_context(agent);
+            crate::load_with(&path, &options)?
+        }
+    };
     let visible: Vec<_> = child
         .inputs
         .as_deref()
