@@ -183,6 +183,12 @@ fn jinja(source: &str) -> Result<Variables, TemplateError> {
         vars.mentioned.insert(name.clone());
         vars.required.insert(name, at);
     }
+    // minijinja leaves `self` out of its undeclared variables, yet an input named `self` renders:
+    // a root use of it counts as a use (it is not required: minijinja gives `self` a meaning of
+    // its own in templates with blocks).
+    if first_use_jinja(source, "self").is_some() {
+        vars.mentioned.insert("self".to_owned());
+    }
     // The compile above accepted the template, so the parser does too.
     if let Ok(ast) = minijinja::machinery::parse(source, "<template>", env.syntax().clone()) {
         let mut walker = Walker { source, env: &env, scopes: Vec::new(), vars: &mut vars, guarded_reads: Vec::new() };
@@ -640,6 +646,14 @@ fn mustache(source: &str) -> Result<Variables, TemplateError> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn an_input_named_self_counts_as_used() {
+        let vars = jinja("{{ self }} and {{ other }}").unwrap();
+        assert!(vars.mentioned.contains("self"), "{vars:?}");
+        assert!(!vars.required.contains_key("self"));
+        assert!(!jinja("{{ myself }}").unwrap().mentioned.contains("self"));
+    }
 
     fn names(v: &Variables) -> Vec<(&str, (usize, usize))> {
         v.required.iter().map(|(k, v)| (k.as_str(), *v)).collect()
