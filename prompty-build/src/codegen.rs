@@ -533,28 +533,23 @@ mod tests {
         let dir = std::env::temp_dir().join(format!("prompty-codegen-keywords-{}", std::process::id()));
         std::fs::create_dir_all(&dir).unwrap();
         let path = dir.join("kw.prompty");
-        std::fs::write(
-            &path,
-            "---\ninputs:\n  match: {kind: string, required: true}\n  self: {kind: string, required: true}\n  \
-             crate: {kind: string}\n  firstName: {kind: string}\n  Self:\n    kind: object\n    properties:\n      \
-             super: {kind: string}\ntools:\n  - name: match\n    kind: function\n  - name: Self\n    kind: function\n---\n\
-             user:\n{{ match }}{{ self }}{{ crate }}{{ firstName }}{{ Self }}",
-        )
-        .unwrap();
+        // Keyword inputs, and an object input named `object` holding the keyword property `super`.
+        let prompt_with = |object: &str| {
+            format!(
+                "---\ninputs:\n  match: {{kind: string, required: true}}\n  self: {{kind: string, required: true}}\n  \
+                 crate: {{kind: string}}\n  firstName: {{kind: string}}\n  {object}:\n    kind: object\n    properties:\n      \
+                 super: {{kind: string}}\ntools:\n  - name: match\n    kind: function\n  - name: Self\n    kind: function\n\
+                 ---\nuser:\n{{{{ match }}}}{{{{ self }}}}{{{{ crate }}}}{{{{ firstName }}}}{{{{ {object} }}}}"
+            )
+        };
+        std::fs::write(&path, prompt_with("Self")).unwrap();
         let analysis = crate::typed::analyze(&path, "kw.prompty");
         let errors: Vec<_> = analysis.errors().collect();
         assert_eq!(errors.len(), 1, "{errors:?}");
         // `self` and `Self` would both be the field `self_`.
         assert!(errors[0].message.contains("would both be the field `self`"), "{errors:?}");
 
-        std::fs::write(
-            &path,
-            "---\ninputs:\n  match: {kind: string, required: true}\n  self: {kind: string, required: true}\n  \
-             crate: {kind: string}\n  firstName: {kind: string}\n  fn:\n    kind: object\n    properties:\n      \
-             super: {kind: string}\ntools:\n  - name: match\n    kind: function\n  - name: Self\n    kind: function\n---\n\
-             user:\n{{ match }}{{ self }}{{ crate }}{{ firstName }}{{ fn }}",
-        )
-        .unwrap();
+        std::fs::write(&path, prompt_with("fn")).unwrap();
         let prompt = crate::typed::analyze(&path, "kw.prompty").prompt.unwrap();
         let code = prettyplease::unparse(&syn::parse2(module_body(&prompt, &Options::default())).unwrap());
         for expected in [

@@ -61,6 +61,18 @@ fn tool_names(body: &Value) -> Vec<String> {
         .unwrap_or_default()
 }
 
+/// A prompt for the `write a file` conversation with the `tools` (YAML list items).
+fn write_prompt(server: &Aimock, tools: &str) -> String {
+    format!("---\nname: files\n{}tools:\n{tools}---\nuser:\nwrite a file", model(server))
+}
+
+/// Runs a turn with an event sink added to `options`: the answer and the tool results.
+async fn turn_with_events(agent: &prompty::Agent, options: TurnOptions) -> (String, Vec<(String, String, bool)>) {
+    let events = Events::default();
+    let answer = within(prompty::turn_async(agent, &json!({}), options.on_event(events.sink()))).await.unwrap();
+    (answer, events.results())
+}
+
 #[derive(Clone, Default)]
 struct Events(Arc<Mutex<Vec<AgentEvent>>>);
 
@@ -100,10 +112,10 @@ async fn a_model_calls_an_mcp_tool_and_an_openapi_operation_in_one_conversation(
         prism.url()
     );
     let agent = load(&dir, "both", &text);
-    let events = Events::default();
-    let options = TurnOptions::new().parallel_tool_calls(true).on_event(events.sink());
-    let answer: String = within(prompty::turn_async(&agent, &json!({}), options)).await.unwrap();
+    let (answer, events) = turn_with_events(&agent, TurnOptions::new().parallel_tool_calls(true)).await;
     assert_eq!(answer, "The server echoed your words and pet 7 was found.");
+    assert_eq!(events.len(), 2);
+    assert!(events.iter().all(|(_, _, is_error)| !is_error), "{events:?}");
 
     let sent = bodies(&server);
     assert_eq!(sent.len(), 2, "one tool round, then the answer");
@@ -121,7 +133,6 @@ async fn a_model_calls_an_mcp_tool_and_an_openapi_operation_in_one_conversation(
     assert_eq!(results[1]["tool_call_id"], "call_api_1");
     let pet = results[1]["content"].as_str().unwrap();
     assert!(pet.contains("\"status\":200") && pet.contains("\"name\""), "{pet}");
-    assert!(events.results().iter().all(|(_, _, is_error)| !is_error), "{:?}", events.results());
 }
 
 #[tokio::test(flavor = "multi_thread")]
@@ -162,34 +173,19 @@ async fn allowed_tools_and_approval_keep_a_server_tool_from_running() {
         )
     };
     // Only read tools allowed: write_file is not offered, and a call of it is refused.
-    let text = format!(
-        "---\nname: files\n{}tools:\n{}---\nuser:\nwrite a file",
-        model(&server),
-        files("    allowedTools: [read_text_file, list_directory]\n")
-    );
-    let agent = load(&dir, "files", &text);
-    let events = Events::default();
-    let answer: String =
-        within(prompty::turn_async(&agent, &json!({}), TurnOptions::new().on_event(events.sink()))).await.unwrap();
+    let agent =
+        load(&dir, "files", &write_prompt(&server, &files("    allowedTools: [read_text_file, list_directory]\n")));
+    let (answer, results) = turn_with_events(&agent, TurnOptions::new()).await;
     assert_eq!(answer, "I could not write it.");
     let sent = bodies(&server);
     assert_eq!(tool_names(&sent[0]), ["files__read_text_file", "files__list_directory"]);
-    let results = events.results();
     assert_eq!(results.len(), 1);
     assert!(results[0].2, "{results:?}");
     assert!(!root.join("x.txt").exists());
 
     // Allowed, but approval always needed and no approver: denied, never run.
-    let text = format!(
-        "---\nname: files2\n{}tools:\n{}---\nuser:\nwrite a file",
-        model(&server),
-        files("    approvalMode: always\n")
-    );
-    let agent = load(&dir, "files2", &text);
-    let events = Events::default();
-    let _: String =
-        within(prompty::turn_async(&agent, &json!({}), TurnOptions::new().on_event(events.sink()))).await.unwrap();
-    let results = events.results();
+    let agent = load(&dir, "files2", &write_prompt(&server, &files("    approvalMode: always\n")));
+    let (_, results) = turn_with_events(&agent, TurnOptions::new()).await;
     assert!(results[0].2 && results[0].1.contains("needs approval"), "{results:?}");
     assert!(!root.join("x.txt").exists());
 
@@ -201,15 +197,7 @@ async fn allowed_tools_and_approval_keep_a_server_tool_from_running() {
             Verdict::Deny("not this one".into())
         }
     });
-    let events = Events::default();
-    let _: String = within(prompty::turn_async(
-        &agent,
-        &json!({}),
-        TurnOptions::new().guardrails(approver).on_event(events.sink()),
-    ))
-    .await
-    .unwrap();
-    let results = events.results();
+    let (_, results) = turn_with_events(&agent, TurnOptions::new().guardrails(approver)).await;
     assert!(!results[0].2, "{results:?}");
     // The model asked for a relative path: the server resolves it in its root, or refuses it; either
     // way nothing is written outside the root.
@@ -260,11 +248,8 @@ async fn a_server_that_dies_is_a_result_the_model_reads_and_is_restarted_for_the
             lab_tool("t-restart-9c4")
         ),
     );
-    let events = Events::default();
-    let answer: String =
-        within(prompty::turn_async(&crash, &json!({}), TurnOptions::new().on_event(events.sink()))).await.unwrap();
+    let (answer, results) = turn_with_events(&crash, TurnOptions::new()).await;
     assert_eq!(answer, "It crashed.");
-    let results = events.results();
     assert_eq!(results.len(), 1);
     let (name, text, is_error) = &results[0];
     assert_eq!(name, "lab__crash");
