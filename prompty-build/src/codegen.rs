@@ -339,18 +339,36 @@ fn children_tokens(children: &[ChildPrompt]) -> TokenStream {
     quote!(&[#(#items),*])
 }
 
-/// `pub fn tools()`: the prompt's `kind: function` handlers, as `prompty::Tools`.
+/// The function tools of a prompt and of its `kind: prompty` children, recursively (a child runs
+/// with the handlers handed to its parent): the prompt's own first, each name once.
+fn function_tools(p: &TypedPrompt) -> Vec<&FunctionTool> {
+    let mut all: Vec<&FunctionTool> = p.tools.iter().collect();
+    for child in &p.children {
+        all.extend(function_tools(&child.prompt));
+    }
+    all
+}
+
+fn unique_names<'a>(tools: &[&'a FunctionTool]) -> Vec<&'a FunctionTool> {
+    let mut seen = std::collections::HashSet::new();
+    tools.iter().copied().filter(|t| seen.insert(t.name.as_str())).collect()
+}
+
+/// `pub fn tools()`: the `kind: function` handlers of the prompt and of its children, as
+/// `prompty::Tools`.
 fn tools_fn(p: &TypedPrompt, options: &Options) -> TokenStream {
     let scope = match &options.tools_scope {
         Some(path) => quote!(#path),
         None => supers(options.depth + 1),
     };
-    let entries = p.tools.iter().map(|t| {
+    let all = function_tools(p);
+    let unique = unique_names(&all);
+    let entries = unique.iter().map(|t| {
         let name = &t.name;
         let handler = names::ident(&t.handler, Span::call_site());
         quote!(.with(#name, #handler {}))
     });
-    let names: Vec<String> = p.tools.iter().map(|t| format!("`{}`", t.name)).collect();
+    let names: Vec<String> = unique.iter().map(|t| format!("`{}`", t.name)).collect();
     let mut doc = if names.is_empty() {
         " The `#[prompty::tool]` handlers of the prompt's `kind: function` tools: none are declared.".to_owned()
     } else {
@@ -367,7 +385,7 @@ fn tools_fn(p: &TypedPrompt, options: &Options) -> TokenStream {
             p.mcp_tools.join(", ")
         ));
     }
-    let body = if p.tools.is_empty() {
+    let body = if unique.is_empty() {
         quote!(::prompty::Tools::new())
     } else {
         quote! {
@@ -393,7 +411,8 @@ fn tools_fn(p: &TypedPrompt, options: &Options) -> TokenStream {
 /// no such item, the name falls through to this module's fallback (a `MissingHandler` alias), and
 /// `check_tool` reports the missing handler.
 fn tool_checks(p: &TypedPrompt, options: &Options) -> TokenStream {
-    if p.tools.is_empty() {
+    let all = function_tools(p);
+    if all.is_empty() {
         return TokenStream::new();
     }
     let span = options.span;
@@ -401,7 +420,8 @@ fn tool_checks(p: &TypedPrompt, options: &Options) -> TokenStream {
         Some(path) => quote!(#path),
         None => supers(options.depth + 2),
     };
-    let fallbacks = p.tools.iter().map(|t| {
+    let mut handlers = std::collections::HashSet::new();
+    let fallbacks = all.iter().filter(|t| handlers.insert(t.handler.as_str())).map(|t| {
         let handler = names::ident(&t.handler, Span::call_site());
         quote!(pub type #handler = ::prompty::__private::MissingHandler;)
     });
@@ -420,7 +440,7 @@ fn tool_checks(p: &TypedPrompt, options: &Options) -> TokenStream {
             "at the top level of that module, outside any fn, or bring one into scope there with `use`".to_owned(),
         ),
     };
-    let checks = p.tools.iter().map(|t: &FunctionTool| {
+    let checks = all.iter().map(|t: &&FunctionTool| {
         let handler = names::ident(&t.handler, Span::call_site());
         // As written in Rust (`r#match`, `self_`), for the messages.
         let rust_name = handler.to_string();

@@ -56,7 +56,6 @@ mod errors;
 pub mod include;
 mod names;
 pub mod plugin;
-mod template;
 pub mod tool;
 pub mod typed;
 

@@ -1,5 +1,4 @@
-//! Rust names for `.prompty` names (`firstName` → `first_name`, `profile` → `Profile`) and the
-//! "did you mean" suggestions of error messages.
+//! Rust names for `.prompty` names (`firstName` → `first_name`, `profile` → `Profile`).
 
 use proc_macro2::{Ident, Span};
 
@@ -89,48 +88,6 @@ pub(crate) fn handler_name(tool: &str) -> String {
     s
 }
 
-/// Edit distance (insertions, deletions, substitutions, and swaps of neighbours).
-pub(crate) fn distance(a: &str, b: &str) -> usize {
-    let (a, b): (Vec<char>, Vec<char>) = (a.chars().collect(), b.chars().collect());
-    let mut d = vec![vec![0usize; b.len() + 1]; a.len() + 1];
-    for (i, row) in d.iter_mut().enumerate() {
-        row[0] = i;
-    }
-    for (j, cell) in d[0].iter_mut().enumerate() {
-        *cell = j;
-    }
-    for i in 1..=a.len() {
-        for j in 1..=b.len() {
-            let cost = usize::from(a[i - 1] != b[j - 1]);
-            d[i][j] = (d[i - 1][j] + 1).min(d[i][j - 1] + 1).min(d[i - 1][j - 1] + cost);
-            if i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1] {
-                d[i][j] = d[i][j].min(d[i - 2][j - 2] + 1);
-            }
-        }
-    }
-    d[a.len()][b.len()]
-}
-
-/// The candidate closest to `name` (at most 2 edits, or a case-insensitive match), for "did you
-/// mean" hints.
-pub(crate) fn closest<'a>(name: &str, candidates: impl IntoIterator<Item = &'a str>) -> Option<&'a str> {
-    candidates
-        .into_iter()
-        .filter(|c| *c != name)
-        .map(|c| (if c.eq_ignore_ascii_case(name) { 0 } else { distance(name, c) }, c))
-        .filter(|(d, _)| *d <= 2)
-        .min_by_key(|(d, _)| *d)
-        .map(|(_, c)| c)
-}
-
-/// `" (did you mean `x`?)"` or nothing.
-pub(crate) fn did_you_mean<'a>(name: &str, candidates: impl IntoIterator<Item = &'a str>) -> String {
-    match closest(name, candidates) {
-        Some(c) => format!(" (did you mean `{c}`?)"),
-        None => String::new(),
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -160,15 +117,5 @@ mod tests {
         assert_eq!(ident("self", Span::call_site()).to_string(), "self_");
         assert_eq!(ident("city", Span::call_site()).to_string(), "city");
         assert_eq!(handler_name("get-weather"), "get_weather");
-    }
-
-    #[test]
-    fn suggestions() {
-        assert_eq!(distance("questoin", "question"), 1);
-        assert_eq!(distance("kitten", "sitting"), 3);
-        assert_eq!(closest("questoin", ["name", "question"]), Some("question"));
-        assert_eq!(closest("Question", ["question"]), Some("question"));
-        assert_eq!(closest("zzz", ["question"]), None);
-        assert_eq!(did_you_mean("strng", ["string", "integer"]), " (did you mean `string`?)");
     }
 }

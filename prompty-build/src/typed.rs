@@ -1,6 +1,6 @@
 //! Reading a `.prompty` file at compile time into the description of its typed module
-//! ([`TypedPrompt`]), with every check that needs only the file: the loader's own errors, input
-//! kinds, duplicate names, bindings, the template's syntax and variables.
+//! ([`TypedPrompt`]), after every check that needs only the files ([`prompty_core::analysis`], the
+//! same analysis as the runtime's `prompty::check`) and the checks of its Rust form.
 //!
 //! ```
 //! let dir = std::env::temp_dir().join(format!("prompty-typed-doc-{}", std::process::id()));
@@ -14,67 +14,11 @@
 //! ```
 
 use crate::names;
-use crate::template;
-use prompty_core::{Agent, LoadOptions, Location, Property, PropertyKind, ToolKind};
-use serde_json::Value;
-use std::collections::{BTreeMap, HashMap};
-use std::fmt;
+use prompty_core::analysis::{self, Report};
+use prompty_core::{Agent, LoadOptions, Property, PropertyKind, ToolKind};
 use std::path::{Path, PathBuf};
 
-/// How serious a [`Diagnostic`] is.
-///
-/// ```
-/// use prompty_build::typed::{analyze, Severity};
-/// let dir = std::env::temp_dir().join(format!("prompty-doc-severity-{}", std::process::id()));
-/// std::fs::create_dir_all(&dir).unwrap();
-/// let path = dir.join("greet.prompty");
-/// std::fs::write(&path, "---\ninputs: [name, mood]\n---\nuser:\nHi {{ name }}").unwrap();
-/// let analysis = analyze(&path, "greet.prompty");
-/// assert_eq!(analysis.diagnostics[0].severity, Severity::Warning); // `mood` is never used
-/// assert!(analysis.prompt.is_some()); // a warning does not stop the prompt
-/// ```
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Severity {
-    /// The prompt cannot be compiled.
-    Error,
-    /// Worth a look (an input the template never uses).
-    Warning,
-}
-
-/// A problem found in a `.prompty` file. Its text starts with `file:line:column: `.
-///
-/// ```
-/// let dir = std::env::temp_dir().join(format!("prompty-doc-diagnostic-{}", std::process::id()));
-/// std::fs::create_dir_all(&dir).unwrap();
-/// let path = dir.join("greet.prompty");
-/// std::fs::write(&path, "---\ninputs: [name, mood]\n---\nuser:\nHi {{ name }}").unwrap();
-/// let analysis = prompty_build::typed::analyze(&path, "prompts/greet.prompty");
-/// assert_eq!(analysis.diagnostics[0].to_string(),
-///     "prompts/greet.prompty:2:16: the input `mood` is declared, but the template never uses it");
-/// ```
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Diagnostic {
-    /// Error or warning.
-    pub severity: Severity,
-    /// What is wrong and where.
-    pub message: String,
-}
-
-impl Diagnostic {
-    fn error(at: impl fmt::Display, message: impl fmt::Display) -> Diagnostic {
-        Diagnostic { severity: Severity::Error, message: format!("{at}: {message}") }
-    }
-
-    fn warning(at: impl fmt::Display, message: impl fmt::Display) -> Diagnostic {
-        Diagnostic { severity: Severity::Warning, message: format!("{at}: {message}") }
-    }
-}
-
-impl fmt::Display for Diagnostic {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(&self.message)
-    }
-}
+pub use prompty_core::analysis::{Diagnostic, Severity, MAX_CHILD_DEPTH};
 
 /// The Rust type of a field.
 ///
@@ -360,10 +304,6 @@ pub struct ChildPrompt {
     pub prompt: Box<TypedPrompt>,
 }
 
-/// How deep `kind: prompty` children are checked (a parent, its child, the child's child, ...);
-/// deeper, or a prompt that includes itself, is an error.
-pub const MAX_CHILD_DEPTH: usize = 4;
-
 /// The result of [`analyze`]: the prompt when it has no error, every diagnostic, and every file
 /// that was read (the prompt and the files its `${file:}` references read), to rebuild on change.
 ///
@@ -395,12 +335,11 @@ impl Analysis {
     }
 }
 
-const KINDS: [&str; 11] =
-    ["string", "integer", "float", "boolean", "array", "object", "union", "thread", "image", "file", "audio"];
-
-/// Reads `path` (absolute or relative to the current folder), naming it `display` in messages.
-/// `${env:}` references are kept as written: nothing from the build machine's environment reaches
-/// the generated code.
+/// Reads `path` (absolute or relative to the current folder), naming it `display` in messages,
+/// checks it with [`prompty_core::analysis`] (the same analysis as the runtime's
+/// `prompty::check`), then adds the checks of its Rust form (two names that would be the same
+/// field). `${env:}` references are kept as written: nothing from the build machine's environment
+/// reaches the generated code.
 ///
 /// ```
 /// let dir = std::env::temp_dir().join(format!("prompty-doc-analyze-{}", std::process::id()));
@@ -413,275 +352,118 @@ const KINDS: [&str; 11] =
 /// assert!(missing.errors().next().unwrap().to_string().starts_with("prompts/nope.prompty: file not found"));
 /// ```
 pub fn analyze(path: &Path, display: &str) -> Analysis {
-    analyze_at(path, display, 0)
-}
-
-/// [`analyze`] of a prompt `depth` levels below the one being compiled (a `kind: prompty` child).
-fn analyze_at(path: &Path, display: &str, depth: usize) -> Analysis {
-    let mut files = vec![path.to_path_buf()];
     let text = match std::fs::read_to_string(path) {
         Ok(t) => t,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
-            return failed(
-                Diagnostic::error(
-                    display,
-                    "file not found (paths are relative to the folder of the crate's Cargo.toml)",
-                ),
-                files,
-            )
+        Err(e) => {
+            let message = if e.kind() == std::io::ErrorKind::NotFound {
+                "file not found (paths are relative to the folder of the crate's Cargo.toml)".to_owned()
+            } else {
+                format!("cannot read the file: {e}")
+            };
+            return Analysis {
+                prompt: None,
+                diagnostics: vec![Diagnostic::error(display, message)],
+                files: vec![path.to_path_buf()],
+            };
         }
-        Err(e) => return failed(Diagnostic::error(display, format!("cannot read the file: {e}")), files),
     };
     let abs = std::fs::canonicalize(path).unwrap_or_else(|_| path.to_path_buf());
     let dir = abs.parent().map_or_else(|| PathBuf::from("."), Path::to_path_buf);
     let options = LoadOptions::new().keep_env_references();
-    let (agent, read) = prompty_core::load_str_tracked(&text, &dir, display, &options);
-    files.extend(read);
-    let agent = match agent {
-        Ok(a) => a,
-        Err(e) => return failed(Diagnostic { severity: Severity::Error, message: e.to_string() }, files),
-    };
-    let mut checker = Checker {
-        text: &text,
-        display,
-        diagnostics: Vec::new(),
-        structs: Vec::new(),
-        names: Vec::new(),
-        files: Vec::new(),
-        depth,
-        children: Vec::new(),
-    };
-    let prompt = checker.check(&agent, abs, dir);
-    files.append(&mut checker.files);
-    let mut diagnostics = checker.diagnostics;
-    let has_errors = diagnostics.iter().any(|d| d.severity == Severity::Error);
-    let prompt = if has_errors {
-        None
-    } else {
-        prompt.map(|mut p| {
-            p.warnings = diagnostics.iter().filter(|d| d.severity == Severity::Warning).cloned().collect();
-            p
-        })
-    };
-    diagnostics.sort_by_key(|d| sort_key(&d.message, display));
-    Analysis { prompt, diagnostics, files }
+    let mut report = analysis::check_str(&text, &dir, display, &options);
+    let mut files = vec![path.to_path_buf()];
+    files.extend(report.files.iter().cloned());
+    let prompt = if report.has_errors() { None } else { typed_prompt(&mut report, abs, dir) };
+    let prompt = prompt.filter(|_| !report.has_errors()).map(|mut p| {
+        p.warnings = report.warnings().cloned().collect();
+        p
+    });
+    Analysis { prompt, diagnostics: report.diagnostics, files }
 }
 
-fn failed(diagnostic: Diagnostic, files: Vec<PathBuf>) -> Analysis {
-    Analysis { prompt: None, diagnostics: vec![diagnostic], files }
+/// The Rust form of a prompt whose analysis has no error; errors of that form (field name
+/// collisions, in the prompt or its children) are added to `report`.
+fn typed_prompt(report: &mut Report, path: PathBuf, base_dir: PathBuf) -> Option<TypedPrompt> {
+    let agent = report.agent.clone()?;
+    let mut builder = Builder { report, structs: Vec::new(), names: ["Inputs", "Output"].map(str::to_owned).to_vec() };
+    let inputs = agent.inputs.clone().unwrap_or_default();
+    let input_fields = builder.fields(&inputs, "inputs", "input", "");
+    let outputs = agent.outputs.as_ref().map(|outputs| builder.fields(outputs, "outputs", "output", "Output"));
+    let tools = builder.tools(&agent);
+    let structs = builder.structs;
+    let mut children = Vec::new();
+    for child in std::mem::take(&mut report.children) {
+        let mut child_report = child.report;
+        let base = child.path.parent().map_or_else(|| PathBuf::from("."), Path::to_path_buf);
+        let prompt = typed_prompt(&mut child_report, child.path.clone(), base);
+        let at = report.locate(&format!("tools[{}].path", tool_index(&agent, &child.tool)));
+        for d in child_report.errors() {
+            let what = format!("the child prompt `{}` of the prompty tool `{}`", child.tool_path, child.tool);
+            report.add(Diagnostic {
+                severity: Severity::Error,
+                message: format!("{} (in {what}, declared at {at})", d.message),
+            });
+        }
+        if let Some(prompt) = prompt.filter(|_| !child_report.has_errors()) {
+            children.push(ChildPrompt { tool_path: child.tool_path, prompt: Box::new(prompt) });
+        }
+    }
+    let source = agent.source.as_ref()?;
+    Some(TypedPrompt {
+        display_path: report.display().to_owned(),
+        path,
+        base_dir,
+        body_line: source.body_line,
+        name: agent.name.clone(),
+        description: agent.description.clone(),
+        agent_json: serde_json::to_string(&agent).unwrap_or_default(),
+        inputs: input_fields,
+        outputs,
+        structs,
+        tools,
+        has_tools: agent.tools.as_ref().is_some_and(|t| !t.is_empty()),
+        mcp_tools: agent
+            .tools
+            .iter()
+            .flatten()
+            .filter_map(|t| match &t.kind {
+                ToolKind::Mcp(m) => Some(format!("`{}` (MCP server `{}`)", t.name, m.server_name)),
+                _ => None,
+            })
+            .collect(),
+        warnings: Vec::new(),
+        children,
+    })
 }
 
-/// Orders diagnostics by line and column.
-fn sort_key(message: &str, display: &str) -> (usize, usize) {
-    let rest = message.strip_prefix(display).and_then(|r| r.strip_prefix(':')).unwrap_or("");
-    let mut parts = rest.splitn(3, ':').map(|p| p.parse::<usize>().unwrap_or(usize::MAX));
-    (parts.next().unwrap_or(0), parts.next().unwrap_or(0))
+fn tool_index(agent: &Agent, tool: &str) -> usize {
+    agent.tools.iter().flatten().position(|t| t.name == tool).unwrap_or(0)
 }
 
-struct Checker<'a> {
-    text: &'a str,
-    display: &'a str,
-    diagnostics: Vec<Diagnostic>,
+/// Builds the Rust types of a prompt the analysis accepted.
+struct Builder<'r> {
+    report: &'r mut Report,
     structs: Vec<StructDef>,
     /// Type names taken in the module.
     names: Vec<String>,
-    /// Files read by the checks (OpenAPI specifications, child prompts), for rebuild tracking.
-    files: Vec<PathBuf>,
-    /// How many parents the prompt has (0 for the prompt being compiled).
-    depth: usize,
-    /// The checked children of its `kind: prompty` tools.
-    children: Vec<ChildPrompt>,
 }
 
-impl Checker<'_> {
-    fn at(&self, field: &str) -> Location {
-        prompty_core::locate_field(self.text, self.display, field)
-    }
-
-    fn error(&mut self, at: impl fmt::Display, message: impl fmt::Display) {
-        self.diagnostics.push(Diagnostic::error(at, message));
-    }
-
-    fn warning(&mut self, at: impl fmt::Display, message: impl fmt::Display) {
-        self.diagnostics.push(Diagnostic::warning(at, message));
-    }
-
-    /// `template.format` and `template.parser`: a built-in key in the wrong case is an error (keys
-    /// are case-sensitive, so the runtime would not find it); any other unknown key is a warning
-    /// (a crate may register a renderer or parser under it), and its template goes unchecked.
-    fn template_keys(&mut self, agent: &Agent) {
-        let checks = [
-            ("format", "format", agent.template.format.kind.as_str(), &FORMATS[..], "renderer"),
-            ("parser", "parser", agent.template.parser.kind.as_str(), &PARSERS[..], "parser"),
-        ];
-        for (key, what, kind, known, component) in checks {
-            if known.contains(&kind) {
-                continue;
-            }
-            let at = self.at(&format!("template.{key}.kind"));
-            let list = known.iter().map(|k| format!("`{k}`")).collect::<Vec<_>>().join(", ");
-            if let Some(right) = known.iter().find(|k| k.eq_ignore_ascii_case(kind)) {
-                self.error(
-                    at,
-                    format!(
-                        "unknown template {what} `{kind}` (did you mean `{right}`?): {component} keys are case-sensitive"
-                    ),
-                );
-            } else {
-                let hint = names::did_you_mean(kind, known.iter().copied());
-                let unchecked = if key == "format" { "; the template is not checked" } else { "" };
-                self.warning(
-                    at,
-                    format!(
-                        "unknown template {what} `{kind}`{hint}: the built-in ones are {list}; a {component} must be \
-                         registered under `{kind}` at run time{unchecked}"
-                    ),
-                );
-            }
-        }
-    }
-
-    /// Keys of `model.options` that the runtime ignores, for the built-in providers: a warning
-    /// with the closest known key ([`prompty_core::ModelOptions::KNOWN_KEYS`]).
-    fn model_options(&mut self, agent: &Agent) {
-        let Some(provider) = agent.model.as_ref().and_then(|m| m.provider.as_deref()) else { return };
-        if !PROVIDERS.contains(&provider) {
-            return;
-        }
-        let Some(frontmatter) = frontmatter_text(self.text) else { return };
-        let Ok(value) = prompty_core::parse_yaml(frontmatter) else { return };
-        let Some(options) = value.get("model").and_then(|m| m.get("options")).and_then(|o| o.as_object()) else {
-            return;
-        };
-        let known = prompty_core::ModelOptions::KNOWN_KEYS;
-        for key in options.keys() {
-            if known.contains(&key.as_str()) {
-                continue;
-            }
-            let at = self.at(&format!("model.options.{key}"));
-            let hint = names::did_you_mean(key, known);
-            self.warning(
-                at,
-                format!(
-                    "unknown model option `{key}`{hint}: the `{provider}` provider ignores it; the options are {}, and \
-                     options sent to the API as written go under `additionalProperties`",
-                    known.join(", ")
-                ),
-            );
-        }
-    }
-
-    /// Checks every `default` and `example` of `props` (and of their nested properties) against
-    /// its property: kind, `enumValues`, `properties` of objects, `items` of arrays.
-    fn values_fit(&mut self, props: &[Property], path: &str, what: &str) {
-        for (i, p) in props.iter().enumerate() {
-            let here = format!("{path}[{i}]");
-            for (key, value) in [("default", &p.default), ("example", &p.example)] {
-                let Some(value) = value else { continue };
-                if let Err(problem) = value_fits(value, p, "") {
-                    let at = self.at(&format!("{here}.{key}"));
-                    let shown = if p.name.is_empty() { what.to_owned() } else { format!("{what} `{}`", p.name) };
-                    self.error(at, format!("the {key} of the {shown} does not fit it: {problem}"));
-                }
-            }
-            if let Some(nested) = &p.properties {
-                self.values_fit(nested, &format!("{here}.properties"), "property");
-            }
-            if let Some(items) = &p.items {
-                self.values_fit(std::slice::from_ref(&**items), &format!("{here}.items"), "items");
-            }
-        }
-    }
-
-    fn check(&mut self, agent: &Agent, path: PathBuf, base_dir: PathBuf) -> Option<TypedPrompt> {
-        let source = agent.source.as_ref()?;
-        let body_line = source.body_line;
-        self.names = ["Inputs", "Output"].map(str::to_owned).to_vec();
-        let inputs = agent.inputs.clone().unwrap_or_default();
-        let input_fields = self.fields(&inputs, "inputs", "input", "");
-        let outputs = agent.outputs.as_ref().map(|outputs| self.fields(outputs, "outputs", "output", "Output"));
-        for (section, what) in [("inputs", "input"), ("outputs", "output"), ("tools", "tool")] {
-            self.duplicate_keys(section, what);
-        }
-        self.template_keys(agent);
-        self.model_options(agent);
-        self.values_fit(&inputs, "inputs", "input");
-        if let Some(outputs) = &agent.outputs {
-            self.values_fit(outputs, "outputs", "output");
-        }
-        let tools = self.tools(agent, &inputs, &base_dir);
-        let used = self.template(agent, &inputs, body_line);
-        let mut used_by_bindings = Vec::new();
-        for tool in agent.tools.iter().flatten() {
-            used_by_bindings.extend(tool.bindings.iter().map(|b| b.input.clone()));
-        }
-        if let Some(used) = used {
-            for (i, input) in inputs.iter().enumerate() {
-                if !used.contains(&input.name) && !used_by_bindings.contains(&input.name) {
-                    let at = self.at(&format!("inputs[{i}]"));
-                    self.diagnostics.push(Diagnostic::warning(
-                        at,
-                        format!("the input `{}` is declared, but the template never uses it", input.name),
-                    ));
-                }
-            }
-        }
-        let agent_json = serde_json::to_string(agent).unwrap_or_default();
-        Some(TypedPrompt {
-            display_path: self.display.to_owned(),
-            path,
-            base_dir,
-            body_line,
-            name: agent.name.clone(),
-            description: agent.description.clone(),
-            agent_json,
-            inputs: input_fields,
-            outputs,
-            structs: std::mem::take(&mut self.structs),
-            tools,
-            has_tools: agent.tools.as_ref().is_some_and(|t| !t.is_empty()),
-            mcp_tools: agent
-                .tools
-                .iter()
-                .flatten()
-                .filter_map(|t| match &t.kind {
-                    prompty_core::ToolKind::Mcp(m) => Some(format!("`{}` (MCP server `{}`)", t.name, m.server_name)),
-                    _ => None,
-                })
-                .collect(),
-            warnings: Vec::new(),
-            children: std::mem::take(&mut self.children),
-        })
-    }
-
-    /// The fields for a list of properties at key path `path`, checking kinds, duplicate names and
-    /// field name collisions; nested structs are named `prefix` + the property's name.
+impl Builder<'_> {
+    /// The fields for a list of properties at key path `path` (checking that no two names become
+    /// the same field); nested structs are named `prefix` + the property's name.
     fn fields(&mut self, props: &[Property], path: &str, what: &str, prefix: &str) -> Vec<Field> {
         let mut fields: Vec<Field> = Vec::new();
-        let mut seen: HashMap<&str, usize> = HashMap::new();
         for (i, p) in props.iter().enumerate() {
             let here = format!("{path}[{i}]");
-            if let Some(&first) = seen.get(p.name.as_str()) {
-                let first_line = self.at(&format!("{path}[{first}]")).line.unwrap_or(0);
-                let at = self.at(&here);
-                self.error(at, format!("the {what} `{}` is declared twice (first on line {first_line})", p.name));
-                continue;
-            }
-            seen.insert(&p.name, i);
-            if p.name.is_empty() {
-                let at = self.at(&here);
-                self.error(at, format!("every {what} needs a name"));
-                continue;
-            }
             let ty = self.field_type(p, &here, what, &format!("{prefix}{}", names::pascal_case(&p.name)));
             let rust_name = names::snake_case(&p.name);
             if let Some(other) = fields.iter().find(|f| f.rust_name == rust_name) {
-                let at = self.at(&here);
+                let at = self.report.locate(&here);
                 let message = format!(
                     "the {what}s `{}` and `{}` would both be the field `{rust_name}`: rename one of them",
                     other.name, p.name
                 );
-                self.error(at, message);
+                self.report.add(Diagnostic::error(at, message));
                 continue;
             }
             let optional = !p.required || p.default.is_some();
@@ -698,7 +480,7 @@ impl Checker<'_> {
             PropertyKind::Boolean => FieldType::Boolean,
             PropertyKind::Thread => FieldType::Thread,
             PropertyKind::Image | PropertyKind::File | PropertyKind::Audio => FieldType::Media,
-            PropertyKind::Union => FieldType::Json,
+            PropertyKind::Union | PropertyKind::Other(_) => FieldType::Json,
             PropertyKind::Array => match &p.items {
                 Some(items) => {
                     let item_name = format!("{type_name}Item");
@@ -717,55 +499,6 @@ impl Checker<'_> {
                 }
                 _ => FieldType::Json,
             },
-            PropertyKind::Other(kind) => {
-                let at = self.at(&format!("{here}.kind"));
-                let hint = names::did_you_mean(kind, KINDS);
-                let shown = if p.name.is_empty() { what.to_owned() } else { format!("{what} `{}`", p.name) };
-                self.error(
-                    at,
-                    format!("unknown kind `{kind}` for the {shown}{hint}: the kinds are {}", KINDS.join(", ")),
-                );
-                FieldType::Json
-            }
-        }
-    }
-
-    /// Duplicate names in the mapping form of a top-level section (`inputs:\n  q: ...\n  q: ...`),
-    /// which YAML loading silently collapses into the last one.
-    fn duplicate_keys(&mut self, section: &str, what: &str) {
-        let Some(yaml_start) = self.text.lines().position(|l| l.trim() == "---") else { return };
-        let lines: Vec<&str> = self.text.lines().collect();
-        let header = format!("{section}:");
-        let Some(start) = (yaml_start + 1..lines.len()).find(|&i| lines[i].trim_end() == header) else { return };
-        let mut child_indent = None;
-        let mut seen: HashMap<String, usize> = HashMap::new();
-        for (i, line) in lines.iter().enumerate().skip(start + 1) {
-            let trimmed = line.trim_start();
-            if trimmed.is_empty() || trimmed.starts_with('#') {
-                continue;
-            }
-            if line.trim() == "---" {
-                break;
-            }
-            let indent = line.len() - trimmed.len();
-            if indent == 0 {
-                break;
-            }
-            let child = *child_indent.get_or_insert(indent);
-            if indent != child || trimmed.starts_with("- ") {
-                if indent < child {
-                    break;
-                }
-                continue;
-            }
-            let Some((key, _)) = trimmed.split_once(':') else { continue };
-            let key = key.trim().trim_matches(|c| c == '"' || c == '\'').to_owned();
-            if let Some(first) = seen.get(&key) {
-                let at = Location::file(self.display).at(i + 1, indent + 1);
-                self.error(at, format!("the {what} `{key}` is declared twice (first on line {})", first + 1));
-            } else {
-                seen.insert(key, i);
-            }
         }
     }
 
@@ -783,485 +516,43 @@ impl Checker<'_> {
         name
     }
 
-    fn tools(&mut self, agent: &Agent, inputs: &[Property], base_dir: &Path) -> Vec<FunctionTool> {
+    /// The function tools, whose handlers the generated code checks.
+    fn tools(&mut self, agent: &Agent) -> Vec<FunctionTool> {
         let mut out = Vec::new();
-        let mut seen: HashMap<String, usize> = HashMap::new();
         for (i, tool) in agent.tools.iter().flatten().enumerate() {
+            let ToolKind::Function(f) = &tool.kind else { continue };
             let here = format!("tools[{i}]");
-            if let Some(first) = seen.get(&tool.name) {
-                let first_line = self.at(&format!("tools[{first}]")).line.unwrap_or(0);
-                let at = self.at(&here);
-                self.error(at, format!("the tool `{}` is declared twice (first on line {first_line})", tool.name));
-                continue;
-            }
-            seen.insert(tool.name.clone(), i);
-            let params: &[Property] = match &tool.kind {
-                ToolKind::Function(f) => &f.parameters,
-                _ => &[],
-            };
-            let openapi_arguments = match &tool.kind {
-                ToolKind::OpenApi(o) => self.openapi(&tool.name, &o.specification, &here, base_dir),
-                _ => None,
-            };
-            let child_inputs = match &tool.kind {
-                ToolKind::Prompty(p) => self.child(&tool.name, &p.path, &here, base_dir),
-                _ => None,
-            };
-            for binding in &tool.bindings {
-                let at = self.at(&format!("{here}.bindings.{}", binding.name));
-                if !inputs.iter().any(|p| p.name == binding.input) {
-                    let hint = names::did_you_mean(&binding.input, inputs.iter().map(|p| p.name.as_str()));
-                    self.error(
-                        at,
-                        format!(
-                            "the tool `{}` binds its parameter `{}` to the input `{}`, which is not declared{hint}",
-                            tool.name, binding.name, binding.input
-                        ),
-                    );
-                } else if let Some(arguments) = openapi_arguments.as_ref().filter(|a| !a.contains(&binding.name)) {
-                    let hint = names::did_you_mean(&binding.name, arguments.iter().map(String::as_str));
-                    self.error(
-                        at,
-                        format!(
-                            "the tool `{}` binds `{}`, which is not a parameter of any operation of its specification{hint}",
-                            tool.name, binding.name
-                        ),
-                    );
-                } else if let Some((child, names)) = child_inputs.as_ref().filter(|(_, n)| !n.contains(&binding.name)) {
-                    let hint = names::did_you_mean(&binding.name, names.iter().map(String::as_str));
-                    self.error(
-                        at,
-                        format!(
-                            "the tool `{}` binds `{}`, which is not an input of its child prompt `{child}`{hint}",
-                            tool.name, binding.name
-                        ),
-                    );
-                } else if matches!(tool.kind, ToolKind::Function(_)) && !params.iter().any(|p| p.name == binding.name) {
-                    let hint = names::did_you_mean(&binding.name, params.iter().map(|p| p.name.as_str()));
-                    self.error(
-                        at,
-                        format!(
-                            "the tool `{}` binds `{}`, which is not one of its parameters{hint}",
-                            tool.name, binding.name
-                        ),
-                    );
-                }
-            }
-            let ToolKind::Function(_) = &tool.kind else { continue };
-            let mut checked = Vec::new();
-            let mut seen_params: HashMap<&str, usize> = HashMap::new();
-            for (j, p) in params.iter().enumerate() {
-                let phere = format!("{here}.parameters[{j}]");
-                if let Some(&first) = seen_params.get(p.name.as_str()) {
-                    let first_line = self.at(&format!("{here}.parameters[{first}]")).line.unwrap_or(0);
-                    let at = self.at(&phere);
-                    self.error(
-                        at,
-                        format!(
-                            "the parameter `{}` of the tool `{}` is declared twice (first on line {first_line})",
-                            p.name, tool.name
-                        ),
-                    );
-                    continue;
-                }
-                seen_params.insert(&p.name, j);
-                let kind = self.param_kind(p, &phere);
-                let at = self.at(&format!("{phere}.name")).to_string();
-                checked.push(ToolParam { name: p.name.clone(), kind_text: kind_phrase(&kind), kind, at });
-            }
+            let params = f
+                .parameters
+                .iter()
+                .enumerate()
+                .map(|(j, p)| {
+                    let kind = param_kind(p);
+                    let at = self.report.locate(&format!("{here}.parameters[{j}].name")).to_string();
+                    ToolParam { name: p.name.clone(), kind_text: kind_phrase(&kind), kind, at }
+                })
+                .collect();
             out.push(FunctionTool {
                 name: tool.name.clone(),
                 handler: names::handler_name(&tool.name),
-                at: self.at(&format!("{here}.name")).to_string(),
-                params: checked,
+                at: self.report.locate(&format!("{here}.name")).to_string(),
+                params,
             });
         }
         out
     }
-
-    /// Checks the `specification` of an `openapi` tool when it is a local file: it exists inside
-    /// the prompt's folder, is an OpenAPI 3.0/3.1 or Swagger 2.0 document (read by the same
-    /// `prompty_core::openapi` reader as the runtime) and has an operation. Returns the argument
-    /// names of all its operations (for the bindings), or `None` when it was not checked (a URL,
-    /// an `${env:}` reference, an error).
-    fn openapi(&mut self, tool: &str, specification: &str, here: &str, base_dir: &Path) -> Option<Vec<String>> {
-        use prompty_core::Error;
-        let written = specification.trim();
-        if written.is_empty() {
-            let at = self.at(&format!("{here}.name"));
-            self.error(
-                at,
-                format!(
-                    "the openapi tool `{tool}` needs a `specification` (a file next to the prompt, or an http(s) URL)"
-                ),
-            );
-            return None;
-        }
-        if written.starts_with("http://") || written.starts_with("https://") || written.contains("${") {
-            return None;
-        }
-        let at = self.at(&format!("{here}.specification"));
-        let joined = base_dir.join(written);
-        if joined.is_file() {
-            // Tracked even when it is not a valid document, so fixing it triggers a rebuild.
-            self.files.push(std::fs::canonicalize(&joined).unwrap_or(joined));
-        }
-        let what = format!("the specification `{written}` of the openapi tool `{tool}`");
-        match prompty_core::openapi::read_spec_file(base_dir, written, &LoadOptions::new(), self.display) {
-            Ok((_, spec)) if spec.operations.is_empty() => {
-                self.error(
-                    at,
-                    format!("{what} has no operations (no `paths` with a method): the model could call nothing"),
-                );
-                None
-            }
-            Ok((_, spec)) => {
-                let mut arguments: Vec<String> = Vec::new();
-                for op in &spec.operations {
-                    for name in op.argument_names() {
-                        if !arguments.iter().any(|a| a == name) {
-                            arguments.push(name.to_owned());
-                        }
-                    }
-                }
-                Some(arguments)
-            }
-            Err(Error::FileNotFound { .. }) => {
-                self.error(at, format!("{what} was not found (the path is relative to the prompt's folder)"));
-                None
-            }
-            Err(Error::FileOutsideRoots { .. }) => {
-                self.error(at, format!("{what} is outside the prompt's folder"));
-                None
-            }
-            Err(Error::InvalidField { field, message, .. }) => {
-                let field = if field == "#" || field == "specification" { String::new() } else { format!("{field}: ") };
-                self.error(at, format!("{what} is not a valid OpenAPI document: {field}{message}"));
-                None
-            }
-            Err(e) => {
-                self.error(at, format!("{what} cannot be read: {e}"));
-                None
-            }
-        }
-    }
-
-    /// Checks the child prompt of a `kind: prompty` tool: it exists inside the prompt's folder
-    /// (confined like `${file:}` references) and passes the same analysis as a prompt of its own,
-    /// its errors naming the child's file, line and column and the tool that runs it. Returns the
-    /// child as named in messages and its input names (for the bindings), or `None` when it was
-    /// not checked (an `${env:}` reference, an error).
-    fn child(&mut self, tool: &str, written: &str, here: &str, base_dir: &Path) -> Option<(String, Vec<String>)> {
-        use prompty_core::Error;
-        if written.trim().is_empty() || written.contains("${") {
-            return None;
-        }
-        let at = self.at(&format!("{here}.path"));
-        let what = format!("the child prompt `{written}` of the prompty tool `{tool}`");
-        let path = match prompty_core::confine_path(base_dir, written, &LoadOptions::new()) {
-            Ok(path) => path,
-            Err(Error::FileNotFound { .. }) => {
-                self.error(at, format!("{what} was not found (the path is relative to the prompt's folder)"));
-                return None;
-            }
-            Err(Error::FileOutsideRoots { .. }) => {
-                self.error(at, format!("{what} is outside the prompt's folder"));
-                return None;
-            }
-            Err(e) => {
-                self.error(at, format!("{what} cannot be read: {e}"));
-                return None;
-            }
-        };
-        if self.depth + 1 >= MAX_CHILD_DEPTH {
-            self.error(
-                at,
-                format!("{what} nests prompts more than {MAX_CHILD_DEPTH} deep (does a prompt run itself as a tool?)"),
-            );
-            return None;
-        }
-        let display = child_display(self.display, written);
-        let analysis = analyze_at(&path, &display, self.depth + 1);
-        self.files.extend(analysis.files.iter().cloned());
-        let mut failed = false;
-        for d in analysis.errors() {
-            failed = true;
-            self.diagnostics.push(Diagnostic {
-                severity: Severity::Error,
-                message: format!("{} (in {what}, declared at {at})", d.message),
-            });
-        }
-        let prompt = analysis.prompt.filter(|_| !failed)?;
-        let inputs = prompt.inputs.iter().map(|f| f.name.clone()).collect();
-        self.children.push(ChildPrompt { tool_path: written.to_owned(), prompt: Box::new(prompt) });
-        Some((display, inputs))
-    }
-
-    fn param_kind(&mut self, p: &Property, here: &str) -> ParamKind {
-        match &p.kind {
-            PropertyKind::String => ParamKind::String,
-            PropertyKind::Integer => ParamKind::Integer,
-            PropertyKind::Float => ParamKind::Float,
-            PropertyKind::Boolean => ParamKind::Boolean,
-            PropertyKind::Object => ParamKind::Object,
-            PropertyKind::Array => {
-                ParamKind::Array(p.items.as_ref().map(|i| Box::new(self.param_kind(i, &format!("{here}.items")))))
-            }
-            PropertyKind::Other(kind) => {
-                let at = self.at(&format!("{here}.kind"));
-                let hint = names::did_you_mean(kind, KINDS);
-                self.error(
-                    at,
-                    format!(
-                        "unknown kind `{kind}` for the parameter `{}`{hint}: the kinds are {}",
-                        p.name,
-                        KINDS.join(", ")
-                    ),
-                );
-                ParamKind::Any
-            }
-            _ => ParamKind::Any,
-        }
-    }
-
-    /// Checks the template; returns the root names it mentions (`None` for a renderer whose
-    /// syntax is unknown, or when the template does not parse).
-    fn template(
-        &mut self,
-        agent: &Agent,
-        inputs: &[Property],
-        body_line: usize,
-    ) -> Option<std::collections::BTreeSet<String>> {
-        let source = agent.instructions.as_deref().unwrap_or("");
-        let format = agent.template.format.kind.as_str();
-        let display = self.display;
-        let place = |line: usize, column: usize| Location::file(display).at(body_line + line - 1, column);
-        for ((line, column), word, role) in template::misspelt_role_markers(source) {
-            self.diagnostics.push(Diagnostic::warning(
-                place(line, column),
-                format!("the line `{word}:` is not a role marker: did you mean `{role}:`?"),
-            ));
-        }
-        match template::analyze(format, source)? {
-            Err(e) => {
-                let at = place(e.line, e.column);
-                self.error(at, format!("template error ({format}): {}", e.message));
-                None
-            }
-            Ok(vars) => {
-                for unknown in &vars.unknown {
-                    let (line, column) = unknown.at;
-                    let message = format!("unknown Jinja {} `{}`{}", unknown.what, unknown.name, unknown.hint);
-                    self.error(place(line, column), message);
-                }
-                let declared: Vec<&str> = inputs.iter().map(|p| p.name.as_str()).collect();
-                let mut undeclared: BTreeMap<(usize, usize), String> = BTreeMap::new();
-                for (name, at) in &vars.required {
-                    if declared.contains(&name.as_str()) {
-                        continue;
-                    }
-                    match vars.guarded.get(name) {
-                        // Read only where the template tests whether it is there: not an error.
-                        Some(((line, column), test)) => self.diagnostics.push(Diagnostic::warning(
-                            place(*line, *column),
-                            format!(
-                                "the template tests `{name} is {test}`, but no input declares `{name}`: it is never an input"
-                            ),
-                        )),
-                        None => {
-                            undeclared.insert(*at, name.clone());
-                        }
-                    }
-                }
-                for access in &vars.accesses {
-                    self.template_access(access, inputs, &place);
-                }
-                for ((line, column), name) in undeclared {
-                    let hint = names::did_you_mean(&name, declared.iter().copied());
-                    let message = if declared.is_empty() {
-                        format!(
-                            "the template uses `{name}`, which no input declares (the prompt declares no `inputs:`)"
-                        )
-                    } else {
-                        format!("the template uses `{name}`, which no input declares{hint}")
-                    };
-                    self.error(place(line, column), message);
-                }
-                Some(vars.mentioned)
-            }
-        }
-    }
 }
 
-impl Checker<'_> {
-    /// Checks a property read in the template (`user.name`, `item["title"]`) against the declared
-    /// `properties` of the input it comes from; objects without `properties` are open.
-    fn template_access(
-        &mut self,
-        access: &template::Access,
-        inputs: &[Property],
-        place: &dyn Fn(usize, usize) -> Location,
-    ) {
-        let Some(mut base) = inputs.iter().find(|p| p.name == access.root) else { return };
-        for step in &access.steps {
-            let next = match step {
-                template::Step::Field(name) => {
-                    base.properties.as_ref().and_then(|props| props.iter().find(|p| p.name == *name))
-                }
-                template::Step::Element if matches!(base.kind, PropertyKind::Array) => base.items.as_deref(),
-                template::Step::Element => None,
-            };
-            let Some(next) = next else { return };
-            base = next;
-        }
-        let Some(props) =
-            base.properties.as_ref().filter(|props| matches!(base.kind, PropertyKind::Object) && !props.is_empty())
-        else {
-            return;
-        };
-        if props.iter().any(|p| p.name == access.name) {
-            return;
-        }
-        let known: Vec<&str> = props.iter().map(|p| p.name.as_str()).collect();
-        let hint = names::did_you_mean(&access.name, known.iter().copied());
-        let (line, column) = access.at;
-        self.error(
-            place(line, column),
-            format!(
-                "`{}` has no property `{}`{hint}: its properties are {}",
-                access.shown,
-                access.name,
-                known.join(", ")
-            ),
-        );
-    }
-}
-
-/// The renderer keys the runtime has built in (`prompty/src/renderers`).
-const FORMATS: [&str; 3] = ["jinja2", "jinja", "mustache"];
-/// The parser keys the runtime has built in (`prompty/src/parser.rs`).
-const PARSERS: [&str; 1] = ["prompty"];
-/// The providers the runtime has built in, whose options are [`prompty_core::ModelOptions`].
-const PROVIDERS: [&str; 4] = ["openai", "azure", "foundry", "anthropic"];
-
-/// The frontmatter of a `.prompty` file: after leading blank lines, the lines between a `---`
-/// (or `+++`) line and the next one, as the loader splits it.
-fn frontmatter_text(text: &str) -> Option<&str> {
-    let text = text.strip_prefix('\u{feff}').unwrap_or(text);
-    let delimiter = |line: &str| matches!(line.trim(), "---" | "+++");
-    let mut offset = 0;
-    let mut start = None;
-    for line in text.split_inclusive('\n') {
-        offset += line.len();
-        match start {
-            None if line.trim().is_empty() => {}
-            None if delimiter(line) => start = Some(offset),
-            None => return None,
-            Some(begin) if delimiter(line) => return Some(&text[begin..offset - line.len()]),
-            Some(_) => {}
-        }
-    }
-    None
-}
-
-/// Whether `value` fits the property `p`; else what was expected where (`at` is the path inside
-/// the value, `""` at its root).
-fn value_fits(value: &Value, p: &Property, at: &str) -> Result<(), String> {
-    let place = if at.is_empty() { String::new() } else { format!(" at `{at}`") };
-    if value.is_null() {
-        return if p.nullable { Ok(()) } else { Err(format!("expected {}{place}, found null", expected(p))) };
-    }
-    let fits = match &p.kind {
-        PropertyKind::String => value.is_string(),
-        PropertyKind::Integer => value.is_i64() || value.is_u64(),
-        PropertyKind::Float => value.is_number(),
-        PropertyKind::Boolean => value.is_boolean(),
-        PropertyKind::Array => value.is_array(),
-        PropertyKind::Object => value.is_object(),
-        PropertyKind::Union => {
-            let alternatives: Vec<&Property> = p.one_of.iter().chain(p.any_of.iter()).flatten().collect();
-            if !alternatives.is_empty() && !alternatives.iter().any(|alt| value_fits(value, alt, at).is_ok()) {
-                let kinds: Vec<String> = alternatives.iter().map(|alt| expected(alt)).collect();
-                return Err(format!("expected {}{place}, found {}", kinds.join(" or "), found(value)));
-            }
-            true
-        }
-        // Rich kinds and unknown kinds: not checked.
-        _ => true,
-    };
-    if !fits {
-        return Err(format!("expected {}{place}, found {}", expected(p), found(value)));
-    }
-    if let Some(values) = p.enum_values.as_ref().filter(|v| !v.is_empty()) {
-        if !values.contains(value) {
-            let shown: Vec<String> = values.iter().map(|v| format!("`{v}`")).collect();
-            return Err(format!(
-                "expected one of {}{place} (its `enumValues`), found {}",
-                shown.join(", "),
-                found(value)
-            ));
-        }
-    }
-    match value {
-        Value::Array(items) => {
-            if let Some(item) = &p.items {
-                for (i, v) in items.iter().enumerate() {
-                    value_fits(v, item, &format!("{at}[{i}]"))?;
-                }
-            }
-        }
-        Value::Object(map) => {
-            for property in p.properties.iter().flatten() {
-                if let Some(v) = map.get(&property.name) {
-                    let inner = if at.is_empty() { property.name.clone() } else { format!("{at}.{}", property.name) };
-                    value_fits(v, property, &inner)?;
-                }
-            }
-        }
-        _ => {}
-    }
-    Ok(())
-}
-
-/// What a property's kind expects, as a phrase (`an integer`, `an array of string`).
-fn expected(p: &Property) -> String {
+fn param_kind(p: &Property) -> ParamKind {
     match &p.kind {
-        PropertyKind::Array => match &p.items {
-            Some(items) => format!("an array of {}", items.kind.as_str()),
-            None => "an array".to_owned(),
-        },
-        PropertyKind::Integer => "an integer".to_owned(),
-        PropertyKind::Object => "an object".to_owned(),
-        PropertyKind::Union => "a union".to_owned(),
-        PropertyKind::Image => "an image".to_owned(),
-        PropertyKind::Audio => "an audio".to_owned(),
-        kind => format!("a {}", kind.as_str()),
+        PropertyKind::String => ParamKind::String,
+        PropertyKind::Integer => ParamKind::Integer,
+        PropertyKind::Float => ParamKind::Float,
+        PropertyKind::Boolean => ParamKind::Boolean,
+        PropertyKind::Object => ParamKind::Object,
+        PropertyKind::Array => ParamKind::Array(p.items.as_ref().map(|i| Box::new(param_kind(i)))),
+        _ => ParamKind::Any,
     }
-}
-
-/// A value as a phrase (`the string "ten"`, `the float 1.5`).
-fn found(value: &Value) -> String {
-    match value {
-        Value::Null => "null".to_owned(),
-        Value::Bool(b) => format!("the boolean `{b}`"),
-        Value::Number(n) if n.is_f64() => format!("the float `{n}`"),
-        Value::Number(n) => format!("the integer `{n}`"),
-        Value::String(s) => format!("the string `{s:?}`"),
-        Value::Array(_) => "an array".to_owned(),
-        Value::Object(_) => "an object".to_owned(),
-    }
-}
-
-/// A child's path as named in messages: `written` next to the parent as named (`prompts/a.prompty`
-/// and `./b.prompty` → `prompts/b.prompty`).
-fn child_display(parent: &str, written: &str) -> String {
-    let joined = Path::new(parent).parent().unwrap_or_else(|| Path::new("")).join(written);
-    let parts: Vec<String> = joined
-        .components()
-        .filter(|c| !matches!(c, std::path::Component::CurDir))
-        .map(|c| c.as_os_str().to_string_lossy().into_owned())
-        .collect();
-    parts.join("/").replace("//", "/")
 }
 
 fn kind_phrase(kind: &ParamKind) -> String {

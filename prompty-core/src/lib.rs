@@ -10,6 +10,8 @@
 //!   splitting, every shorthand of the format, `${env:}`/`${file:}` references (confined to the
 //!   prompt's folder), errors that name the file, line and field;
 //! - [`validate_inputs`];
+//! - [`analysis`]: every mistake knowable from the files, as diagnostics naming `file:line:column`
+//!   (the checks behind `include_prompty!`, `prompty::check` and the command line);
 //! - [`openapi`]: the reader of OpenAPI 3.0/3.1 and Swagger 2.0 documents behind `kind: openapi` tools.
 //!
 //! No async, no HTTP: those live in `prompty`.
@@ -24,6 +26,7 @@
 //! ```
 #![deny(missing_docs)]
 
+pub mod analysis;
 mod cache;
 mod error;
 mod frontmatter;

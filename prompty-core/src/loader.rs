@@ -344,6 +344,7 @@ fn load_str_inner(
         body_line,
         allowed_roots: options.allowed_roots.clone(),
         embedded: Vec::new(),
+        text: Some(std::sync::Arc::from(text)),
     });
     Ok(agent)
 }

@@ -682,3 +682,13 @@ fn a_type_error_on_a_value_from_the_environment_does_not_show_the_value() {
     assert!(!msg.contains("sk-very-secret-value"), "{msg}");
     assert!(msg.contains("[REDACTED]"), "{msg}");
 }
+
+#[test]
+fn the_kept_source_text_is_not_in_debug_output() {
+    let text = "---\nmodel:\n  id: gpt\n  connection:\n    kind: key\n    apiKey: sk-literal-in-the-file\n---\nHi";
+    let agent = prompty_core::load_str(text, ".", "literal.prompty").unwrap();
+    assert_eq!(agent.source.as_ref().and_then(|s| s.text.as_deref()), Some(text));
+    let debug = format!("{agent:?}");
+    assert!(!debug.contains("sk-literal-in-the-file"), "{debug}");
+    assert!(debug.contains(&format!("<{} bytes>", text.len())), "{debug}");
+}

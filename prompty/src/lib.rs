@@ -10,6 +10,7 @@
 //! | stage | functions |
 //! |---|---|
 //! | load | [`load`], [`load_with`], [`load_str`], [`load_str_with`], [`load_async`], [`load_with_async`], [`Agent::from_value`] |
+//! | check | [`check`] (every mistake the files show, and what this program's registries lack; [`analysis`]) |
 //! | validate | [`validate_inputs`] |
 //! | render | [`render`], [`render_async`] (renderers `jinja2` and `mustache`) |
 //! | parse | [`parse`] (parser `prompty`), [`expand_rich`] |
@@ -68,6 +69,7 @@ extern crate self as prompty;
 
 mod blocking;
 pub mod catalog;
+mod check;
 mod mark;
 mod nonce;
 mod parser;
@@ -85,6 +87,7 @@ mod typed;
 
 #[doc(hidden)]
 pub use catalog::{__make_loader, ToolLoaderRegistration};
+pub use check::check;
 pub use parser::{parse, parse_async};
 pub use pipeline::{
     invoke, invoke_async, load_async, load_with_async, prepare, prepare_async, render, render_async, run, run_async,

@@ -84,6 +84,7 @@ pub fn compiled_agent(json: &str, path: &str, base_dir: &str, body_line: usize) 
         body_line,
         allowed_roots: Vec::new(),
         embedded: Vec::new(),
+        text: None,
     });
     agent
 }

@@ -66,7 +66,7 @@ pub struct Agent {
 /// assert_eq!(src.base_dir, std::path::Path::new("."));
 /// # Ok::<(), prompty_core::Error>(())
 /// ```
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Clone, PartialEq, Eq)]
 pub struct AgentSource {
     /// The file, as the caller named it.
     pub path: String,
@@ -81,6 +81,23 @@ pub struct AgentSource {
     /// prompt's): the runtime runs them from this text instead of reading their files. Empty for
     /// a prompt loaded from a file.
     pub embedded: Vec<std::sync::Arc<EmbeddedPrompt>>,
+    /// The file's text as loaded, for the locations of [`crate::analysis::check_agent`]'s
+    /// diagnostics; `None` for an agent built in code or compiled into the program. Its `Debug`
+    /// form shows only its length (a prompt may hold a literal key).
+    pub text: Option<std::sync::Arc<str>>,
+}
+
+impl std::fmt::Debug for AgentSource {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("AgentSource")
+            .field("path", &self.path)
+            .field("base_dir", &self.base_dir)
+            .field("allowed_roots", &self.allowed_roots)
+            .field("body_line", &self.body_line)
+            .field("embedded", &self.embedded)
+            .field("text", &self.text.as_ref().map(|t| format!("<{} bytes>", t.len())))
+            .finish()
+    }
 }
 
 /// The child prompt of a `kind: prompty` tool, compiled into the program with its parent (see

@@ -1,4 +1,4 @@
-//! Compile-time analysis of a prompt's template: syntax errors, and the top-level variables it
+//! Static analysis of a prompt's template: syntax errors, and the top-level variables it
 //! reads, with the place of the first use of each, for the `jinja2` renderer (minijinja, with the
 //! runtime's syntax configuration) and the `mustache` renderer (a scan of its tags).
 
@@ -131,7 +131,7 @@ pub(crate) fn misspelt_role_markers(source: &str) -> Vec<((usize, usize), String
         }
         let closest = ROLES
             .iter()
-            .map(|r| (crate::names::distance(&lower, r), *r))
+            .map(|r| (super::suggest::distance(&lower, r), *r))
             .filter(|(d, r)| *d <= if r.len() <= 4 { 1 } else { 2 })
             .min_by_key(|(d, _)| *d);
         if let Some((_, role)) = closest {
@@ -153,10 +153,10 @@ pub(crate) fn line_column(text: &str, offset: usize) -> (usize, usize) {
 
 fn jinja(source: &str) -> Result<Variables, TemplateError> {
     // The same bound the runtime applies: minijinja's parser recurses once per nested operator.
-    if let Err((line, message)) = prompty_core::jinja::check_source(source) {
+    if let Err((line, message)) = crate::jinja::check_source(source) {
         return Err(TemplateError { line, column: 1, message });
     }
-    let env = prompty_core::jinja::environment();
+    let env = crate::jinja::environment();
     let template = env.template_from_str(source).map_err(|e| {
         // minijinja reports the line (the byte range needs its `debug` feature): point at the
         // line's first tag, else its first character.
@@ -370,8 +370,8 @@ impl<'s> Walker<'s, '_> {
 
     fn check_name(&mut self, what: &'static str, name: &str, offset: u32) {
         let (known, source): (&'static [&'static str], String) = match what {
-            "filter" => (prompty_core::jinja::FILTERS, "{{ name is filter }}".to_owned()),
-            _ => (prompty_core::jinja::TESTS, "{{ name is test }}".to_owned()),
+            "filter" => (crate::jinja::FILTERS, "{{ name is filter }}".to_owned()),
+            _ => (crate::jinja::TESTS, "{{ name is test }}".to_owned()),
         };
         if known.contains(&name) {
             return;
@@ -383,7 +383,7 @@ impl<'s> Walker<'s, '_> {
             .is_ok_and(|out| out.eq_ignore_ascii_case("true"));
         if !known_here {
             let at = self.place(offset);
-            let mut hint = crate::names::did_you_mean(name, known.iter().copied());
+            let mut hint = super::suggest::did_you_mean(name, known.iter().copied());
             if hint.is_empty() {
                 if let Some((_, to)) = ALIASES.iter().find(|(from, to)| *from == name && known.contains(to)) {
                     hint = format!(" (did you mean `{to}`?)");
@@ -710,18 +710,22 @@ mod tests {
     }
 
     /// Diagnostics of a prompt (errors and warnings) through the whole typed analysis.
-    fn diagnostics(name: &str, text: &str) -> Vec<(crate::typed::Severity, String)> {
-        let dir = std::env::temp_dir().join(format!("prompty-build-template-{}", std::process::id()));
+    fn diagnostics(name: &str, text: &str) -> Vec<(crate::analysis::Severity, String)> {
+        let dir = std::env::temp_dir().join(format!("prompty-core-template-{}", std::process::id()));
         std::fs::create_dir_all(&dir).unwrap();
         let path = dir.join(name);
         std::fs::write(&path, text).unwrap();
-        crate::typed::analyze(&path, name).diagnostics.into_iter().map(|d| (d.severity, d.message)).collect()
+        crate::analysis::check_file(&path, name, &crate::LoadOptions::new())
+            .diagnostics
+            .into_iter()
+            .map(|d| (d.severity, d.message))
+            .collect()
     }
 
     fn error_texts(name: &str, text: &str) -> Vec<String> {
         diagnostics(name, text)
             .into_iter()
-            .filter(|(s, _)| *s == crate::typed::Severity::Error)
+            .filter(|(s, _)| *s == crate::analysis::Severity::Error)
             .map(|(_, m)| m)
             .collect()
     }
@@ -750,7 +754,7 @@ mod tests {
     fn defined_guards_accept_undeclared_names_with_a_warning() {
         let text = "---\ninputs: [q]\n---\nuser:\n{{ q }}{% if extra is defined %}{{ extra }}{% endif %}\n{% if other is none %}-{% endif %}{% if u is undefined %}{% endif %}";
         let d = diagnostics("g.prompty", text);
-        use crate::typed::Severity::Warning;
+        use crate::analysis::Severity::Warning;
         assert_eq!(
             d,
             [
@@ -799,7 +803,7 @@ mod tests {
             "{% with u = user %}{{ u.address.city }}{% endwith %}{{ (items | first).title }}",
         ] {
             let d = diagnostics("v.prompty", &format!("{TYPED}{body}"));
-            let errors: Vec<_> = d.iter().filter(|(s, _)| *s == crate::typed::Severity::Error).collect();
+            let errors: Vec<_> = d.iter().filter(|(s, _)| *s == crate::analysis::Severity::Error).collect();
             assert!(errors.is_empty(), "{body}: {errors:?}");
         }
     }
@@ -823,7 +827,7 @@ mod tests {
         assert_eq!(
             d,
             [(
-                crate::typed::Severity::Warning,
+                crate::analysis::Severity::Warning,
                 "r.prompty:6:1: the line `usr:` is not a role marker: did you mean `user:`?".to_owned()
             )]
         );
@@ -846,11 +850,16 @@ mod tests {
             ("role_typo", "10:1: the line `usr:` is not a role marker: did you mean `user:`?"),
         ] {
             let display = format!("ui/prompts/{file}.prompty");
-            let a = crate::typed::analyze(&dir.join(format!("{file}.prompty")), &display);
+            let a =
+                crate::analysis::check_file(&dir.join(format!("{file}.prompty")), &display, &crate::LoadOptions::new());
             let messages: Vec<String> = a.diagnostics.iter().map(|d| d.message.clone()).collect();
             assert_eq!(messages, [format!("{display}:{expected}")], "{file}");
         }
-        let a = crate::typed::analyze(&dir.join("typed_template.prompty"), "typed_template.prompty");
+        let a = crate::analysis::check_file(
+            &dir.join("typed_template.prompty"),
+            "typed_template.prompty",
+            &crate::LoadOptions::new(),
+        );
         assert!(a.diagnostics.is_empty(), "{:?}", a.diagnostics);
     }
 }
