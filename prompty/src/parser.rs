@@ -56,7 +56,7 @@ pub async fn parse_async(agent: &Agent, rendered: &str) -> Result<Vec<Message>> 
 /// # Ok::<(), prompty::Error>(())
 /// ```
 #[derive(Debug, Default, Clone, Copy)]
-#[prompty::parser("prompty")]
+#[prompty_macros::parser("prompty")]
 pub struct PromptyParser;
 
 impl Parser for PromptyParser {

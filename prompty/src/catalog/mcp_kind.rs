@@ -113,7 +113,17 @@ impl McpCall {
             }
         };
         let (server, tool) = (self.server.clone(), self.tool.clone());
-        let out = on_runtime(async move { server.call(&tool, arguments).await }).await?;
+        let out = on_runtime(async move {
+            let out = server.call(&tool, arguments).await;
+            // A `tools/list_changed` the server sent before its answer is handled in a task rmcp
+            // spawned on this runtime's single worker, which would otherwise run after the caller
+            // has gone on to its next request: yielding here lets it run first, so the next
+            // request offers the changed list.
+            tokio::task::yield_now().await;
+            tokio::task::yield_now().await;
+            out
+        })
+        .await?;
         if out.is_error {
             return Err(Error::Tool { name: self.tool.clone(), message: out.text });
         }

@@ -117,7 +117,7 @@ pub(crate) async fn render_validated_async(
 /// # Ok::<(), prompty::Error>(())
 /// ```
 #[derive(Debug, Default, Clone, Copy)]
-#[prompty::renderer("jinja2", "jinja")]
+#[prompty_macros::renderer("jinja2", "jinja")]
 pub struct Jinja2Renderer;
 
 impl Renderer for Jinja2Renderer {
@@ -136,7 +136,7 @@ impl Renderer for Jinja2Renderer {
 /// # Ok::<(), prompty::Error>(())
 /// ```
 #[derive(Debug, Default, Clone, Copy)]
-#[prompty::renderer("mustache")]
+#[prompty_macros::renderer("mustache")]
 pub struct MustacheRenderer;
 
 impl Renderer for MustacheRenderer {

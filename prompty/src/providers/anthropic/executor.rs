@@ -50,7 +50,7 @@ const MAX_LISTING_PAGES: usize = 50;
 /// # prompty::clear_cache();
 /// ```
 #[derive(Debug, Clone, Default)]
-#[prompty::executor("anthropic")]
+#[prompty_macros::executor("anthropic")]
 pub struct AnthropicExecutor {
     http: HttpClient,
 }

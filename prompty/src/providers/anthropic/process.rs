@@ -15,7 +15,7 @@ use std::collections::BTreeMap;
 /// # Ok::<(), prompty::Error>(())
 /// ```
 #[derive(Debug, Default, Clone, Copy)]
-#[prompty::processor("anthropic")]
+#[prompty_macros::processor("anthropic")]
 pub struct AnthropicProcessor;
 
 impl Processor for AnthropicProcessor {

@@ -67,7 +67,7 @@ const AZURE_ENV: EnvNames = EnvNames { endpoint: &["AZURE_OPENAI_ENDPOINT"], key
 /// # prompty::clear_cache();
 /// ```
 #[derive(Debug, Clone, Default)]
-#[prompty::executor("openai")]
+#[prompty_macros::executor("openai")]
 pub struct OpenAiExecutor {
     http: HttpClient,
 }
@@ -86,7 +86,7 @@ pub struct OpenAiExecutor {
 /// # let _ = executor;
 /// ```
 #[derive(Debug, Clone, Default)]
-#[prompty::executor("foundry", "azure")]
+#[prompty_macros::executor("foundry", "azure")]
 pub struct FoundryExecutor {
     http: HttpClient,
     api_version: Option<String>,

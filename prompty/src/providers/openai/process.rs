@@ -20,7 +20,7 @@ use std::collections::{BTreeMap, VecDeque};
 /// # Ok::<(), prompty::Error>(())
 /// ```
 #[derive(Debug, Default, Clone, Copy)]
-#[prompty::processor("openai", "foundry", "azure")]
+#[prompty_macros::processor("openai", "foundry", "azure")]
 pub struct OpenAiProcessor;
 
 impl Processor for OpenAiProcessor {
