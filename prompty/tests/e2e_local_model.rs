@@ -110,7 +110,8 @@ struct Weather {
     temperature: f64,
 }
 
-const WEATHER_OUTPUTS: &str = "outputs:\n  - name: city\n    kind: string\n    required: true\n  - name: temperature\n    \
+const WEATHER_OUTPUTS: &str =
+    "outputs:\n  - name: city\n    kind: string\n    required: true\n  - name: temperature\n    \
                                kind: float\n    required: true\n";
 
 #[tokio::test]
@@ -136,8 +137,7 @@ async fn structured_output_through_the_json_object_modes() {
     // The prompt's mode: plain JSON mode, the schema only in the prompt. The server holds the
     // model to JSON (not to the schema), so the answer is an object, whole unless the token
     // limit cut it.
-    let option_mode =
-        local_prompt(&server, KEY, &options(60, "    structuredOutput: jsonObject\n"), WEATHER_OUTPUTS);
+    let option_mode = local_prompt(&server, KEY, &options(60, "    structuredOutput: jsonObject\n"), WEATHER_OUTPUTS);
     let raw = raw_call(&option_mode, &report).await;
     let content = raw["choices"][0]["message"]["content"].as_str().unwrap_or_default();
     assert!(content.trim_start().starts_with('{'), "{raw:#}");

@@ -192,10 +192,7 @@ fn a_tool_round_feeds_results_back_and_the_model_answers() {
 #[test]
 fn a_forced_tool_choice_holds_until_the_first_tool_round() {
     use prompty::ToolChoice;
-    for (forced, after) in [
-        (json!("get_weather"), ToolChoice::Auto),
-        (json!("required"), ToolChoice::None),
-    ] {
+    for (forced, after) in [(json!("get_weather"), ToolChoice::Auto), (json!("required"), ToolChoice::None)] {
         let key = format!("t-forced-{after:?}");
         let m = model(&key, |k, _| match k {
             0 | 1 => Ok(calls(&[(&format!("c{k}"), "get_weather", r#"{"city": "Paris"}"#)])),

@@ -124,7 +124,9 @@ pub struct ModelOptions {
 ///
 /// In a file: `auto`, `none`, `required`, or a tool's name (`toolChoice: get_weather`, or
 /// `toolChoice: {name: get_weather}` for a tool whose name is one of the three words). A named
-/// tool the prompt does not declare is an error when the request is built.
+/// tool the prompt does not declare is an error when the request is built. No field is sent when
+/// the prompt offers no tools. In the agent loop a forced choice (`required` or a name) holds
+/// until the first tool round; later calls use `TurnOptions::after_forced_tool` (`auto`).
 ///
 /// | value | OpenAI `tool_choice` | Anthropic `tool_choice` |
 /// |---|---|---|
@@ -265,7 +267,8 @@ mod tests {
             assert_eq!(t, parsed);
             assert_eq!(serde_json::to_value(&t).unwrap(), written);
         }
-        for bad in [serde_json::json!(""), serde_json::json!(3), serde_json::json!({"name": 1}), serde_json::json!({})] {
+        for bad in [serde_json::json!(""), serde_json::json!(3), serde_json::json!({"name": 1}), serde_json::json!({})]
+        {
             assert!(serde_json::from_value::<ToolChoice>(bad).is_err());
         }
         assert!(serde_json::from_value::<StructuredOutput>(serde_json::json!("xml")).is_err());

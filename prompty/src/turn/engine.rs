@@ -15,8 +15,8 @@ use super::{panic_text, Scope, TurnOutput};
 use crate::tools::args::parse_arguments;
 use crate::tools::handlers::{declared_tool, inject_bindings, run_tool};
 use crate::{
-    Agent, Error, Executor, Message, Processor, Result, Role, StreamChunk, ToolCall, ToolChoice, ToolContext, ToolResult,
-    ToolRound, TurnFailure, TurnStop,
+    Agent, Error, Executor, Message, Processor, Result, Role, StreamChunk, ToolCall, ToolChoice, ToolContext,
+    ToolResult, ToolRound, TurnFailure, TurnStop,
 };
 use futures_util::future::{select, Either};
 use futures_util::StreamExt;

@@ -314,6 +314,33 @@ mod tests {
     }
 
     #[test]
+    fn tool_choice_maps_to_anthropic_forms() {
+        let a = |options: Value| {
+            Agent::from_value(json!({"model": {"id": "c", "provider": "anthropic", "options": options},
+                "tools": [{"name": "get_weather", "kind": "function"}]}))
+            .unwrap()
+        };
+        let hi = [Message::new(Role::User, "Hi")];
+        for (choice, wire) in [
+            ("auto", json!({"type": "auto"})),
+            ("none", json!({"type": "none"})),
+            ("required", json!({"type": "any"})),
+            ("get_weather", json!({"type": "tool", "name": "get_weather"})),
+        ] {
+            let body = messages_request(&a(json!({"toolChoice": choice})), &hi).unwrap();
+            assert_eq!(body["tool_choice"], wire, "{choice}");
+        }
+        let body =
+            messages_request(&a(json!({"toolChoice": "required", "allowMultipleToolCalls": false})), &hi).unwrap();
+        assert_eq!(body["tool_choice"], json!({"type": "any", "disable_parallel_tool_use": true}));
+        let body = messages_request(&a(json!({"allowMultipleToolCalls": false})), &hi).unwrap();
+        assert_eq!(body["tool_choice"], json!({"type": "auto", "disable_parallel_tool_use": true}));
+        assert!(messages_request(&a(json!({})), &hi).unwrap().get("tool_choice").is_none());
+        let err = messages_request(&a(json!({"toolChoice": "get_time"})), &hi).unwrap_err().to_string();
+        assert!(err.contains("'get_time'") && err.contains("get_weather"), "{err}");
+    }
+
+    #[test]
     fn max_tokens_defaults_and_options_map() {
         let a = agent(json!({"id": "c"}));
         let body = messages_request(&a, &[Message::new(Role::User, "Hi")]).unwrap();

@@ -269,7 +269,11 @@ fn azure_target(agent: &Agent, api_version: Option<&str>) -> Result<Target> {
         .filter(|id| !id.is_empty())
         .ok_or_else(|| Error::Execution { message: "azure: `model.id` must name the deployment".to_owned() })?;
     let deployment = encode_component(deployment);
-    Ok(Target { url: format!("{endpoint}/openai/deployments/{deployment}/{path}?api-version={version}"), headers, dialect })
+    Ok(Target {
+        url: format!("{endpoint}/openai/deployments/{deployment}/{path}?api-version={version}"),
+        headers,
+        dialect,
+    })
 }
 
 /// Percent-encodes what may not appear as-is in a path segment or query value.

@@ -311,7 +311,9 @@ fn with_schema_instruction(messages: &[Message], schema: &Value) -> Vec<Message>
     let mut out = messages.to_vec();
     match out.first_mut() {
         Some(first)
-            if first.role == Role::System && !first.content.is_empty() && first.content.iter().all(|p| p.as_text().is_some()) =>
+            if first.role == Role::System
+                && !first.content.is_empty()
+                && first.content.iter().all(|p| p.as_text().is_some()) =>
         {
             let text = format!("{}\n\n{instruction}", first.text());
             first.content = vec![ContentPart::text(text)];
@@ -933,8 +935,10 @@ mod tests {
     #[test]
     fn token_field_follows_the_dialect() {
         let with = |connection: Value| {
-            Agent::from_value(json!({"model": {"id": "m", "options": {"maxOutputTokens": 7}, "connection": connection}}))
-                .unwrap()
+            Agent::from_value(
+                json!({"model": {"id": "m", "options": {"maxOutputTokens": 7}, "connection": connection}}),
+            )
+            .unwrap()
         };
         let local = with(json!({"kind": "key", "endpoint": "http://127.0.0.1:1/v1"}));
         let body = chat_request(&local, &[user("Hi")]).unwrap();
