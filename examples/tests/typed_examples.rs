@@ -1,9 +1,13 @@
-//! The typed examples run offline (no API key: they print what would be sent).
+//! The typed examples run offline (no API key and no base URL: they print what would be sent).
 
 use std::process::Command;
 
 fn run(exe: &str) -> String {
-    let out = Command::new(exe).env_remove("OPENAI_API_KEY").output().expect("the example runs");
+    let out = Command::new(exe)
+        .env_remove("OPENAI_API_KEY")
+        .env_remove("OPENAI_BASE_URL")
+        .output()
+        .expect("the example runs");
     assert!(out.status.success(), "{exe}: {}", String::from_utf8_lossy(&out.stderr));
     String::from_utf8(out.stdout).unwrap()
 }

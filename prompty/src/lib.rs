@@ -93,6 +93,7 @@ pub use pipeline::{
     invoke, invoke_async, load_async, load_with_async, prepare, prepare_async, render, render_async, run, run_async,
 };
 pub use prompty_core::*;
+pub use providers::list_models;
 pub use registry::*;
 pub use rich::{expand_rich, RichInputs, RichValue};
 pub use schema::{properties_schema, property_schema, strict_schema};

@@ -22,6 +22,8 @@ struct Scripted {
     calls: AtomicUsize,
     seen: Mutex<Vec<Vec<Message>>>,
     offered: Mutex<Vec<Vec<String>>>,
+    /// The `toolChoice` of the agent of each call.
+    choices: Mutex<Vec<Option<prompty::ToolChoice>>>,
     /// Calls that never answer (to be cancelled).
     hang: bool,
 }
@@ -34,6 +36,7 @@ impl Executor for Shared {
         let k = s.calls.fetch_add(1, Ordering::SeqCst);
         s.seen.lock().unwrap().push(messages.to_vec());
         s.offered.lock().unwrap().push(agent.tools.iter().flatten().map(|t| t.name.clone()).collect());
+        s.choices.lock().unwrap().push(agent.model.as_ref().and_then(|m| m.options.as_ref()?.tool_choice.clone()));
         let answer = (s.reply)(k, messages);
         let hang = s.hang;
         Box::pin(async move {
@@ -92,6 +95,7 @@ fn model_with(
         calls: AtomicUsize::new(0),
         seen: Mutex::new(Vec::new()),
         offered: Mutex::new(Vec::new()),
+        choices: Mutex::new(Vec::new()),
         hang,
     });
     prompty::register_executor(key, Shared(Arc::clone(&s)));
@@ -183,6 +187,28 @@ fn a_tool_round_feeds_results_back_and_the_model_answers() {
     assert_eq!(second[2].metadata["tool_calls"][0]["id"], "c1");
     assert_eq!((second[3].role, second[3].text()), (Role::Tool, "sunny in Paris".to_owned()));
     assert_eq!(second[3].metadata["tool_call_id"], "c1");
+}
+
+#[test]
+fn a_forced_tool_choice_holds_until_the_first_tool_round() {
+    use prompty::ToolChoice;
+    for (forced, after) in [(json!("get_weather"), ToolChoice::Auto), (json!("required"), ToolChoice::None)] {
+        let key = format!("t-forced-{after:?}");
+        let m = model(&key, |k, _| match k {
+            0 | 1 => Ok(calls(&[(&format!("c{k}"), "get_weather", r#"{"city": "Paris"}"#)])),
+            _ => Ok(answer("done")),
+        });
+        let mut a = agent(&key, &["get_weather"]);
+        a.model.as_mut().unwrap().options = Some(serde_json::from_value(json!({"toolChoice": forced})).unwrap());
+        let mut options = TurnOptions::new().tool("get_weather", sync_tool(|_| Ok(json!("sunny"))));
+        if after != ToolChoice::Auto {
+            options = options.after_forced_tool(after.clone());
+        }
+        let out = prompty::run_turn(&a, user("weather?"), &json!({}), options).unwrap();
+        assert_eq!(out.result, json!("done"));
+        let first = serde_json::from_value(forced).unwrap();
+        assert_eq!(*m.choices.lock().unwrap(), vec![Some(first), Some(after.clone()), Some(after)]);
+    }
 }
 
 #[test]

@@ -6,9 +6,9 @@
 //! cargo run -p prompty-examples --bin agent -- "Weather in Oslo, and 100 EUR in USD?"
 //! ```
 //!
-//! Without `OPENAI_API_KEY` the answers come from a local scripted model (it says so), so the
-//! example runs offline; with the key (and `OPENAI_BASE_URL` for another OpenAI-compatible server)
-//! a real model answers.
+//! Without `OPENAI_API_KEY` or `OPENAI_BASE_URL` the answers come from a local scripted model (it
+//! says so), so the example runs offline; with the key, or `OPENAI_BASE_URL` alone for a keyless
+//! local server, a real model answers (`PROMPTY_MODEL` names it).
 
 use prompty::{AgentEvent, TurnOptions};
 use prompty_examples::offline::LocalModel;
@@ -17,8 +17,8 @@ use prompty_examples::prompts::weather_assistant::{self, Inputs};
 #[tokio::main]
 async fn main() -> Result<(), Box<dyn std::error::Error>> {
     let question = std::env::args().nth(1).unwrap_or_else(|| "Weather in Oslo, and 100 EUR in USD?".to_owned());
-    if std::env::var("OPENAI_API_KEY").map_or(true, |k| k.is_empty()) {
-        println!("(offline: a local scripted model answers; set OPENAI_API_KEY to ask a real one)\n");
+    if !prompty_examples::model_configured() {
+        println!("(offline: a local scripted model answers; {})\n", prompty_examples::OFFLINE_HINT);
         LocalModel::install("openai");
     }
     let options = TurnOptions::new().max_iterations(5).on_event(|event: &AgentEvent| match event {

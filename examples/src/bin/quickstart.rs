@@ -5,9 +5,10 @@
 //! cargo run -p prompty-examples --bin quickstart -- "What is Prompty?"
 //! ```
 //!
-//! The model is called when `OPENAI_API_KEY` is set (and `OPENAI_BASE_URL` for an
-//! OpenAI-compatible server other than api.openai.com); without it the example runs offline and
-//! stops after printing the messages. The earlier conversation (a `thread` input) is spliced in as
+//! The model is called when `OPENAI_API_KEY` is set, or `OPENAI_BASE_URL` alone for a keyless
+//! local server (llama.cpp, vLLM, Ollama, LM Studio: `OPENAI_BASE_URL=http://127.0.0.1:8080/v1`);
+//! `PROMPTY_MODEL` names the model (default `gpt-4o-mini`). Without either the example runs
+//! offline and stops after printing the messages. The earlier conversation (a `thread` input) is spliced in as
 //! messages with their own roles; a role marker typed into the question stays inside the user's
 //! message.
 
@@ -35,10 +36,8 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         println!("[{}]\n{}\n", message.role, message.text());
     }
 
-    if std::env::var("OPENAI_API_KEY").map_or(true, |k| k.is_empty()) {
-        println!(
-            "(offline: set OPENAI_API_KEY, and OPENAI_BASE_URL for another OpenAI-compatible server, to ask the model)"
-        );
+    if !prompty_examples::model_configured() {
+        println!("(offline: {})", prompty_examples::OFFLINE_HINT);
         return Ok(());
     }
     let answer: String = prompty::cast(&prompty::run_async(&agent, &messages).await?)?;

@@ -6,7 +6,10 @@
 //! ```
 //!
 //! Offline it prints the messages that would be sent and decodes a sample answer; with
-//! `OPENAI_API_KEY` set it asks the model and prints the decoded `Output`.
+//! `OPENAI_API_KEY` set, or `OPENAI_BASE_URL` alone for a keyless local server, it asks the model
+//! (`PROMPTY_MODEL` names it) and prints the decoded `Output`. The prompt asks for OpenAI's strict
+//! `json_schema` output; for a server that accepts only `json_object` (llama.cpp's) add
+//! `structuredOutput: jsonObjectSchema` to its connection (see the README).
 
 use prompty_examples::prompts::extract_weather::{self, Inputs, Output};
 
@@ -20,8 +23,8 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         println!("[{}]\n{}\n", message.role, message.text());
     }
 
-    let output: Output = if std::env::var("OPENAI_API_KEY").map_or(true, |k| k.is_empty()) {
-        println!("(offline: set OPENAI_API_KEY to ask the model; decoding a sample answer instead)\n");
+    let output: Output = if !prompty_examples::model_configured() {
+        println!("(offline: {}; decoding a sample answer instead)\n", prompty_examples::OFFLINE_HINT);
         let sample = r#"{"city": "Lisbon", "temperature": 24, "conditions": ["sunny"], "wind": {"speedKmh": 10}}"#;
         prompty::cast(&serde_json::Value::String(sample.to_owned()))?
     } else {

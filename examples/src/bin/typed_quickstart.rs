@@ -6,8 +6,9 @@
 //! cargo run -p prompty-examples --bin typed_quickstart -- "What is Prompty?"
 //! ```
 //!
-//! Offline it prints the messages the model would receive; with `OPENAI_API_KEY` set (and
-//! `OPENAI_BASE_URL` for another OpenAI-compatible server) it also asks the model.
+//! Offline it prints the messages the model would receive; with `OPENAI_API_KEY` set, or
+//! `OPENAI_BASE_URL` alone for a keyless local server, it also asks the model (`PROMPTY_MODEL`
+//! names it).
 
 use prompty::{Message, Role};
 use prompty_examples::prompts::chat;
@@ -32,8 +33,8 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         println!("[{}]\n{}\n", message.role, message.text());
     }
 
-    if std::env::var("OPENAI_API_KEY").map_or(true, |k| k.is_empty()) {
-        println!("(offline: set OPENAI_API_KEY to ask the model; these messages are what would be sent)");
+    if !prompty_examples::model_configured() {
+        println!("(offline: {}; these messages are what would be sent)", prompty_examples::OFFLINE_HINT);
         return Ok(());
     }
     let answer: String = chat::invoke(&inputs).await?;

@@ -9,7 +9,7 @@
 //!
 //! It prints the messages and the tools the model would see, calls the handlers the way a model's
 //! tool calls would, then runs the agent loop (`weather_assistant::turn`): a real model with
-//! `OPENAI_API_KEY` set, a local scripted one otherwise (it says so).
+//! `OPENAI_API_KEY` or `OPENAI_BASE_URL` set, a local scripted one otherwise (it says so).
 
 use prompty::{ToolCall, ToolContext};
 use prompty_examples::prompts::weather_assistant::{self, Inputs};
@@ -40,8 +40,8 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     }
 
     // The agent loop: the model's tool calls reach these same handlers, checked at compile time.
-    if std::env::var("OPENAI_API_KEY").map_or(true, |k| k.is_empty()) {
-        println!("\n(offline: a local scripted model answers; set OPENAI_API_KEY to ask a real one)");
+    if !prompty_examples::model_configured() {
+        println!("\n(offline: a local scripted model answers; {})", prompty_examples::OFFLINE_HINT);
         prompty_examples::offline::LocalModel::install("openai");
     }
     let answer = weather_assistant::turn(&inputs, prompty::TurnOptions::new()).await?;

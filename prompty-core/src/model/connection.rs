@@ -1,6 +1,6 @@
 //! How a model or tool is reached: [`Connection`].
 
-use super::Secret;
+use super::{Secret, StructuredOutput};
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
@@ -19,6 +19,87 @@ pub struct ConnectionCommon {
     /// Free text shown to users.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub usage_description: Option<String>,
+    /// For OpenAI-compatible model servers: the request field that carries
+    /// `model.options.maxOutputTokens`. Unset: [`MaxTokensField::for_endpoint`] decides.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_tokens_field: Option<MaxTokensField>,
+    /// For model servers: how `outputs:` are asked for by the prompts on this connection, unless
+    /// a prompt's `model.options.structuredOutput` says otherwise (see [`StructuredOutput`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub structured_output: Option<StructuredOutput>,
+}
+
+/// The Chat Completions field that carries the output token limit (`model.options.maxOutputTokens`).
+///
+/// OpenAI's own API wants `max_completion_tokens` (its reasoning models reject `max_tokens`);
+/// most other OpenAI-compatible servers (llama.cpp, vLLM, Ollama, LM Studio, many proxies) read
+/// only `max_tokens` and would silently generate to the context limit. Set it on the connection
+/// (`maxTokensField: max_tokens`) or let [`MaxTokensField::for_endpoint`] decide.
+///
+/// ```
+/// use prompty_core::MaxTokensField;
+/// let f: MaxTokensField = serde_json::from_value(serde_json::json!("max_tokens")).unwrap();
+/// assert_eq!(f.as_str(), "max_tokens");
+/// ```
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum MaxTokensField {
+    /// `max_tokens`: the original field, read by nearly every compatible server.
+    MaxTokens,
+    /// `max_completion_tokens`: OpenAI's current field.
+    MaxCompletionTokens,
+}
+
+impl MaxTokensField {
+    /// The field's name on the wire.
+    ///
+    /// ```
+    /// assert_eq!(prompty_core::MaxTokensField::MaxCompletionTokens.as_str(), "max_completion_tokens");
+    /// ```
+    pub fn as_str(self) -> &'static str {
+        match self {
+            MaxTokensField::MaxTokens => "max_tokens",
+            MaxTokensField::MaxCompletionTokens => "max_completion_tokens",
+        }
+    }
+
+    /// The default rule for an endpoint (the base URL requests go to): `max_completion_tokens`
+    /// for OpenAI's and Azure's hosts (`api.openai.com`, `*.openai.com`, `*.openai.azure.com`,
+    /// `*.services.ai.azure.com`, `*.cognitiveservices.azure.com`) and when the endpoint is not
+    /// known (OpenAI's default endpoint is used then); `max_tokens` for any other host.
+    ///
+    /// ```
+    /// use prompty_core::MaxTokensField;
+    /// assert_eq!(MaxTokensField::for_endpoint(Some("https://api.openai.com/v1")), MaxTokensField::MaxCompletionTokens);
+    /// assert_eq!(MaxTokensField::for_endpoint(None), MaxTokensField::MaxCompletionTokens);
+    /// assert_eq!(MaxTokensField::for_endpoint(Some("http://127.0.0.1:8080/v1")), MaxTokensField::MaxTokens);
+    /// ```
+    pub fn for_endpoint(endpoint: Option<&str>) -> MaxTokensField {
+        let Some(endpoint) = endpoint.map(str::trim).filter(|e| !e.is_empty()) else {
+            return MaxTokensField::MaxCompletionTokens;
+        };
+        if is_openai_host(endpoint) {
+            MaxTokensField::MaxCompletionTokens
+        } else {
+            MaxTokensField::MaxTokens
+        }
+    }
+}
+
+/// Whether the URL's host is one of OpenAI's or Azure's (see [`MaxTokensField::for_endpoint`]).
+fn is_openai_host(url: &str) -> bool {
+    let rest = url.split_once("://").map_or(url, |(_, rest)| rest);
+    let authority = &rest[..rest.find(['/', '?', '#']).unwrap_or(rest.len())];
+    let host_port = authority.rsplit_once('@').map_or(authority, |(_, h)| h);
+    let host = match host_port.rsplit_once(':') {
+        Some((h, port)) if !h.is_empty() && port.bytes().all(|b| b.is_ascii_digit()) => h,
+        _ => host_port,
+    };
+    let host = host.trim_end_matches('.').to_ascii_lowercase();
+    host == "openai.com"
+        || [".openai.com", ".openai.azure.com", ".services.ai.azure.com", ".cognitiveservices.azure.com"]
+            .iter()
+            .any(|suffix| host.ends_with(suffix))
 }
 
 /// Where a model is served and how to authenticate, discriminated by `kind`.
@@ -392,6 +473,34 @@ impl<'de> Deserialize<'de> for Connection {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn token_field_rule_by_host() {
+        use MaxTokensField::*;
+        for (url, want) in [
+            ("https://api.openai.com/v1", MaxCompletionTokens),
+            ("https://API.OpenAI.com./v1", MaxCompletionTokens),
+            ("https://res.openai.azure.com/", MaxCompletionTokens),
+            ("https://p.services.ai.azure.com/models", MaxCompletionTokens),
+            ("https://u:p@api.openai.com:443/v1", MaxCompletionTokens),
+            ("http://127.0.0.1:8080/v1", MaxTokens),
+            ("http://localhost:11434/v1", MaxTokens),
+            ("https://openai.com.evil.example/v1", MaxTokens),
+            ("https://notopenai.com/v1", MaxTokens),
+            ("https://api.openai.com@evil.example/v1", MaxTokens),
+            ("not a url", MaxTokens),
+            ("", MaxCompletionTokens),
+        ] {
+            assert_eq!(MaxTokensField::for_endpoint(Some(url)), want, "{url}");
+        }
+        let c: Connection = serde_json::from_value(serde_json::json!({"kind": "anonymous",
+            "endpoint": "http://h/v1", "maxTokensField": "max_tokens", "structuredOutput": "jsonObjectSchema"}))
+        .unwrap();
+        let Connection::Anonymous { common, .. } = &c else { panic!() };
+        assert_eq!(common.max_tokens_field, Some(MaxTokensField::MaxTokens));
+        assert_eq!(common.structured_output, Some(StructuredOutput::JsonObjectSchema));
+        assert_eq!(serde_json::to_value(&c).unwrap()["maxTokensField"], "max_tokens");
+    }
 
     #[test]
     fn debug_hides_url_user_information_and_secret_query_parameters() {

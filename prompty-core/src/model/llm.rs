@@ -37,7 +37,7 @@ impl ModelOptions {
     /// ```
     /// assert!(prompty_core::ModelOptions::KNOWN_KEYS.contains(&"maxOutputTokens"));
     /// ```
-    pub const KNOWN_KEYS: [&'static str; 10] = [
+    pub const KNOWN_KEYS: [&'static str; 12] = [
         "temperature",
         "maxOutputTokens",
         "topP",
@@ -47,6 +47,8 @@ impl ModelOptions {
         "seed",
         "stopSequences",
         "allowMultipleToolCalls",
+        "toolChoice",
+        "structuredOutput",
         "additionalProperties",
     ];
 }
@@ -103,9 +105,124 @@ pub struct ModelOptions {
     /// Whether the model may call several tools at once.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub allow_multiple_tool_calls: Option<bool>,
-    /// Provider-specific options, passed through to the request as written.
+    /// Whether and which tool the model must call (`auto`, `none`, `required` or a tool's name),
+    /// mapped to each provider's form. Unset: the provider's default (no field sent).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tool_choice: Option<ToolChoice>,
+    /// How the prompt's `outputs:` are asked for (see [`StructuredOutput`]); it wins over the
+    /// connection's `structuredOutput`. Unset: the connection's, else [`StructuredOutput::JsonSchema`].
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub structured_output: Option<StructuredOutput>,
+    /// Provider-specific options, added to the top level of the request body as written. A key
+    /// the runtime also generates (`max_tokens`, `response_format`, `tool_choice`, ...) is
+    /// replaced by the one written here: what the author wrote wins.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub additional_properties: Option<Map<String, Value>>,
+}
+
+/// `model.options.toolChoice`: whether the model may, must or must not call a tool, or which one.
+///
+/// In a file: `auto`, `none`, `required`, or a tool's name (`toolChoice: get_weather`, or
+/// `toolChoice: {name: get_weather}` for a tool whose name is one of the three words). A named
+/// tool the prompt does not declare is an error when the request is built. No field is sent when
+/// the prompt offers no tools. In the agent loop a forced choice (`required` or a name) holds
+/// until the first tool round; later calls use `TurnOptions::after_forced_tool` (`auto`).
+///
+/// | value | OpenAI `tool_choice` | Anthropic `tool_choice` |
+/// |---|---|---|
+/// | `auto` | `"auto"` | `{"type": "auto"}` |
+/// | `none` | `"none"` | `{"type": "none"}` |
+/// | `required` | `"required"` | `{"type": "any"}` |
+/// | a name | `{"type": "function", "function": {"name": ...}}` | `{"type": "tool", "name": ...}` |
+///
+/// ```
+/// use prompty_core::ToolChoice;
+/// let t: ToolChoice = serde_json::from_value(serde_json::json!("get_weather")).unwrap();
+/// assert_eq!(t, ToolChoice::Tool("get_weather".into()));
+/// let t: ToolChoice = serde_json::from_value(serde_json::json!({"name": "auto"})).unwrap();
+/// assert_eq!(t, ToolChoice::Tool("auto".into()));
+/// let t: ToolChoice = serde_json::from_value(serde_json::json!("required")).unwrap();
+/// assert_eq!(serde_json::to_value(&t).unwrap(), serde_json::json!("required"));
+/// ```
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ToolChoice {
+    /// The model decides (the providers' default when tools are offered).
+    Auto,
+    /// The model must not call a tool.
+    None,
+    /// The model must call at least one tool.
+    Required,
+    /// The model must call this tool.
+    Tool(String),
+}
+
+impl Serialize for ToolChoice {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        match self {
+            ToolChoice::Auto => s.serialize_str("auto"),
+            ToolChoice::None => s.serialize_str("none"),
+            ToolChoice::Required => s.serialize_str("required"),
+            ToolChoice::Tool(name) => {
+                use serde::ser::SerializeMap;
+                let mut m = s.serialize_map(Some(1))?;
+                m.serialize_entry("name", name)?;
+                m.end()
+            }
+        }
+    }
+}
+
+impl<'de> Deserialize<'de> for ToolChoice {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        use serde::de::Error as _;
+        match Value::deserialize(d)? {
+            Value::String(s) => Ok(match s.as_str() {
+                "auto" => ToolChoice::Auto,
+                "none" => ToolChoice::None,
+                "required" => ToolChoice::Required,
+                "" => return Err(D::Error::custom("`toolChoice` is empty: use auto, none, required or a tool's name")),
+                _ => ToolChoice::Tool(s),
+            }),
+            Value::Object(m) => match m.get("name") {
+                Some(Value::String(name)) if !name.is_empty() && m.len() == 1 => Ok(ToolChoice::Tool(name.clone())),
+                _ => Err(D::Error::custom("`toolChoice` as a mapping must be `{name: <tool name>}`")),
+            },
+            _ => Err(D::Error::custom("`toolChoice` must be auto, none, required, a tool's name or `{name: <tool>}`")),
+        }
+    }
+}
+
+/// How a prompt's `outputs:` are asked of the model: `model.options.structuredOutput` (per
+/// prompt) or the connection's `structuredOutput` (every prompt on that connection); the option
+/// wins. Whatever the mode, the answer is parsed as JSON into the outputs.
+///
+/// | mode (in a file) | what is sent (OpenAI Chat Completions) |
+/// |---|---|
+/// | `jsonSchema` (default) | `response_format: {type: json_schema, json_schema: {name: structured_output, strict: true, schema}}` |
+/// | `jsonObject` | `response_format: {type: json_object}`, and the schema in a system message |
+/// | `jsonObjectSchema` | `response_format: {type: json_object, schema}`, and the schema in a system message: the schema-constrained form of llama.cpp's servers (llama-server, llama-cpp-python) |
+/// | `none` | no `response_format` and no instruction: the prompt itself asks for JSON |
+///
+/// ```
+/// use prompty_core::StructuredOutput;
+/// let m: StructuredOutput = serde_json::from_value(serde_json::json!("jsonObject")).unwrap();
+/// assert_eq!(m, StructuredOutput::JsonObject);
+/// assert_eq!(StructuredOutput::default(), StructuredOutput::JsonSchema);
+/// ```
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub enum StructuredOutput {
+    /// OpenAI's strict JSON Schema mode (what OpenAI, Azure OpenAI, vLLM, Ollama and LM Studio
+    /// accept).
+    #[default]
+    JsonSchema,
+    /// JSON mode; the schema goes in the prompt.
+    JsonObject,
+    /// JSON mode with the schema beside it in `response_format.schema` (llama.cpp servers
+    /// constrain the answer to it); the schema goes in the prompt too.
+    JsonObjectSchema,
+    /// Nothing is sent: the prompt asks for JSON itself.
+    None,
 }
 
 #[cfg(test)]
@@ -125,6 +242,8 @@ mod tests {
             seed: Some(1),
             stop_sequences: Some(vec![]),
             allow_multiple_tool_calls: Some(true),
+            tool_choice: Some(ToolChoice::Auto),
+            structured_output: Some(StructuredOutput::None),
             additional_properties: Some(Map::new()),
         };
         let value = serde_json::to_value(all).unwrap();
@@ -134,5 +253,24 @@ mod tests {
         known.sort_unstable();
         keys.sort_unstable();
         assert_eq!(keys, known);
+    }
+
+    #[test]
+    fn tool_choice_round_trips_and_rejects_bad_shapes() {
+        for (written, parsed) in [
+            (serde_json::json!("auto"), ToolChoice::Auto),
+            (serde_json::json!("none"), ToolChoice::None),
+            (serde_json::json!("required"), ToolChoice::Required),
+            (serde_json::json!({"name": "f"}), ToolChoice::Tool("f".into())),
+        ] {
+            let t: ToolChoice = serde_json::from_value(written.clone()).unwrap();
+            assert_eq!(t, parsed);
+            assert_eq!(serde_json::to_value(&t).unwrap(), written);
+        }
+        for bad in [serde_json::json!(""), serde_json::json!(3), serde_json::json!({"name": 1}), serde_json::json!({})]
+        {
+            assert!(serde_json::from_value::<ToolChoice>(bad).is_err());
+        }
+        assert!(serde_json::from_value::<StructuredOutput>(serde_json::json!("xml")).is_err());
     }
 }

@@ -10,8 +10,8 @@ mod template;
 mod tool;
 
 pub use agent::{Agent, AgentSource, EmbeddedPrompt};
-pub use connection::{redact_url, Connection, ConnectionCommon};
-pub use llm::{Model, ModelOptions};
+pub use connection::{redact_url, Connection, ConnectionCommon, MaxTokensField};
+pub use llm::{Model, ModelOptions, StructuredOutput, ToolChoice};
 pub use message::{ContentPart, Message, Role, ToolCall};
 pub use property::{Property, PropertyKind};
 pub use secret::Secret;

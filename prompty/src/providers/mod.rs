@@ -22,3 +22,59 @@ pub mod http;
 #[cfg(feature = "http")]
 #[cfg_attr(not(any(feature = "openai", feature = "anthropic")), allow(dead_code))]
 mod sse;
+
+/// The models a provider's endpoint lists (spec §15), dispatched on the provider key as
+/// `model.provider` names it: `openai` (any OpenAI-compatible server: `GET {endpoint}/models`) and
+/// `anthropic`. The connection is resolved as the provider's executor resolves it (`None`: endpoint
+/// and key from the environment, see [`openai::OpenAiExecutor`] and
+/// [`anthropic::AnthropicExecutor`]). Discovery is never needed to run a prompt.
+///
+/// A provider without discovery (`foundry`/`azure` among them), or whose cargo feature is off, is
+/// an error naming it.
+///
+/// ```no_run
+/// # async fn f() -> prompty::Result<()> {
+/// // OPENAI_BASE_URL=http://127.0.0.1:8080/v1 lists what a local server serves.
+/// for model in prompty::list_models("openai", None).await? {
+///     println!("{}", model.id);
+/// }
+/// # Ok(()) }
+/// ```
+///
+/// ```
+/// # tokio::runtime::Builder::new_current_thread().build().unwrap().block_on(async {
+/// let err = prompty::list_models("azure", None).await.unwrap_err();
+/// assert!(err.to_string().contains("'azure'"));
+/// # });
+/// ```
+pub async fn list_models(
+    provider: &str,
+    connection: Option<&crate::Connection>,
+) -> crate::Result<Vec<discovery::ModelInfo>> {
+    let _ = connection;
+    let missing = || crate::Error::Execution {
+        message: format!("model discovery for '{provider}' needs prompty's cargo feature `{provider}`"),
+    };
+    match provider {
+        "openai" => {
+            #[cfg(feature = "openai")]
+            return openai::list_models(connection).await;
+            #[cfg(not(feature = "openai"))]
+            Err(missing())
+        }
+        "anthropic" => {
+            #[cfg(feature = "anthropic")]
+            return anthropic::list_models(connection).await;
+            #[cfg(not(feature = "anthropic"))]
+            Err(missing())
+        }
+        other => {
+            let _ = missing;
+            Err(crate::Error::Execution {
+                message: format!(
+                    "model discovery is not available for provider '{other}' (it is for openai and anthropic)"
+                ),
+            })
+        }
+    }
+}

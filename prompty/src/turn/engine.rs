@@ -5,7 +5,8 @@
 //! model call (retried with backoff, abandoned at once on cancellation), processing, output
 //! guardrail; then either the final answer, or one tool round: every call checked against the
 //! declared tools, then per call a cancellation check, argument parsing, bindings, tool
-//! guardrail, execution; the provider formats the round's messages.
+//! guardrail, execution; the provider formats the round's messages. A tool call the prompt
+//! forces (`toolChoice: required` or a name) is forced until the first tool round only.
 
 use super::context;
 use super::events::{AgentEvent, Emitter};
@@ -14,8 +15,8 @@ use super::{panic_text, Scope, TurnOutput};
 use crate::tools::args::parse_arguments;
 use crate::tools::handlers::{declared_tool, inject_bindings, run_tool};
 use crate::{
-    Agent, Error, Executor, Message, Processor, Result, Role, StreamChunk, ToolCall, ToolContext, ToolResult,
-    ToolRound, TurnFailure, TurnStop,
+    Agent, Error, Executor, Message, Processor, Result, Role, StreamChunk, ToolCall, ToolChoice, ToolContext,
+    ToolResult, ToolRound, TurnFailure, TurnStop,
 };
 use futures_util::future::{select, Either};
 use futures_util::StreamExt;
@@ -155,6 +156,10 @@ pub(crate) struct Loop<'a> {
     messages: Vec<Message>,
     iterations: usize,
     rounds: usize,
+    /// The agent with the tool choice of [`TurnOptions::after_forced_tool`], used for the model
+    /// calls after the first tool round when the prompt forces a tool call (`required` or a name),
+    /// so the model can then answer.
+    relaxed: Option<Agent>,
 }
 
 impl<'a> Loop<'a> {
@@ -176,7 +181,29 @@ impl<'a> Loop<'a> {
             messages,
             iterations: 0,
             rounds: 0,
+            relaxed: None,
         })
+    }
+
+    /// The agent the next model call is made with: the prompt's, or after a tool round its
+    /// relaxed copy ([`Loop::relaxed`]).
+    fn model_agent(&self) -> &Agent {
+        self.relaxed.as_ref().unwrap_or(self.agent)
+    }
+
+    /// After a tool round: a forced tool choice has been honoured; later calls use
+    /// [`TurnOptions::after_forced_tool`] (`auto` unless set).
+    fn relax_tool_choice(&mut self) {
+        let options = self.agent.model.as_ref().and_then(|m| m.options.as_ref());
+        if self.relaxed.is_none()
+            && matches!(options.and_then(|o| o.tool_choice.as_ref()), Some(ToolChoice::Required | ToolChoice::Tool(_)))
+        {
+            let mut agent = self.agent.clone();
+            if let Some(o) = agent.model.as_mut().and_then(|m| m.options.as_mut()) {
+                o.tool_choice = Some(self.options.after_forced_tool.clone());
+            }
+            self.relaxed = Some(agent);
+        }
     }
 
     fn token(&self) -> Option<&CancellationToken> {
@@ -320,12 +347,13 @@ impl<'a> Loop<'a> {
         let mut attempt = 0;
         loop {
             attempt += 1;
-            let outcome = cancellable(self.token(), self.executor.execute_async(self.agent, &self.messages)).await;
+            let outcome =
+                cancellable(self.token(), self.executor.execute_async(self.model_agent(), &self.messages)).await;
             match outcome {
                 None => return Err(self.cancelled("Cancellation requested during the model call")),
                 Some(Err(e)) => self.retry_or_fail(e, attempt).await?,
                 Some(Ok(raw)) => {
-                    return match self.processor.process_async(self.agent, raw.clone()).await {
+                    return match self.processor.process_async(self.model_agent(), raw.clone()).await {
                         Ok(result) => Ok(Answer { raw: Some(raw), result, text: None, chunks: Vec::new() }),
                         Err(e) => Err(self.fail(TurnStop::Model { source: Box::new(e), attempts: attempt })),
                     };
@@ -340,7 +368,8 @@ impl<'a> Loop<'a> {
         let mut attempt = 0;
         let events = loop {
             attempt += 1;
-            let outcome = cancellable(self.token(), self.executor.execute_stream(self.agent, &self.messages)).await;
+            let outcome =
+                cancellable(self.token(), self.executor.execute_stream(self.model_agent(), &self.messages)).await;
             match outcome {
                 None => return Err(self.cancelled("Cancellation requested during the model call")),
                 Some(Err(e)) => self.retry_or_fail(e, attempt).await?,
@@ -355,7 +384,7 @@ impl<'a> Loop<'a> {
                 log.lock().unwrap_or_else(|p| p.into_inner()).push(v.clone());
             }
         }));
-        let mut stream = self.processor.process_stream(self.agent, events);
+        let mut stream = self.processor.process_stream(self.model_agent(), events);
         let (mut text, mut calls, mut chunks) = (String::new(), Vec::new(), Vec::new());
         loop {
             match cancellable(self.token(), stream.next()).await {
@@ -449,6 +478,7 @@ impl<'a> Loop<'a> {
             Err(e) => return Err(self.fail(TurnStop::Failed(Box::new(e)))),
         }
         self.rounds += 1;
+        self.relax_tool_choice();
         self.updated();
         Ok(())
     }

@@ -87,6 +87,7 @@ pub struct TurnOptions {
     pub(crate) retry_backoff: Duration,
     pub(crate) max_tool_calls: usize,
     pub(crate) max_tool_result_bytes: usize,
+    pub(crate) after_forced_tool: crate::ToolChoice,
     /// How many agentic tool turns this turn runs inside (0 for a turn the program started).
     pub(crate) depth: usize,
 }
@@ -106,6 +107,7 @@ impl Default for TurnOptions {
             retry_backoff: Duration::from_secs(1),
             max_tool_calls: DEFAULT_MAX_TOOL_CALLS,
             max_tool_result_bytes: DEFAULT_MAX_TOOL_RESULT_BYTES,
+            after_forced_tool: crate::ToolChoice::Auto,
             depth: 0,
         }
     }
@@ -126,6 +128,7 @@ impl std::fmt::Debug for TurnOptions {
             .field("retry_backoff", &self.retry_backoff)
             .field("max_tool_calls", &self.max_tool_calls)
             .field("max_tool_result_bytes", &self.max_tool_result_bytes)
+            .field("after_forced_tool", &self.after_forced_tool)
             .finish()
     }
 }
@@ -332,6 +335,22 @@ impl TurnOptions {
     /// ```
     pub fn max_tool_result_bytes(mut self, n: usize) -> Self {
         self.max_tool_result_bytes = n;
+        self
+    }
+
+    /// The tool choice of the model calls after the first tool round when the prompt forces a
+    /// tool call (`model.options.toolChoice` `required` or a tool's name): the forced call has
+    /// happened, so the loop stops forcing (default [`crate::ToolChoice::Auto`], as OpenAI
+    /// advises; without this the model would be made to call tools until the iteration limit).
+    /// [`crate::ToolChoice::None`] makes the model answer right after the forced call, which
+    /// small models that call tools again and again need.
+    ///
+    /// ```
+    /// let options = prompty::TurnOptions::new().after_forced_tool(prompty::ToolChoice::None);
+    /// assert!(format!("{options:?}").contains("after_forced_tool: None"));
+    /// ```
+    pub fn after_forced_tool(mut self, choice: crate::ToolChoice) -> Self {
+        self.after_forced_tool = choice;
         self
     }
 }

@@ -15,9 +15,10 @@ use std::process::{Child, Command, Stdio};
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
-/// The folder holding `package.json`, `node_modules` and `fixtures`.
+/// The folder holding `package.json`, `node_modules` and `fixtures` (`prompty/tests/e2e`, found
+/// from the crate of the test, `prompty` or another member of the workspace).
 pub fn e2e_dir() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests").join("e2e")
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("..").join("prompty").join("tests").join("e2e")
 }
 
 static INSTALL: Mutex<bool> = Mutex::new(false);

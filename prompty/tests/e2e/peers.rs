@@ -18,7 +18,8 @@ use std::process::{Child, Command, Stdio};
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
-static VENV: Mutex<Option<PathBuf>> = Mutex::new(None);
+/// The virtualenvs built or found so far in this process: (folder name prefix, folder).
+static VENVS: Mutex<Vec<(&'static str, PathBuf)>> = Mutex::new(Vec::new());
 
 /// The cache folder for expensive installs, outside the repository.
 fn cache_dir() -> PathBuf {
@@ -39,22 +40,29 @@ fn requirements_key(text: &str) -> String {
 /// The Python interpreter of the cached virtualenv holding `requirements.txt` (built on first use
 /// with `python3 -m venv` and `pip install -r`).
 pub fn python() -> PathBuf {
-    let mut slot = VENV.lock().unwrap_or_else(|e| e.into_inner());
-    if let Some(p) = slot.as_ref() {
-        return p.clone();
+    venv("py", &e2e_dir().join("requirements.txt"), &[]).join("bin").join("python")
+}
+
+/// The virtualenv `<cache>/prompty-rs/<prefix>-<hash of requirements>` holding the pinned
+/// `requirements`, built on first use (with `env` set for pip) and marked ready by a
+/// `.installed` file holding the requirements.
+pub fn venv(prefix: &'static str, req: &std::path::Path, env: &[(&str, &str)]) -> PathBuf {
+    let mut known = VENVS.lock().unwrap_or_else(|e| e.into_inner());
+    if let Some((_, dir)) = known.iter().find(|(p, _)| *p == prefix) {
+        return dir.clone();
     }
-    let req = e2e_dir().join("requirements.txt");
-    let text = std::fs::read_to_string(&req).unwrap_or_else(|e| panic!("cannot read {}: {e}", req.display()));
-    let venv = cache_dir().join(format!("py-{}", requirements_key(&text)));
-    let py = venv.join("bin").join("python");
+    let text = std::fs::read_to_string(req).unwrap_or_else(|e| panic!("cannot read {}: {e}", req.display()));
+    let key = requirements_key(&text);
+    let venv = cache_dir().join(format!("{prefix}-{key}"));
     let ready = venv.join(".installed");
     if !ready.exists() {
         // Built under a private name and renamed into place, so test processes running at the
         // same time never see (or break) a half-built one. The tests start the interpreter with
         // `python -m ...`, which a rename does not break.
         std::fs::create_dir_all(cache_dir()).expect("cannot create the cache folder");
-        let staging = cache_dir().join(format!("py-{}.staging-{}", requirements_key(&text), std::process::id()));
+        let staging = cache_dir().join(format!("{prefix}-{key}.staging-{}", std::process::id()));
         let _ = std::fs::remove_dir_all(&staging);
+        eprintln!("building the virtualenv {} from {} (once per machine)", venv.display(), req.display());
         let status = Command::new("python3")
             .args(["-m", "venv"])
             .arg(&staging)
@@ -63,7 +71,8 @@ pub fn python() -> PathBuf {
         assert!(status.success(), "`python3 -m venv {}` failed", staging.display());
         let status = Command::new(staging.join("bin").join("python"))
             .args(["-m", "pip", "install", "--quiet", "--disable-pip-version-check", "-r"])
-            .arg(&req)
+            .arg(req)
+            .envs(env.iter().copied())
             .status()
             .expect("cannot run pip");
         assert!(status.success(), "`pip install -r {}` failed", req.display());
@@ -77,8 +86,8 @@ pub fn python() -> PathBuf {
             }
         }
     }
-    *slot = Some(py.clone());
-    py
+    known.push((prefix, venv.clone()));
+    venv
 }
 
 /// An npm package's command (`node_modules/.bin/<name>`).
@@ -161,6 +170,12 @@ impl Peer {
     /// A plain HTTP/1.0 GET (no client library in between): status and body.
     pub fn get(&self, path: &str) -> std::io::Result<(u16, String)> {
         raw_get(self.port, path, "")
+    }
+
+    /// Kills the process at once (SIGKILL: no graceful shutdown, open connections just drop).
+    pub fn kill(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
     }
 }
 

@@ -5,8 +5,10 @@
 //! messages (with `metadata.tool_call_id`) become `tool_result` blocks, consecutive ones batched
 //! into one user message.
 
-use crate::providers::openai::{is_uri, merge_additional, model_of, put, replayed_tool_calls, split_data_uri};
-use crate::{get_tool_projector, Agent, ContentPart, Error, Message, Result, Role};
+use crate::providers::openai::{
+    is_uri, merge_additional, model_of, put, replayed_tool_calls, split_data_uri, tool_choice,
+};
+use crate::{get_tool_projector, Agent, ContentPart, Error, Message, Result, Role, ToolChoice};
 use serde_json::{json, Map, Value};
 
 /// `max_tokens` when the prompt sets no `maxOutputTokens` (the API requires one).
@@ -19,8 +21,11 @@ pub const DEFAULT_MAX_TOKENS: i64 = 4096;
 /// The Messages API body: `model`, `system` (the system and developer messages' text, joined by a
 /// blank line), `messages` (content always as a list of blocks), `max_tokens` (`maxOutputTokens`,
 /// else 4096), `temperature`, `top_p`, `top_k`, `stop_sequences` (other options are ignored),
-/// `tools` as `{name, description, input_schema}`. `options.additionalProperties` are added at the
-/// top level without overwriting anything.
+/// `tools` as `{name, description, input_schema}`, `tool_choice` from `toolChoice` (`auto` →
+/// `{type: auto}`, `none` → `{type: none}`, `required` → `{type: any}`, a tool's name →
+/// `{type: tool, name}`; `disable_parallel_tool_use: true` beside it when
+/// `allowMultipleToolCalls` is false). `options.additionalProperties` are added at the top level
+/// last and replace what was generated under the same key (except `messages` and `system`).
 ///
 /// Images become `image` blocks with a base64 source (a data URI is split into media type and
 /// data) or a URL source; files become `document` blocks likewise. Audio is not accepted.
@@ -74,9 +79,20 @@ pub fn messages_request(agent: &Agent, messages: &[Message]) -> Result<Value> {
         put(&mut body, "top_p", o.top_p);
         put(&mut body, "top_k", o.top_k);
         put(&mut body, "stop_sequences", o.stop_sequences.clone());
-        if !tools.is_empty() && o.allow_multiple_tool_calls == Some(false) {
-            body.insert("tool_choice".into(), json!({"type": "auto", "disable_parallel_tool_use": true}));
+    }
+    let single = options.is_some_and(|o| o.allow_multiple_tool_calls == Some(false));
+    let choice = tool_choice(options, &tools)?;
+    if !tools.is_empty() && (single || choice.is_some()) {
+        let mut wire = match choice.unwrap_or(&ToolChoice::Auto) {
+            ToolChoice::Auto => json!({"type": "auto"}),
+            ToolChoice::None => json!({"type": "none"}),
+            ToolChoice::Required => json!({"type": "any"}),
+            ToolChoice::Tool(name) => json!({"type": "tool", "name": name}),
+        };
+        if single && wire["type"] != "none" {
+            wire["disable_parallel_tool_use"] = json!(true);
         }
+        body.insert("tool_choice".into(), wire);
     }
     if !tools.is_empty() {
         let wire = tools
@@ -93,7 +109,7 @@ pub fn messages_request(agent: &Agent, messages: &[Message]) -> Result<Value> {
             .collect();
         body.insert("tools".into(), Value::Array(wire));
     }
-    merge_additional(&mut body, options);
+    merge_additional(&mut body, options, &["messages", "system"]);
     Ok(Value::Object(body))
 }
 
@@ -298,6 +314,33 @@ mod tests {
     }
 
     #[test]
+    fn tool_choice_maps_to_anthropic_forms() {
+        let a = |options: Value| {
+            Agent::from_value(json!({"model": {"id": "c", "provider": "anthropic", "options": options},
+                "tools": [{"name": "get_weather", "kind": "function"}]}))
+            .unwrap()
+        };
+        let hi = [Message::new(Role::User, "Hi")];
+        for (choice, wire) in [
+            ("auto", json!({"type": "auto"})),
+            ("none", json!({"type": "none"})),
+            ("required", json!({"type": "any"})),
+            ("get_weather", json!({"type": "tool", "name": "get_weather"})),
+        ] {
+            let body = messages_request(&a(json!({"toolChoice": choice})), &hi).unwrap();
+            assert_eq!(body["tool_choice"], wire, "{choice}");
+        }
+        let body =
+            messages_request(&a(json!({"toolChoice": "required", "allowMultipleToolCalls": false})), &hi).unwrap();
+        assert_eq!(body["tool_choice"], json!({"type": "any", "disable_parallel_tool_use": true}));
+        let body = messages_request(&a(json!({"allowMultipleToolCalls": false})), &hi).unwrap();
+        assert_eq!(body["tool_choice"], json!({"type": "auto", "disable_parallel_tool_use": true}));
+        assert!(messages_request(&a(json!({})), &hi).unwrap().get("tool_choice").is_none());
+        let err = messages_request(&a(json!({"toolChoice": "get_time"})), &hi).unwrap_err().to_string();
+        assert!(err.contains("'get_time'") && err.contains("get_weather"), "{err}");
+    }
+
+    #[test]
     fn max_tokens_defaults_and_options_map() {
         let a = agent(json!({"id": "c"}));
         let body = messages_request(&a, &[Message::new(Role::User, "Hi")]).unwrap();
@@ -310,7 +353,7 @@ mod tests {
         assert_eq!(
             body,
             json!({"model": "c", "messages": [{"role": "user", "content": [{"type": "text", "text": "Hi"}]}],
-                   "max_tokens": 10, "temperature": 0.5, "top_p": 0.9, "top_k": 40, "stop_sequences": ["END"],
+                   "max_tokens": 1, "temperature": 0.5, "top_p": 0.9, "top_k": 40, "stop_sequences": ["END"],
                    "metadata": {"user_id": "u"}})
         );
     }

@@ -211,10 +211,23 @@ fn auth_headers(flavor: Flavor, resolved: &Resolved) -> Result<HeaderMap> {
     Ok(headers)
 }
 
-/// Where one call goes.
+/// Where one call goes, and what the server there understands.
 struct Target {
     url: String,
     headers: HeaderMap,
+    dialect: super::Dialect,
+}
+
+/// The dialect of the server at `endpoint` (`None`: an Azure/Foundry deployment, which takes
+/// OpenAI's fields), with the settings of the prompt's connection, or of the registered one it
+/// refers to.
+fn dialect(agent: &Agent, endpoint: Option<&str>) -> super::Dialect {
+    let connection = agent.model.as_ref().and_then(|m| m.connection.as_ref());
+    let registered = match connection {
+        Some(Connection::Reference { name, .. }) => crate::get_connection_as::<Connection>(name).ok(),
+        _ => None,
+    };
+    super::Dialect::resolve(agent, registered.as_deref().or(connection), endpoint)
 }
 
 fn openai_target(agent: &Agent) -> Result<Target> {
@@ -222,7 +235,11 @@ fn openai_target(agent: &Agent) -> Result<Target> {
     let connection = agent.model.as_ref().and_then(|m| m.connection.as_ref());
     let resolved = http::resolve(connection, &OPENAI_ENV, "openai")?;
     let base = resolved.endpoint.as_deref().unwrap_or(OPENAI_DEFAULT_ENDPOINT);
-    Ok(Target { url: format!("{base}/{path}"), headers: auth_headers(Flavor::OpenAi, &resolved)? })
+    Ok(Target {
+        url: format!("{base}/{path}"),
+        headers: auth_headers(Flavor::OpenAi, &resolved)?,
+        dialect: dialect(agent, Some(base)),
+    })
 }
 
 fn azure_target(agent: &Agent, api_version: Option<&str>) -> Result<Target> {
@@ -236,22 +253,27 @@ fn azure_target(agent: &Agent, api_version: Option<&str>) -> Result<Target> {
             .to_owned(),
     })?;
     let headers = auth_headers(Flavor::Azure, &resolved)?;
+    let dialect = dialect(agent, None);
     if endpoint.ends_with("/openai/v1") {
-        return Ok(Target { url: format!("{endpoint}/{path}"), headers });
+        return Ok(Target { url: format!("{endpoint}/{path}"), headers, dialect });
     }
     let env_version = std::env::var("AZURE_OPENAI_API_VERSION").ok().filter(|v| !v.trim().is_empty());
     let default_version = if responses { AZURE_RESPONSES_API_VERSION } else { AZURE_API_VERSION };
     let version = api_version.map(str::to_owned).or(env_version).unwrap_or_else(|| default_version.to_owned());
     let version = encode_component(&version);
     if responses {
-        return Ok(Target { url: format!("{endpoint}/openai/responses?api-version={version}"), headers });
+        return Ok(Target { url: format!("{endpoint}/openai/responses?api-version={version}"), headers, dialect });
     }
     let deployment = model
         .map(|m| m.id.as_str())
         .filter(|id| !id.is_empty())
         .ok_or_else(|| Error::Execution { message: "azure: `model.id` must name the deployment".to_owned() })?;
     let deployment = encode_component(deployment);
-    Ok(Target { url: format!("{endpoint}/openai/deployments/{deployment}/{path}?api-version={version}"), headers })
+    Ok(Target {
+        url: format!("{endpoint}/openai/deployments/{deployment}/{path}?api-version={version}"),
+        headers,
+        dialect,
+    })
 }
 
 /// Percent-encodes what may not appear as-is in a path segment or query value.
@@ -268,14 +290,14 @@ fn encode_component(s: &str) -> String {
 }
 
 /// The body with streaming turned on (and, for chat, usage in the last chunk).
-fn streaming_body(agent: &Agent, messages: &[Message]) -> Result<(Value, bool)> {
+fn streaming_body(agent: &Agent, messages: &[Message], dialect: &super::Dialect) -> Result<(Value, bool)> {
     let (path, responses) = api_path(agent)?;
     if !(path == "chat/completions" || responses) {
         return Err(Error::Execution {
             message: format!("streaming is supported for the chat and responses APIs, not '{path}'"),
         });
     }
-    let mut body = super::request_body(agent, messages)?;
+    let mut body = super::request_body_with(agent, messages, dialect)?;
     if let Value::Object(map) = &mut body {
         map.insert("stream".to_owned(), Value::Bool(true));
         if !responses {
@@ -321,7 +343,7 @@ impl Executor for OpenAiExecutor {
     fn execute_async<'a>(&'a self, agent: &'a Agent, messages: &'a [Message]) -> BoxFuture<'a, Result<Value>> {
         Box::pin(async move {
             let target = openai_target(agent)?;
-            let body = super::request_body(agent, messages)?;
+            let body = super::request_body_with(agent, messages, &target.dialect)?;
             execute(&self.http, Flavor::OpenAi, target, body).await
         })
     }
@@ -333,7 +355,7 @@ impl Executor for OpenAiExecutor {
     fn execute_stream<'a>(&'a self, agent: &'a Agent, messages: &'a [Message]) -> BoxFuture<'a, Result<RawStream>> {
         Box::pin(async move {
             let target = openai_target(agent)?;
-            let (body, responses) = streaming_body(agent, messages)?;
+            let (body, responses) = streaming_body(agent, messages, &target.dialect)?;
             execute_stream(&self.http, Flavor::OpenAi, target, body, responses).await
         })
     }
@@ -351,7 +373,7 @@ impl Executor for FoundryExecutor {
     fn execute_async<'a>(&'a self, agent: &'a Agent, messages: &'a [Message]) -> BoxFuture<'a, Result<Value>> {
         Box::pin(async move {
             let target = azure_target(agent, self.api_version.as_deref())?;
-            let body = super::request_body(agent, messages)?;
+            let body = super::request_body_with(agent, messages, &target.dialect)?;
             execute(&self.http, Flavor::Azure, target, body).await
         })
     }
@@ -363,7 +385,7 @@ impl Executor for FoundryExecutor {
     fn execute_stream<'a>(&'a self, agent: &'a Agent, messages: &'a [Message]) -> BoxFuture<'a, Result<RawStream>> {
         Box::pin(async move {
             let target = azure_target(agent, self.api_version.as_deref())?;
-            let (body, responses) = streaming_body(agent, messages)?;
+            let (body, responses) = streaming_body(agent, messages, &target.dialect)?;
             execute_stream(&self.http, Flavor::Azure, target, body, responses).await
         })
     }

@@ -15,8 +15,8 @@
 //! message fields.
 
 use crate::{
-    project_tools, properties_schema, Agent, ContentPart, Error, FunctionDefinition, Message, Model, ModelOptions,
-    Result, Role, ToolCall,
+    project_tools, properties_schema, Agent, Connection, ContentPart, Error, FunctionDefinition, MaxTokensField,
+    Message, Model, ModelOptions, Result, Role, StructuredOutput, ToolCall, ToolChoice,
 };
 use serde_json::{json, Map, Value};
 
@@ -31,11 +31,28 @@ use serde_json::{json, Map, Value};
 /// # Ok::<(), prompty::Error>(())
 /// ```
 pub fn request_body(agent: &Agent, messages: &[Message]) -> Result<Value> {
+    request_body_with(agent, messages, &Dialect::of(agent))
+}
+
+/// [`request_body`] for a server that speaks `dialect` (the executors pass the one of the
+/// endpoint they resolved: [`Dialect::resolve`]).
+///
+/// ```
+/// use prompty::providers::openai::{request_body_with, Dialect};
+/// use prompty::{Agent, MaxTokensField, Message, Role};
+/// let agent = Agent::from_value(serde_json::json!({"model": {"id": "smollm2", "options": {"maxOutputTokens": 50}}}))?;
+/// let local = Dialect::resolve(&agent, None, Some("http://127.0.0.1:8080/v1"));
+/// assert_eq!(local.max_tokens_field, MaxTokensField::MaxTokens);
+/// let body = request_body_with(&agent, &[Message::new(Role::User, "Hi")], &local)?;
+/// assert_eq!(body["max_tokens"], 50);
+/// # Ok::<(), prompty::Error>(())
+/// ```
+pub fn request_body_with(agent: &Agent, messages: &[Message], dialect: &Dialect) -> Result<Value> {
     match api_type(agent) {
-        "chat" => chat_request(agent, messages),
+        "chat" => chat_request_with(agent, messages, dialect),
         "embedding" | "embeddings" => embedding_request(agent, messages),
         "image" | "images" => image_request(agent, messages),
-        "responses" => responses_request(agent, messages),
+        "responses" => responses_request_with(agent, messages, dialect),
         other => Err(Error::Execution {
             message: format!(
                 "model.apiType '{other}' is not supported by the OpenAI provider (use chat, embedding, image or responses)"
@@ -44,9 +61,106 @@ pub fn request_body(agent: &Agent, messages: &[Message]) -> Result<Value> {
     }
 }
 
+/// What the server a request goes to understands: which field carries the output token limit,
+/// and how structured output is asked for. OpenAI's own API and the many servers that mimic it
+/// differ on both (see [`MaxTokensField`] and [`StructuredOutput`]).
+///
+/// The rule ([`Dialect::resolve`]):
+/// - token field: the connection's `maxTokensField`, else by the endpoint's host
+///   ([`MaxTokensField::for_endpoint`]: `max_completion_tokens` for OpenAI's and Azure's hosts and
+///   for an unknown endpoint, `max_tokens` for any other);
+/// - structured output: `model.options.structuredOutput`, else the connection's
+///   `structuredOutput`, else `jsonSchema` (strict).
+///
+/// ```yaml
+/// model:
+///   id: smollm2
+///   connection:
+///     kind: anonymous
+///     endpoint: http://127.0.0.1:8080/v1
+///     maxTokensField: max_tokens          # the default for such a host anyway
+///     structuredOutput: jsonObjectSchema  # for every prompt on this connection
+///   options:
+///     maxOutputTokens: 400
+/// ```
+///
+/// ```
+/// use prompty::providers::openai::Dialect;
+/// use prompty::{Agent, MaxTokensField, StructuredOutput};
+/// let agent = Agent::from_value(serde_json::json!({"model": {"id": "m", "options": {"structuredOutput": "jsonObject"}}}))?;
+/// let d = Dialect::resolve(&agent, None, None);
+/// assert_eq!(d, Dialect { max_tokens_field: MaxTokensField::MaxCompletionTokens, structured_output: StructuredOutput::JsonObject });
+/// # Ok::<(), prompty::Error>(())
+/// ```
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Dialect {
+    /// The field of the output token limit (Chat Completions).
+    pub max_tokens_field: MaxTokensField,
+    /// How `outputs:` are asked for.
+    pub structured_output: StructuredOutput,
+}
+
+impl Dialect {
+    /// The dialect for the agent when its requests go to `endpoint` through `connection` (the
+    /// connection actually used, a registered one for a `reference`; its settings win over the
+    /// host rule). `None` for either: not known.
+    ///
+    /// ```
+    /// use prompty::providers::openai::Dialect;
+    /// use prompty::{Agent, MaxTokensField};
+    /// let agent = Agent::from_value(serde_json::json!({"model": "gpt-4o"}))?;
+    /// let d = Dialect::resolve(&agent, None, Some("https://api.openai.com/v1"));
+    /// assert_eq!(d.max_tokens_field, MaxTokensField::MaxCompletionTokens);
+    /// # Ok::<(), prompty::Error>(())
+    /// ```
+    pub fn resolve(agent: &Agent, connection: Option<&Connection>, endpoint: Option<&str>) -> Dialect {
+        let common = connection.and_then(connection_common);
+        let option = agent.model.as_ref().and_then(|m| m.options.as_ref()).and_then(|o| o.structured_output);
+        Dialect {
+            max_tokens_field: common
+                .and_then(|c| c.max_tokens_field)
+                .unwrap_or_else(|| MaxTokensField::for_endpoint(endpoint)),
+            structured_output: option.or_else(|| common.and_then(|c| c.structured_output)).unwrap_or_default(),
+        }
+    }
+
+    /// The dialect from the prompt alone: its connection's settings and literal endpoint (an
+    /// endpoint left to the environment, or a `reference`, counts as unknown). What
+    /// [`request_body`] and [`chat_request`] use.
+    ///
+    /// ```
+    /// use prompty::providers::openai::Dialect;
+    /// use prompty::{Agent, MaxTokensField};
+    /// let agent = Agent::from_value(serde_json::json!({"model": {"id": "m",
+    ///     "connection": {"kind": "anonymous", "endpoint": "http://localhost:11434/v1"}}}))?;
+    /// assert_eq!(Dialect::of(&agent).max_tokens_field, MaxTokensField::MaxTokens);
+    /// # Ok::<(), prompty::Error>(())
+    /// ```
+    pub fn of(agent: &Agent) -> Dialect {
+        let connection = agent.model.as_ref().and_then(|m| m.connection.as_ref());
+        Dialect::resolve(agent, connection, connection.and_then(Connection::endpoint))
+    }
+}
+
+/// The common fields of a connection kind that has them.
+fn connection_common(c: &Connection) -> Option<&crate::ConnectionCommon> {
+    match c {
+        Connection::Key { common, .. }
+        | Connection::Reference { common, .. }
+        | Connection::Remote { common, .. }
+        | Connection::Anonymous { common, .. }
+        | Connection::Foundry { common, .. }
+        | Connection::OAuth { common, .. } => Some(common),
+        Connection::Other { .. } => None,
+    }
+}
+
 /// The Chat Completions body (spec §7.1): `model`, `messages`, the mapped options, `tools` (only
-/// when the agent has some) and `response_format` (only when it declares outputs, in OpenAI strict
-/// form). `options.additionalProperties` are added at the top level without overwriting anything.
+/// when the agent has some) and `response_format` (only when it declares outputs; strict JSON
+/// Schema unless [`Dialect`] says otherwise), for the server [`Dialect::of`] the prompt.
+/// `maxOutputTokens` goes in the dialect's token field. `options.toolChoice` becomes
+/// `tool_choice` when there are tools. `options.additionalProperties` are added at the top level
+/// last and replace what was generated under the same key (except `messages`).
 ///
 /// ```
 /// use prompty::{Agent, Message, Role};
@@ -61,16 +175,44 @@ pub fn request_body(agent: &Agent, messages: &[Message]) -> Result<Value> {
 /// # Ok::<(), prompty::Error>(())
 /// ```
 pub fn chat_request(agent: &Agent, messages: &[Message]) -> Result<Value> {
+    chat_request_with(agent, messages, &Dialect::of(agent))
+}
+
+/// [`chat_request`] for a server that speaks `dialect`.
+///
+/// ```
+/// use prompty::providers::openai::{chat_request_with, Dialect};
+/// use prompty::{Agent, MaxTokensField, Message, Role, StructuredOutput};
+/// let agent = Agent::from_value(serde_json::json!({"model": "m",
+///     "outputs": [{"name": "city", "kind": "string", "required": true}]}))?;
+/// let dialect = Dialect { max_tokens_field: MaxTokensField::MaxTokens, structured_output: StructuredOutput::JsonObject };
+/// let body = chat_request_with(&agent, &[Message::new(Role::User, "Paris, 20 C")], &dialect)?;
+/// assert_eq!(body["response_format"], serde_json::json!({"type": "json_object"}));
+/// // The schema is in a system message in front.
+/// assert_eq!(body["messages"][0]["role"], "system");
+/// assert!(body["messages"][0]["content"].as_str().unwrap().contains("\"city\""));
+/// # Ok::<(), prompty::Error>(())
+/// ```
+pub fn chat_request_with(agent: &Agent, messages: &[Message], dialect: &Dialect) -> Result<Value> {
     let model = model_of(agent)?;
     let options = model.options.as_ref();
     let tools = project_tools(agent)?;
+    let format = response_format(agent, dialect.structured_output)?;
+    let instructed;
+    let messages = match &format {
+        Some(f) if f.instruct => {
+            instructed = with_schema_instruction(messages, &f.schema);
+            instructed.as_slice()
+        }
+        _ => messages,
+    };
 
     let mut body = Map::new();
     body.insert("model".into(), json!(model.id));
     body.insert("messages".into(), Value::Array(chat_messages(messages)?));
     if let Some(o) = options {
         put(&mut body, "temperature", o.temperature);
-        put(&mut body, "max_completion_tokens", o.max_output_tokens);
+        put(&mut body, dialect.max_tokens_field.as_str(), o.max_output_tokens);
         put(&mut body, "top_p", o.top_p);
         put(&mut body, "frequency_penalty", o.frequency_penalty);
         put(&mut body, "presence_penalty", o.presence_penalty);
@@ -84,14 +226,101 @@ pub fn chat_request(agent: &Agent, messages: &[Message]) -> Result<Value> {
         let wire = tools.iter().map(|f| json!({"type": "function", "function": function_json(f)})).collect();
         body.insert("tools".into(), Value::Array(wire));
     }
-    if let Some(schema) = output_schema(agent)? {
-        body.insert(
-            "response_format".into(),
-            json!({"type": "json_schema", "json_schema": {"name": "structured_output", "strict": true, "schema": schema}}),
-        );
+    if let Some(choice) = tool_choice(options, &tools)? {
+        let wire = match choice {
+            ToolChoice::Auto => json!("auto"),
+            ToolChoice::None => json!("none"),
+            ToolChoice::Required => json!("required"),
+            ToolChoice::Tool(name) => json!({"type": "function", "function": {"name": name}}),
+        };
+        body.insert("tool_choice".into(), wire);
     }
-    merge_additional(&mut body, options);
+    if let Some(f) = format {
+        let wire = match f.mode {
+            StructuredOutput::JsonSchema => {
+                json!({"type": "json_schema", "json_schema": {"name": "structured_output", "strict": true, "schema": f.schema}})
+            }
+            StructuredOutput::JsonObjectSchema => json!({"type": "json_object", "schema": f.schema}),
+            _ => json!({"type": "json_object"}),
+        };
+        body.insert("response_format".into(), wire);
+    }
+    merge_additional(&mut body, options, &["messages"]);
     Ok(Value::Object(body))
+}
+
+/// The `toolChoice` to send: none without tools (a named tool must then still be declared), and
+/// an error for a named tool the prompt does not declare.
+pub(crate) fn tool_choice<'a>(
+    options: Option<&'a ModelOptions>,
+    tools: &[FunctionDefinition],
+) -> Result<Option<&'a ToolChoice>> {
+    let Some(choice) = options.and_then(|o| o.tool_choice.as_ref()) else { return Ok(None) };
+    if let ToolChoice::Tool(name) = choice {
+        if !tools.iter().any(|f| &f.name == name) {
+            let declared: Vec<&str> = tools.iter().map(|f| f.name.as_str()).collect();
+            let declared = if declared.is_empty() { "none".to_owned() } else { declared.join(", ") };
+            return Err(Error::Execution {
+                message: format!(
+                    "model.options.toolChoice names the tool '{name}', which the prompt does not declare (its tools: \
+                     {declared})"
+                ),
+            });
+        }
+    }
+    Ok(if tools.is_empty() { None } else { Some(choice) })
+}
+
+/// What the outputs ask for: the mode, the schema (strict for `jsonSchema`, plain otherwise),
+/// and whether the schema goes in the prompt.
+struct Format {
+    mode: StructuredOutput,
+    schema: Value,
+    instruct: bool,
+}
+
+/// The structured-output request of the agent's outputs in `mode`, `None` without outputs or in
+/// mode `none`.
+fn response_format(agent: &Agent, mode: StructuredOutput) -> Result<Option<Format>> {
+    let Some(outputs) = agent.outputs.as_deref().filter(|o| !o.is_empty()) else { return Ok(None) };
+    Ok(match mode {
+        StructuredOutput::None => None,
+        StructuredOutput::JsonSchema => {
+            Some(Format { mode, schema: properties_schema(outputs, true)?, instruct: false })
+        }
+        StructuredOutput::JsonObject | StructuredOutput::JsonObjectSchema => {
+            Some(Format { mode, schema: properties_schema(outputs, false)?, instruct: true })
+        }
+    })
+}
+
+/// The instruction that carries the output schema in JSON mode.
+///
+/// ```
+/// let text = prompty::providers::openai::schema_instruction(&serde_json::json!({"type": "object"}));
+/// assert!(text.starts_with("Answer with one JSON object") && text.contains(r#"{"type":"object"}"#));
+/// ```
+pub fn schema_instruction(schema: &Value) -> String {
+    format!("Answer with one JSON object only, no other text, that follows this JSON Schema:\n{schema}")
+}
+
+/// The messages with the schema instruction: appended to a leading system message whose content
+/// is text only, else in a system message of its own in front.
+fn with_schema_instruction(messages: &[Message], schema: &Value) -> Vec<Message> {
+    let instruction = schema_instruction(schema);
+    let mut out = messages.to_vec();
+    match out.first_mut() {
+        Some(first)
+            if first.role == Role::System
+                && !first.content.is_empty()
+                && first.content.iter().all(|p| p.as_text().is_some()) =>
+        {
+            let text = format!("{}\n\n{instruction}", first.text());
+            first.content = vec![ContentPart::text(text)];
+        }
+        _ => out.insert(0, Message::new(Role::System, instruction)),
+    }
+    out
 }
 
 /// The embeddings body (spec §7.2): `{model, input}`, where `input` is the one text of the messages
@@ -114,7 +343,7 @@ pub fn embedding_request(agent: &Agent, messages: &[Message]) -> Result<Value> {
     let mut body = Map::new();
     body.insert("model".into(), json!(model.id));
     body.insert("input".into(), input);
-    merge_additional(&mut body, model.options.as_ref());
+    merge_additional(&mut body, model.options.as_ref(), &["input"]);
     Ok(Value::Object(body))
 }
 
@@ -141,7 +370,7 @@ pub fn image_request(agent: &Agent, messages: &[Message]) -> Result<Value> {
     let mut body = Map::new();
     body.insert("model".into(), json!(model.id));
     body.insert("prompt".into(), json!(prompt));
-    merge_additional(&mut body, model.options.as_ref());
+    merge_additional(&mut body, model.options.as_ref(), &["prompt"]);
     Ok(Value::Object(body))
 }
 
@@ -160,9 +389,22 @@ pub fn image_request(agent: &Agent, messages: &[Message]) -> Result<Value> {
 /// # Ok::<(), prompty::Error>(())
 /// ```
 pub fn responses_request(agent: &Agent, messages: &[Message]) -> Result<Value> {
+    responses_request_with(agent, messages, &Dialect::of(agent))
+}
+
+fn responses_request_with(agent: &Agent, messages: &[Message], dialect: &Dialect) -> Result<Value> {
     let model = model_of(agent)?;
     let options = model.options.as_ref();
     let tools = project_tools(agent)?;
+    let format = response_format(agent, dialect.structured_output)?;
+    let instructed;
+    let messages = match &format {
+        Some(f) if f.instruct => {
+            instructed = with_schema_instruction(messages, &f.schema);
+            instructed.as_slice()
+        }
+        _ => messages,
+    };
 
     let mut instructions = Vec::new();
     let mut input = Vec::new();
@@ -240,13 +482,26 @@ pub fn responses_request(agent: &Agent, messages: &[Message]) -> Result<Value> {
             .collect();
         body.insert("tools".into(), Value::Array(wire));
     }
-    if let Some(schema) = output_schema(agent)? {
-        body.insert(
-            "text".into(),
-            json!({"format": {"type": "json_schema", "name": "structured_output", "strict": true, "schema": schema}}),
-        );
+    if let Some(choice) = tool_choice(options, &tools)? {
+        let wire = match choice {
+            ToolChoice::Auto => json!("auto"),
+            ToolChoice::None => json!("none"),
+            ToolChoice::Required => json!("required"),
+            ToolChoice::Tool(name) => json!({"type": "function", "name": name}),
+        };
+        body.insert("tool_choice".into(), wire);
     }
-    merge_additional(&mut body, options);
+    if let Some(f) = format {
+        let format = match f.mode {
+            StructuredOutput::JsonSchema => {
+                json!({"type": "json_schema", "name": "structured_output", "strict": true, "schema": f.schema})
+            }
+            StructuredOutput::JsonObjectSchema => json!({"type": "json_object", "schema": f.schema}),
+            _ => json!({"type": "json_object"}),
+        };
+        body.insert("text".into(), json!({ "format": format }));
+    }
+    merge_additional(&mut body, options, &["input", "instructions"]);
     Ok(Value::Object(body))
 }
 
@@ -349,20 +604,13 @@ pub(crate) fn put<T: serde::Serialize>(body: &mut Map<String, Value>, key: &str,
     }
 }
 
-/// Adds `options.additionalProperties` at the top level, never overwriting a key already set.
-pub(crate) fn merge_additional(body: &mut Map<String, Value>, options: Option<&ModelOptions>) {
+/// Adds `options.additionalProperties` at the top level: what the author wrote replaces what was
+/// generated under the same key, except the keys in `keep` (those that carry the conversation).
+pub(crate) fn merge_additional(body: &mut Map<String, Value>, options: Option<&ModelOptions>, keep: &[&str]) {
     for (k, v) in options.and_then(|o| o.additional_properties.as_ref()).into_iter().flatten() {
-        if !body.contains_key(k) {
+        if !keep.contains(&k.as_str()) {
             body.insert(k.clone(), v.clone());
         }
-    }
-}
-
-/// The OpenAI-strict JSON Schema of the agent's outputs, when it declares any (spec §7.1.6).
-pub(crate) fn output_schema(agent: &Agent) -> Result<Option<Value>> {
-    match agent.outputs.as_deref() {
-        Some(outputs) if !outputs.is_empty() => Ok(Some(properties_schema(outputs, true)?)),
-        _ => Ok(None),
     }
 }
 
@@ -651,13 +899,13 @@ mod tests {
     }
 
     #[test]
-    fn options_are_mapped_and_additional_properties_never_overwrite() {
+    fn options_are_mapped_and_additional_properties_win() {
         let a = agent(json!({"id": "gpt-4", "options": {
             "temperature": 0.5, "maxOutputTokens": 10, "topP": 0.9, "topK": 3, "frequencyPenalty": 0.1,
             "presencePenalty": 0.2, "seed": 7, "stopSequences": ["x"],
             "additionalProperties": {"temperature": 2, "logprobs": true}}}));
         let body = chat_request(&a, &[user("Hi")]).unwrap();
-        assert_eq!(body["temperature"], json!(0.5));
+        assert_eq!(body["temperature"], json!(2), "what the author wrote under additionalProperties wins");
         assert_eq!(body["max_completion_tokens"], json!(10));
         assert_eq!(body["top_p"], json!(0.9));
         assert_eq!(body["frequency_penalty"], json!(0.1));
@@ -667,6 +915,116 @@ mod tests {
         assert_eq!(body["logprobs"], json!(true));
         assert!(body.get("max_tokens").is_none());
         assert!(body.get("top_k").is_none());
+    }
+
+    #[test]
+    fn additional_properties_replace_generated_keys_but_not_the_conversation() {
+        let a = Agent::from_value(json!({"model": {"id": "m", "options": {"maxOutputTokens": 5,
+            "additionalProperties": {"response_format": {"type": "text"}, "max_completion_tokens": 9,
+                                     "messages": [], "tool_choice": "none"}}},
+            "outputs": [{"name": "x", "kind": "string"}],
+            "tools": [{"name": "f", "kind": "function"}]}))
+        .unwrap();
+        let body = chat_request(&a, &[user("Hi")]).unwrap();
+        assert_eq!(body["response_format"], json!({"type": "text"}));
+        assert_eq!(body["max_completion_tokens"], json!(9));
+        assert_eq!(body["tool_choice"], json!("none"));
+        assert_eq!(body["messages"], json!([{"role": "user", "content": "Hi"}]));
+    }
+
+    #[test]
+    fn token_field_follows_the_dialect() {
+        let with = |connection: Value| {
+            Agent::from_value(
+                json!({"model": {"id": "m", "options": {"maxOutputTokens": 7}, "connection": connection}}),
+            )
+            .unwrap()
+        };
+        let local = with(json!({"kind": "key", "endpoint": "http://127.0.0.1:1/v1"}));
+        let body = chat_request(&local, &[user("Hi")]).unwrap();
+        assert_eq!((body.get("max_tokens"), body.get("max_completion_tokens")), (Some(&json!(7)), None));
+        let openai = with(json!({"kind": "key", "endpoint": "https://api.openai.com/v1"}));
+        assert_eq!(chat_request(&openai, &[user("Hi")]).unwrap()["max_completion_tokens"], json!(7));
+        let forced = with(json!({"kind": "key", "endpoint": "http://127.0.0.1:1/v1",
+            "maxTokensField": "max_completion_tokens"}));
+        assert_eq!(chat_request(&forced, &[user("Hi")]).unwrap()["max_completion_tokens"], json!(7));
+        // The executor's endpoint (from the environment, say) decides when the prompt has none.
+        let bare = agent(json!({"id": "m", "options": {"maxOutputTokens": 7}}));
+        let d = Dialect::resolve(&bare, None, Some("http://localhost:8000/v1"));
+        assert_eq!(request_body_with(&bare, &[user("Hi")], &d).unwrap()["max_tokens"], json!(7));
+        // Responses keep their own field.
+        let r = agent(json!({"id": "m", "apiType": "responses", "options": {"maxOutputTokens": 7}}));
+        assert_eq!(request_body_with(&r, &[user("Hi")], &d).unwrap()["max_output_tokens"], json!(7));
+    }
+
+    #[test]
+    fn structured_output_modes() {
+        let a = |mode: Option<&str>, conn: Option<&str>| {
+            let mut model = json!({"id": "m"});
+            if let Some(mode) = mode {
+                model["options"] = json!({"structuredOutput": mode});
+            }
+            if let Some(conn) = conn {
+                model["connection"] = json!({"kind": "anonymous", "endpoint": "http://h/v1", "structuredOutput": conn});
+            }
+            Agent::from_value(json!({"model": model,
+                "outputs": [{"name": "city", "kind": "string", "required": true}, {"name": "n", "kind": "integer"}]}))
+            .unwrap()
+        };
+        let sys = Message::new(Role::System, "Extract.");
+        let body = chat_request(&a(Some("jsonObject"), None), &[sys.clone(), user("Paris")]).unwrap();
+        assert_eq!(body["response_format"], json!({"type": "json_object"}));
+        let first = body["messages"][0]["content"].as_str().unwrap();
+        assert!(first.starts_with("Extract.\n\nAnswer with one JSON object"), "{first}");
+        assert!(first.contains(r#""required":["city"]"#), "{first}");
+        assert_eq!(body["messages"].as_array().unwrap().len(), 2);
+
+        // The connection's mode, and the prompt's winning over it.
+        let body = chat_request(&a(None, Some("jsonObjectSchema")), &[user("Paris")]).unwrap();
+        assert_eq!(body["response_format"]["type"], json!("json_object"));
+        assert_eq!(body["response_format"]["schema"]["properties"]["city"], json!({"type": "string"}));
+        assert_eq!(body["messages"][0]["role"], json!("system"), "a system message of its own in front");
+        assert_eq!(body["messages"][1], json!({"role": "user", "content": "Paris"}));
+        let body = chat_request(&a(Some("none"), Some("jsonObjectSchema")), &[user("Paris")]).unwrap();
+        assert!(body.get("response_format").is_none());
+        assert_eq!(body["messages"], json!([{"role": "user", "content": "Paris"}]));
+        let body = chat_request(&a(Some("jsonSchema"), Some("none")), &[user("Paris")]).unwrap();
+        assert_eq!(body["response_format"]["type"], json!("json_schema"));
+
+        let mut r = a(Some("jsonObject"), None);
+        r.model.as_mut().unwrap().api_type = Some("responses".into());
+        let body = request_body(&r, &[sys, user("Paris")]).unwrap();
+        assert_eq!(body["text"], json!({"format": {"type": "json_object"}}));
+        assert!(body["instructions"].as_str().unwrap().contains("JSON Schema"));
+    }
+
+    #[test]
+    fn tool_choice_per_api_and_unknown_names() {
+        let a = |choice: Value, api: &str| {
+            Agent::from_value(json!({"model": {"id": "m", "apiType": api, "options": {"toolChoice": choice}},
+                "tools": [{"name": "get_weather", "kind": "function"}]}))
+            .unwrap()
+        };
+        for (choice, chat, responses) in [
+            (json!("auto"), json!("auto"), json!("auto")),
+            (json!("none"), json!("none"), json!("none")),
+            (json!("required"), json!("required"), json!("required")),
+            (
+                json!("get_weather"),
+                json!({"type": "function", "function": {"name": "get_weather"}}),
+                json!({"type": "function", "name": "get_weather"}),
+            ),
+        ] {
+            assert_eq!(request_body(&a(choice.clone(), "chat"), &[user("Hi")]).unwrap()["tool_choice"], chat);
+            assert_eq!(request_body(&a(choice, "responses"), &[user("Hi")]).unwrap()["tool_choice"], responses);
+        }
+        let err = request_body(&a(json!({"name": "get_wether"}), "chat"), &[user("Hi")]).unwrap_err().to_string();
+        assert!(err.contains("'get_wether'") && err.contains("get_weather"), "{err}");
+        // Without tools: nothing is sent, but a named tool is still an error.
+        let bare = agent(json!({"id": "m", "options": {"toolChoice": "required"}}));
+        assert!(chat_request(&bare, &[user("Hi")]).unwrap().get("tool_choice").is_none());
+        let bare = agent(json!({"id": "m", "options": {"toolChoice": "f"}}));
+        assert!(chat_request(&bare, &[user("Hi")]).unwrap_err().to_string().contains("'f'"));
     }
 
     #[test]

@@ -1,0 +1,38 @@
+//! The quickstarts against a real, keyless local model: SmolLM2-135M-Instruct on llama-cpp-python's
+//! OpenAI-compatible server at 127.0.0.1 (the end-to-end setup of `prompty/tests/e2e`, built once
+//! per machine), with only `OPENAI_BASE_URL` and `PROMPTY_MODEL` set, as the README says.
+
+#[path = "../../prompty/tests/e2e/common.rs"]
+mod common;
+#[path = "../../prompty/tests/e2e/llama.rs"]
+mod llama;
+#[path = "../../prompty/tests/e2e/peers.rs"]
+mod peers;
+
+use std::process::Command;
+
+fn run_against(server: &peers::Peer, exe: &str) -> String {
+    let out = Command::new(exe)
+        .arg("What is a prompt?")
+        .env("OPENAI_BASE_URL", format!("{}/v1", server.url()))
+        .env("OPENAI_API_KEY", "")
+        .env("PROMPTY_MODEL", llama::MODEL)
+        .output()
+        .expect("the example runs");
+    let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
+    assert!(out.status.success(), "{exe}: {stdout}\n{}", String::from_utf8_lossy(&out.stderr));
+    stdout
+}
+
+#[test]
+fn the_quickstarts_ask_a_keyless_local_server() {
+    let server = llama::start("llama-quickstart", &[]);
+    for exe in [env!("CARGO_BIN_EXE_quickstart"), env!("CARGO_BIN_EXE_typed_quickstart")] {
+        let out = run_against(&server, exe);
+        assert!(!out.contains("(offline"), "{out}");
+        let answer = out.split_once("[model]\n").map(|(_, a)| a.trim()).unwrap_or_default();
+        assert!(!answer.is_empty(), "the model answered: {out}");
+    }
+    let out = run_against(&server, env!("CARGO_BIN_EXE_quickstart"));
+    assert!(out.contains(&format!("model {}", llama::MODEL)), "PROMPTY_MODEL picked the model: {out}");
+}
