@@ -829,7 +829,7 @@ mod tests {
             w,
             ["o.prompty:6:5: unknown model option `temprature` (did you mean `temperature`?): the `openai` provider \
               ignores it; the options are temperature, maxOutputTokens, topP, topK, frequencyPenalty, presencePenalty, \
-              seed, stopSequences, allowMultipleToolCalls, additionalProperties, and options sent to the API as \
+              seed, stopSequences, allowMultipleToolCalls, toolChoice, structuredOutput, additionalProperties, and options sent to the API as \
               written go under `additionalProperties`"]
         );
         let w = warnings("a.prompty", &prompt("anthropic", "    max_tokens: 5"));

@@ -416,6 +416,7 @@ impl<'a> Checker<'a> {
             self.values_fit(outputs, "outputs", "output");
         }
         self.tools(agent, &inputs);
+        self.tool_choice(agent);
         let body_line = agent.source.as_ref().map_or(1, |s| s.body_line);
         let used = self.template(agent, &inputs, body_line);
         let bound: Vec<&str> =
@@ -683,6 +684,28 @@ impl<'a> Checker<'a> {
             }
             self.values_fit(params, &format!("{here}.parameters"), "parameter");
         }
+    }
+
+    /// `model.options.toolChoice` naming a tool: the prompt must declare it (unless an `mcp` or
+    /// `openapi` declaration brings tools whose names only its server or document knows).
+    fn tool_choice(&mut self, agent: &Agent) {
+        let choice = agent.model.as_ref().and_then(|m| m.options.as_ref()).and_then(|o| o.tool_choice.as_ref());
+        let Some(crate::ToolChoice::Tool(name)) = choice else { return };
+        let tools: Vec<&crate::Tool> = agent.tools.iter().flatten().collect();
+        if tools.iter().any(|t| t.name == *name || matches!(t.kind, ToolKind::Mcp(_) | ToolKind::OpenApi(_))) {
+            return;
+        }
+        let at = self.at("model.options.toolChoice");
+        let hint = did_you_mean(name, tools.iter().map(|t| t.name.as_str()));
+        let declared = if tools.is_empty() {
+            "the prompt declares no tools".to_owned()
+        } else {
+            format!("its tools are {}", tools.iter().map(|t| format!("`{}`", t.name)).collect::<Vec<_>>().join(", "))
+        };
+        self.error(
+            at,
+            format!("`toolChoice` names the tool `{name}`, which the prompt does not declare{hint}: {declared}"),
+        );
     }
 
     /// Checks the `specification` of an `openapi` tool when it is a local file: it exists inside
@@ -993,6 +1016,24 @@ mod tests {
             errors[1].contains("unknown kind `integr` for the parameter `n` (did you mean `integer`?)"),
             "{errors:?}"
         );
+    }
+
+    #[test]
+    fn tool_choice_must_name_a_declared_tool() {
+        let prompt = |choice: &str| {
+            format!("---\nmodel:\n  id: m\n  options:\n    toolChoice: {choice}\ntools:\n  - name: get_weather\n    kind: function\n---\nHi")
+        };
+        let r = check_str(&prompt("get_wether"), Path::new("."), "c.prompty", &LoadOptions::new());
+        let errors: Vec<&str> = r.errors().map(|d| d.message.as_str()).collect();
+        assert_eq!(
+            errors,
+            ["c.prompty:5:5: `toolChoice` names the tool `get_wether`, which the prompt does not declare (did you mean \
+              `get_weather`?): its tools are `get_weather`"]
+        );
+        for ok in ["get_weather", "auto", "required", "none", "{name: get_weather}"] {
+            let r = check_str(&prompt(ok), Path::new("."), "c.prompty", &LoadOptions::new());
+            assert!(!r.has_errors(), "{ok}: {:?}", r.diagnostics);
+        }
     }
 
     #[test]
