@@ -29,6 +29,7 @@
 pub mod analysis;
 mod cache;
 mod error;
+mod finished;
 mod frontmatter;
 pub mod jinja;
 mod keypath;

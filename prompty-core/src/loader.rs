@@ -310,6 +310,26 @@ fn load_str_inner(
         at: Location::file(name).at(u.line, 1),
         message: "the frontmatter opened here is never closed (add a line `---` after it)".to_owned(),
     })?;
+    let body_line = match split.frontmatter {
+        Some((yaml, first)) => first + yaml.matches('\n').count() + 1,
+        None => 1,
+    };
+    let source = || crate::AgentSource {
+        path: name.to_owned(),
+        base_dir: dir.to_path_buf(),
+        body_line,
+        allowed_roots: options.allowed_roots.clone(),
+        embedded: Vec::new(),
+        text: Some(std::sync::Arc::from(text)),
+    };
+    let body = split.body.trim_end_matches(['\n', '\r']);
+    if let Some((yaml, _)) = split.frontmatter {
+        if let Some(mut agent) = crate::finished::get(yaml, dir, options.keep_env) {
+            agent.instructions = Some(body.to_owned());
+            agent.source = Some(source());
+            return Ok(agent);
+        }
+    }
     let origin = Origin {
         file: name.to_owned(),
         frontmatter: split.frontmatter.map(|(t, l)| (t.to_owned(), l)),
@@ -330,22 +350,13 @@ fn load_str_inner(
     if let Value::Object(map) = &mut value {
         map.remove("kind");
         map.remove("instructions");
-        let body = split.body.trim_end_matches(['\n', '\r']);
         map.insert("instructions".to_owned(), Value::String(body.to_owned()));
     }
-    let body_line = match split.frontmatter {
-        Some((yaml, first)) => first + yaml.matches('\n').count() + 1,
-        None => 1,
-    };
     let mut agent = agent_from_value(value, &origin)?;
-    agent.source = Some(crate::AgentSource {
-        path: name.to_owned(),
-        base_dir: dir.to_path_buf(),
-        body_line,
-        allowed_roots: options.allowed_roots.clone(),
-        embedded: Vec::new(),
-        text: Some(std::sync::Arc::from(text)),
-    });
+    if let Some((yaml, _)) = split.frontmatter {
+        crate::finished::put(yaml, dir, options.keep_env, roots.env_reads.take(), &agent);
+    }
+    agent.source = Some(source());
     Ok(agent)
 }
 

@@ -21,6 +21,9 @@ pub(crate) struct Roots<'a> {
     pub(crate) keep_env: bool,
     /// Every file a `${file:}` reference read, canonical, in order (for rebuild tracking).
     pub(crate) reads: std::cell::RefCell<Vec<PathBuf>>,
+    /// Every variable an `${env:}` reference read, with a hash of its value (`None`: not set),
+    /// for the cache of loaded agents (`crate::finished`).
+    pub(crate) env_reads: std::cell::RefCell<Vec<(String, Option<u64>)>>,
     /// What `${file:}` references of this load may still read.
     pub(crate) budget: Budget,
 }
@@ -136,6 +139,7 @@ impl<'a> Roots<'a> {
             canonical: std::cell::OnceCell::new(),
             keep_env: false,
             reads: Default::default(),
+            env_reads: Default::default(),
             budget: Budget::new(&crate::LoadOptions::default()),
         }
     }
@@ -224,6 +228,8 @@ fn resolve_string(
         if roots.keep_env {
             return Ok(None);
         }
+        let var = spec.split_once(':').map_or(spec, |(var, _)| var);
+        roots.env_reads.borrow_mut().push((var.to_owned(), crate::finished::env_fingerprint(var)));
         return env_value(spec, origin, path).map(Some);
     }
     if let Some(reference) = inner.strip_prefix("file:") {

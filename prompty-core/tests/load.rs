@@ -692,3 +692,41 @@ fn the_kept_source_text_is_not_in_debug_output() {
     assert!(!debug.contains("sk-literal-in-the-file"), "{debug}");
     assert!(debug.contains(&format!("<{} bytes>", text.len())), "{debug}");
 }
+
+#[test]
+fn loading_the_same_text_again_sees_a_changed_environment_and_changed_files() {
+    let _guard = ENV_LOCK.lock().unwrap_or_else(|e| e.into_inner());
+    let dir = std::env::temp_dir().join(format!("prompty-finished-cache-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let text =
+        "---\nname: cached\nmodel:\n  id: ${env:PROMPTY_TEST_CACHED_MODEL:fallback}\ninputs: [q]\n---\nuser:\n{{ q }}";
+    let model = |a: &prompty_core::Agent| a.model.as_ref().unwrap().id.clone();
+    std::env::set_var("PROMPTY_TEST_CACHED_MODEL", "first");
+    let a = prompty_core::load_str(text, &dir, "a.prompty").unwrap();
+    let b = prompty_core::load_str(text, &dir, "b.prompty").unwrap();
+    assert_eq!((model(&a), model(&b)), ("first".to_owned(), "first".to_owned()));
+    // The second load names its own file and keeps its own body.
+    assert_eq!(b.source.as_ref().unwrap().path, "b.prompty");
+    assert_eq!(b.instructions.as_deref(), Some("user:\n{{ q }}"));
+    std::env::set_var("PROMPTY_TEST_CACHED_MODEL", "second");
+    assert_eq!(model(&prompty_core::load_str(text, &dir, "a.prompty").unwrap()), "second");
+    std::env::remove_var("PROMPTY_TEST_CACHED_MODEL");
+    assert_eq!(model(&prompty_core::load_str(text, &dir, "a.prompty").unwrap()), "fallback");
+    // Another body under the same frontmatter.
+    let other = text.replace("{{ q }}", "Q: {{ q }}");
+    assert_eq!(
+        prompty_core::load_str(&other, &dir, "a.prompty").unwrap().instructions.as_deref(),
+        Some("user:\nQ: {{ q }}")
+    );
+    // `${env:}` kept (compile time) and resolved are different agents.
+    let kept =
+        prompty_core::load_str_with(text, &dir, "a.prompty", &prompty_core::LoadOptions::new().keep_env_references());
+    assert_eq!(model(&kept.unwrap()), "${env:PROMPTY_TEST_CACHED_MODEL:fallback}");
+
+    // A `${file:}` reference is read on every load.
+    std::fs::write(dir.join("about.txt"), "one").unwrap();
+    let text = "---\ndescription: ${file:about.txt}\n---\nHi";
+    assert_eq!(prompty_core::load_str(text, &dir, "f.prompty").unwrap().description.as_deref(), Some("one"));
+    std::fs::write(dir.join("about.txt"), "two").unwrap();
+    assert_eq!(prompty_core::load_str(text, &dir, "f.prompty").unwrap().description.as_deref(), Some("two"));
+}
