@@ -77,7 +77,12 @@ pub fn validate_input_map(agent: &Agent, inputs: Map<String, Value>) -> Result<M
 }
 
 /// How deeply an input value may nest arrays and objects: 128 levels (as `serde_json` parses).
-pub(crate) const MAX_INPUT_DEPTH: usize = 128;
+/// [`validate_inputs`] refuses deeper values.
+///
+/// ```
+/// assert_eq!(prompty_core::MAX_INPUT_DEPTH, 128);
+/// ```
+pub const MAX_INPUT_DEPTH: usize = 128;
 
 /// Refuses an input nested deeper than [`MAX_INPUT_DEPTH`], naming it.
 fn check_depths(inputs: &Map<String, Value>) -> Result<()> {

@@ -129,6 +129,32 @@ pub(crate) fn neutralise_inputs(inputs: &mut Map<String, Value>) {
     }
 }
 
+/// Whether no key or string of `inputs` (at any depth) holds a noncharacter and no value nests
+/// arrays and objects deeper than `max_depth`: then [`neutralise_inputs`] would change nothing.
+pub(crate) fn clean_within(inputs: &Map<String, Value>, max_depth: usize) -> bool {
+    let mut stack: Vec<(&Value, usize)> = Vec::new();
+    let check = |map: &'_ Map<String, Value>| map.keys().all(|k| !has_noncharacter(k));
+    if !check(inputs) {
+        return false;
+    }
+    stack.extend(inputs.values().map(|v| (v, 0)));
+    while let Some((v, depth)) = stack.pop() {
+        match v {
+            Value::String(s) if has_noncharacter(s) => return false,
+            Value::Array(_) | Value::Object(_) if depth >= max_depth => return false,
+            Value::Array(items) => stack.extend(items.iter().map(|i| (i, depth + 1))),
+            Value::Object(map) => {
+                if !check(map) {
+                    return false;
+                }
+                stack.extend(map.values().map(|i| (i, depth + 1)));
+            }
+            _ => {}
+        }
+    }
+    true
+}
+
 fn neutralise_keys(map: &mut Map<String, Value>) {
     if !map.keys().any(|k| has_noncharacter(k)) {
         return;
@@ -313,6 +339,19 @@ mod tests {
     use super::*;
 
     const N: MarkNonce = *b"01234567890123456789";
+
+    #[test]
+    fn clean_within_finds_noncharacters_and_deep_values() {
+        let nested = |depth: usize| (0..depth).fold(Value::Null, |v, _| Value::Array(vec![v]));
+        let map = |v: Value| Map::from_iter([("a".to_owned(), v)]);
+        assert!(clean_within(&map(serde_json::json!({"b": ["text", 1, null]})), 128));
+        assert!(!clean_within(&map(serde_json::json!({"b": ["te\u{FDD0}xt"]})), 128));
+        assert!(!clean_within(&map(serde_json::json!({"b\u{FFFE}": 1})), 128));
+        assert!(!clean_within(&Map::from_iter([("\u{FDD1}".to_owned(), Value::Null)]), 128));
+        // The same bound as `validate_inputs`: 128 levels pass, 129 do not.
+        assert!(clean_within(&map(nested(128)), 128));
+        assert!(!clean_within(&map(nested(129)), 128));
+    }
 
     #[test]
     fn split_recovers_text_and_ranges() {

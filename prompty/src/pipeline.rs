@@ -6,7 +6,8 @@ use crate::{
     RenderContext, RenderedText, Result,
 };
 use serde::de::DeserializeOwned;
-use serde_json::Value;
+use serde_json::{Map, Value};
+use std::borrow::Cow;
 use std::path::Path;
 
 /// Renders the agent's template with `inputs`: validates them (defaults filled, required inputs
@@ -52,27 +53,50 @@ pub async fn render_async(agent: &Agent, inputs: &Value) -> Result<String> {
 /// # Ok::<(), prompty::Error>(())
 /// ```
 pub fn prepare(agent: &Agent, inputs: &Value) -> Result<Vec<Message>> {
-    prepare_map(agent, crate::validate_inputs(agent, inputs)?)
+    let (inputs, rich) = prepare_inputs(agent, inputs)?;
+    prepare_ready(agent, &inputs, &rich)
 }
 
 /// [`prepare`] of inputs that are already an owned map (the typed prompts' path: no copy).
-pub(crate) fn prepare_map(agent: &Agent, inputs: serde_json::Map<String, Value>) -> Result<Vec<Message>> {
-    let (inputs, rich, marks) = prepare_inputs(agent, crate::validate_input_map(agent, inputs)?)?;
-    let marked = renderers::render_validated(agent, &inputs, RenderContext { marks: Some(marks) })?;
+pub(crate) fn prepare_map(agent: &Agent, inputs: Map<String, Value>) -> Result<Vec<Message>> {
+    let (inputs, rich) = prepare_owned(agent, crate::validate_input_map(agent, inputs)?)?;
+    prepare_ready(agent, &inputs, &rich)
+}
+
+/// Renders (marking values), splits and parses prepared inputs.
+fn prepare_ready(agent: &Agent, inputs: &Map<String, Value>, rich: &rich::RichInputs) -> Result<Vec<Message>> {
+    let marks = Marks::fresh();
+    let marked = renderers::render_validated(agent, inputs, RenderContext { marks: Some(marks) })?;
     let (text, values) = split(agent, &marks, &marked)?;
     let messages =
         get_parser(&agent.template.parser.kind)?.parse(agent, RenderedText { text: &text, values: &values })?;
-    finish(agent, messages, &rich)
+    finish(agent, messages, rich)
 }
 
-type Prepared = (serde_json::Map<String, Value>, rich::RichInputs, Marks);
+/// The inputs `prepare` renders with and the rich inputs they stand for: the given map itself when
+/// preparing would not change it (every declared input given or optional without a default, none
+/// rich, no noncharacter in a key or string, nothing nested too deep), else a validated copy.
+fn prepare_inputs<'a>(agent: &Agent, inputs: &'a Value) -> Result<(Cow<'a, Map<String, Value>>, rich::RichInputs)> {
+    if let Value::Object(map) = inputs {
+        let declared = agent.inputs.as_deref().unwrap_or_default();
+        let as_given = declared.iter().all(|p| match map.get(&p.name) {
+            Some(v) => v.is_null() || !p.kind.is_rich(),
+            None => p.default.is_none() && !p.required,
+        });
+        if as_given && mark::clean_within(map, crate::MAX_INPUT_DEPTH) {
+            return Ok((Cow::Borrowed(map), rich::RichInputs::new()));
+        }
+    }
+    let (inputs, rich) = prepare_owned(agent, crate::validate_inputs(agent, inputs)?)?;
+    Ok((Cow::Owned(inputs), rich))
+}
 
 /// Validated inputs with rich values replaced by nonces (64 random bits each) and every
-/// noncharacter in the other values replaced by U+FFFD, and the marks of this render.
-fn prepare_inputs(agent: &Agent, mut inputs: serde_json::Map<String, Value>) -> Result<Prepared> {
+/// noncharacter in the other values replaced by U+FFFD.
+fn prepare_owned(agent: &Agent, mut inputs: Map<String, Value>) -> Result<(Map<String, Value>, rich::RichInputs)> {
     let rich = rich::substitute_long(agent, &mut inputs)?;
     mark::neutralise_inputs(&mut inputs);
-    Ok((inputs, rich, Marks::fresh()))
+    Ok((inputs, rich))
 }
 
 /// The rendered text without its marks, and the ranges of it that came from values; an error when
@@ -109,7 +133,8 @@ fn finish(agent: &Agent, messages: Vec<Message>, rich: &rich::RichInputs) -> Res
 /// # Ok::<(), prompty::Error>(()) }).unwrap();
 /// ```
 pub async fn prepare_async(agent: &Agent, inputs: &Value) -> Result<Vec<Message>> {
-    let (inputs, rich, marks) = prepare_inputs(agent, crate::validate_inputs(agent, inputs)?)?;
+    let (inputs, rich) = prepare_inputs(agent, inputs)?;
+    let marks = Marks::fresh();
     let marked = renderers::render_validated_async(agent, &inputs, RenderContext { marks: Some(marks) }).await?;
     let (text, values) = split(agent, &marks, &marked)?;
     let parser = get_parser(&agent.template.parser.kind)?;
