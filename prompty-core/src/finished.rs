@@ -66,6 +66,7 @@ pub(crate) fn put(frontmatter: &str, dir: &Path, keep_env: bool, env: Vec<(Strin
     let mut agent = agent.clone();
     agent.instructions = None;
     agent.source = None;
+    agent.cache = Default::default();
     let finished = Arc::new(Finished { dir: dir.to_path_buf(), keep_env, env, agent });
     let mut map = cache().write().unwrap_or_else(|e| e.into_inner());
     if map.len() >= MAX_ENTRIES && !map.contains_key(frontmatter) {

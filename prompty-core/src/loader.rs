@@ -327,6 +327,8 @@ fn load_str_inner(
         if let Some(mut agent) = crate::finished::get(yaml, dir, options.keep_env) {
             agent.instructions = Some(body.to_owned());
             agent.source = Some(source());
+            // Its own slot for the compiled template, as a fresh load has.
+            agent.cache = Default::default();
             return Ok(agent);
         }
     }
