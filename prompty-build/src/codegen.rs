@@ -139,6 +139,42 @@ fn struct_tokens(name: &str, doc: &[String], fields: &[Field], span: Span) -> To
     }
 }
 
+/// `impl TypedInputs for Inputs`: every field handed to the sink by the method of its type.
+fn typed_inputs_impl(fields: &[Field], span: Span) -> TokenStream {
+    let visits = fields.iter().map(|f| {
+        let ident = names::ident(&f.rust_name, span);
+        let name = &f.name;
+        let put = |v: TokenStream| match &f.ty {
+            FieldType::String => quote!(sink.str(#name, #v)),
+            FieldType::Integer => quote!(sink.int(#name, *#v)),
+            FieldType::Float => quote!(sink.float(#name, *#v)),
+            FieldType::Boolean => quote!(sink.bool(#name, *#v)),
+            FieldType::Thread => quote!(sink.thread(#name, #v)),
+            FieldType::Media => quote!(sink.media(#name, #v)),
+            FieldType::Array(_) | FieldType::Json | FieldType::Struct(_) => quote!(sink.serialize(#name, #v)),
+        };
+        if f.optional {
+            let put = put(quote!(value));
+            quote! {
+                match &self.#ident {
+                    ::std::option::Option::Some(value) => #put,
+                    ::std::option::Option::None => sink.absent(#name),
+                }
+            }
+        } else {
+            let put = put(quote!(&self.#ident));
+            quote!(#put;)
+        }
+    });
+    quote! {
+        impl ::prompty::__private::TypedInputs for Inputs {
+            fn visit(&self, sink: &mut ::prompty::__private::InputSink<'_>) {
+                #(#visits)*
+            }
+        }
+    }
+}
+
 fn declared_kind(kind: &ParamKind) -> TokenStream {
     match kind {
         ParamKind::String => quote!(::prompty::__private::DeclaredKind::String),
@@ -191,6 +227,7 @@ pub fn module_body(p: &TypedPrompt, options: &Options) -> TokenStream {
             .to_owned(),
     ];
     let inputs = struct_tokens("Inputs", &inputs_doc, &p.inputs, span);
+    let typed_inputs = typed_inputs_impl(&p.inputs, span);
     let (output, output_ty, invoke_doc) = match &p.outputs {
         Some(fields) => {
             let doc = vec![format!("The structured output declared by `{path}` (`outputs:`).")];
@@ -272,6 +309,7 @@ pub fn module_body(p: &TypedPrompt, options: &Options) -> TokenStream {
 
     quote! {
         #inputs
+        #typed_inputs
         #output
         #(#structs)*
 

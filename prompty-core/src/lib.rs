@@ -44,5 +44,5 @@ pub use cache::RuntimeCache;
 pub use error::{Error, HttpFailure, Location, Result, TurnFailure, TurnStop};
 pub use loader::{confine_path, load, load_str, load_str_tracked, load_str_with, load_with, locate_field, LoadOptions};
 pub use model::*;
-pub use validate::{validate_input_map, validate_inputs, MAX_INPUT_DEPTH};
+pub use validate::{check_input_depth, validate_input_map, validate_inputs, MAX_INPUT_DEPTH};
 pub use yaml::parse_yaml;

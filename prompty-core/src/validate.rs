@@ -86,12 +86,23 @@ pub const MAX_INPUT_DEPTH: usize = 128;
 
 /// Refuses an input nested deeper than [`MAX_INPUT_DEPTH`], naming it.
 fn check_depths(inputs: &Map<String, Value>) -> Result<()> {
-    for (name, value) in inputs {
-        if depth_exceeds(value, MAX_INPUT_DEPTH) {
-            return Err(Error::InvalidInputs {
-                message: format!("input '{name}' nests arrays and objects deeper than {MAX_INPUT_DEPTH} levels"),
-            });
-        }
+    inputs.iter().try_for_each(|(name, value)| check_input_depth(name, value))
+}
+
+/// Refuses the value of input `name` when it nests arrays and objects deeper than
+/// [`MAX_INPUT_DEPTH`] (what [`validate_inputs`] checks of every input).
+///
+/// ```
+/// let deep = (0..200).fold(serde_json::Value::Null, |v, _| serde_json::json!([v]));
+/// let err = prompty_core::check_input_depth("doc", &deep).unwrap_err();
+/// assert!(err.to_string().contains("input 'doc'"));
+/// assert!(prompty_core::check_input_depth("doc", &serde_json::json!([[1]])).is_ok());
+/// ```
+pub fn check_input_depth(name: &str, value: &Value) -> Result<()> {
+    if depth_exceeds(value, MAX_INPUT_DEPTH) {
+        return Err(Error::InvalidInputs {
+            message: format!("input '{name}' nests arrays and objects deeper than {MAX_INPUT_DEPTH} levels"),
+        });
     }
     Ok(())
 }

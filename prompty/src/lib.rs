@@ -84,6 +84,7 @@ mod streaming;
 mod tools;
 mod turn;
 mod typed;
+mod typed_context;
 
 #[doc(hidden)]
 pub use catalog::{__make_loader, ToolLoaderRegistration};
@@ -139,6 +140,7 @@ pub mod __private {
         compiled_agent, compiled_agent_with_children, invoke_stream_typed, invoke_typed, prepare_typed, turn_typed,
         typed_inputs, CompiledChild,
     };
+    pub use crate::typed_context::{InputSink, TypedInputs};
     pub use inventory;
     pub use schemars;
     pub use serde;

@@ -70,7 +70,7 @@ pub(crate) fn has_noncharacter(text: &str) -> bool {
 }
 
 /// Appends `text` to `out` with every noncharacter replaced by U+FFFD.
-fn push_neutral(out: &mut impl std::fmt::Write, text: &str) -> std::fmt::Result {
+pub(crate) fn push_neutral(out: &mut impl std::fmt::Write, text: &str) -> std::fmt::Result {
     let bytes = text.as_bytes();
     let mut from = 0;
     let mut copied = 0;
@@ -100,21 +100,24 @@ pub(crate) fn neutralise(text: &str) -> Option<String> {
 /// Replaces every noncharacter in the strings and keys of `inputs` (at any depth) with U+FFFD, so
 /// no input value can carry a mark character into the render.
 pub(crate) fn neutralise_inputs(inputs: &mut Map<String, Value>) {
+    neutralise_keys(inputs);
+    inputs.values_mut().for_each(neutralise_value);
+}
+
+/// [`neutralise_inputs`] of one value, without recursion.
+pub(crate) fn neutralise_value(value: &mut Value) {
     fn string(s: &mut String) {
         if let Some(clean) = neutralise(s) {
             *s = clean;
         }
     }
-    neutralise_keys(inputs);
-    // Strings are checked where they are found; only containers wait on the stack (which, for the
-    // usual flat inputs, is never allocated).
+    // Strings are checked where they are found; only containers wait on the stack (which, for a
+    // string, is never allocated).
     let mut stack: Vec<&mut Value> = Vec::new();
-    for v in inputs.values_mut() {
-        match v {
-            Value::String(s) => string(s),
-            Value::Array(_) | Value::Object(_) => stack.push(v),
-            _ => {}
-        }
+    match value {
+        Value::String(s) => string(s),
+        Value::Array(_) | Value::Object(_) => stack.push(value),
+        _ => {}
     }
     while let Some(v) = stack.pop() {
         match v {

@@ -134,6 +134,10 @@ fn role_marker(line: &str) -> Option<(Role, Map<String, Value>)> {
 fn marker_head(line: &str) -> Option<(Role, Map<String, Value>, &str)> {
     let s = line.trim_start();
     let s = s.strip_prefix('#').unwrap_or(s).trim_start();
+    // Most lines are no marker: their first letter says so.
+    if !matches!(s.as_bytes().first()?.to_ascii_lowercase(), b's' | b'u' | b'a' | b'd') {
+        return None;
+    }
     let word_len = s.bytes().take_while(u8::is_ascii_alphabetic).count();
     let (word, rest) = s.split_at(word_len);
     let role = match Role::parse(word)? {

@@ -63,13 +63,20 @@ pub(crate) fn prepare_map(agent: &Agent, inputs: Map<String, Value>) -> Result<V
     prepare_ready(agent, &inputs, &rich)
 }
 
-/// Renders (marking values), splits and parses prepared inputs.
+/// Renders (keeping track of values), and parses prepared inputs.
 fn prepare_ready(agent: &Agent, inputs: &Map<String, Value>, rich: &rich::RichInputs) -> Result<Vec<Message>> {
-    let marks = Marks::fresh();
-    let marked = renderers::render_validated(agent, inputs, RenderContext { marks: Some(marks) })?;
-    let (text, values) = split(agent, &marks, &marked)?;
-    let messages =
-        get_parser(&agent.template.parser.kind)?.parse(agent, RenderedText { text: &text, values: &values })?;
+    let (text, values) = renderers::render_for_prepare(agent, inputs)?;
+    parse_rendered(agent, &text, &values, rich)
+}
+
+/// Parses rendered text (values at `values`) and finishes the messages.
+pub(crate) fn parse_rendered(
+    agent: &Agent,
+    text: &str,
+    values: &[std::ops::Range<usize>],
+    rich: &rich::RichInputs,
+) -> Result<Vec<Message>> {
+    let messages = get_parser(&agent.template.parser.kind)?.parse(agent, RenderedText { text, values })?;
     finish(agent, messages, rich)
 }
 
@@ -101,7 +108,7 @@ fn prepare_owned(agent: &Agent, mut inputs: Map<String, Value>) -> Result<(Map<S
 
 /// The rendered text without its marks, and the ranges of it that came from values; an error when
 /// the marks were broken (by template text holding a mark character, or a custom renderer).
-fn split(agent: &Agent, marks: &Marks, marked: &str) -> Result<(String, Vec<std::ops::Range<usize>>)> {
+pub(crate) fn split(agent: &Agent, marks: &Marks, marked: &str) -> Result<(String, Vec<std::ops::Range<usize>>)> {
     marks.split(marked).map_err(|broken| {
         let (file, _) = renderers::body_origin(agent);
         Error::Template {
@@ -134,9 +141,7 @@ fn finish(agent: &Agent, messages: Vec<Message>, rich: &rich::RichInputs) -> Res
 /// ```
 pub async fn prepare_async(agent: &Agent, inputs: &Value) -> Result<Vec<Message>> {
     let (inputs, rich) = prepare_inputs(agent, inputs)?;
-    let marks = Marks::fresh();
-    let marked = renderers::render_validated_async(agent, &inputs, RenderContext { marks: Some(marks) }).await?;
-    let (text, values) = split(agent, &marks, &marked)?;
+    let (text, values) = renderers::render_for_prepare_async(agent, &inputs).await?;
     let parser = get_parser(&agent.template.parser.kind)?;
     let messages = parser.parse_async(agent, RenderedText { text: &text, values: &values }).await?;
     finish(agent, messages, &rich)

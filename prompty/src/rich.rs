@@ -162,7 +162,7 @@ impl<'a> TokenSearch<'a, '_> {
         }
         let text = self.text;
         loop {
-            let p = from + text[from..].find(PREFIX)?;
+            let p = find_prefix(text, from)?;
             let rest = &text.as_bytes()[p + PREFIX.len()..];
             let window = &rest[..rest.len().min(self.index.longest + 1)];
             if let Some(end) = window.iter().position(|&b| b == b'_') {
@@ -184,9 +184,27 @@ impl<'a> TokenSearch<'a, '_> {
     }
 }
 
+/// Where the next [`PREFIX`] starts in `text`, at or after `from`.
+fn find_prefix(text: &str, from: usize) -> Option<usize> {
+    let bytes = text.as_bytes();
+    let mut at = from;
+    loop {
+        at += bytes.get(at..)?.iter().position(|&b| b == b'_')?;
+        if bytes[at..].starts_with(PREFIX.as_bytes()) {
+            return Some(at);
+        }
+        at += 1;
+    }
+}
+
 /// The token that stands for input `name` in one render.
 pub(crate) fn token(nonce: &[u8], name: &str) -> String {
-    format!("{PREFIX}{}_{name}__", nonce::as_str(nonce))
+    let nonce = nonce::as_str(nonce);
+    let mut token = String::with_capacity(PREFIX.len() + nonce.len() + name.len() + 3);
+    for part in [PREFIX, nonce, "_", name, "__"] {
+        token.push_str(part);
+    }
+    token
 }
 
 /// Replaces the values of rich inputs with fresh nonce tokens of 8 hex characters (what
@@ -233,7 +251,7 @@ fn substitute_with(agent: &Agent, inputs: &mut Map<String, Value>, long: bool) -
     Ok(rich)
 }
 
-fn thread_messages(name: &str, value: Value) -> Result<Vec<Message>> {
+pub(crate) fn thread_messages(name: &str, value: Value) -> Result<Vec<Message>> {
     let list = match value {
         Value::Array(items) => items,
         Value::Object(mut o) => match o.remove("messages") {
@@ -262,7 +280,7 @@ fn thread_messages(name: &str, value: Value) -> Result<Vec<Message>> {
         .collect()
 }
 
-fn media_part(name: &str, kind: &PropertyKind, value: Value) -> Result<ContentPart> {
+pub(crate) fn media_part(name: &str, kind: &PropertyKind, value: Value) -> Result<ContentPart> {
     let mut fields = match value {
         Value::String(source) => {
             let mut m = Map::new();
@@ -364,7 +382,7 @@ pub fn expand_rich(messages: Vec<Message>, rich: &RichInputs) -> Vec<Message> {
 /// Fails when the value of strict input `name` holds a line the parser reads as a role marker
 /// ([`crate::parser::first_marker_line`], the parser's own definition), in any string at any depth,
 /// object keys included. Each string is read once: linear time in the size of the value.
-fn check_value(name: &str, value: &Value) -> Result<()> {
+pub(crate) fn check_value(name: &str, value: &Value) -> Result<()> {
     let violation =
         |line: &str| Error::StrictViolation { input: name.to_owned(), marker: line.trim().chars().take(40).collect() };
     let mut stack = vec![value];
@@ -403,9 +421,20 @@ pub(crate) fn check_expanded(agent: &Agent, messages: &[Message], rich: &RichInp
     if nonces.is_empty() {
         return Ok(());
     }
+    // The places where the nonce may start (its first byte, in any case) are found first, then
+    // compared.
     let holds = |text: &str, nonce: &str| {
-        let n = nonce.as_bytes();
-        text.as_bytes().windows(n.len()).any(|w| w.eq_ignore_ascii_case(n))
+        let (t, n) = (text.as_bytes(), nonce.as_bytes());
+        let Some(&first) = n.first() else { return false };
+        let mut at = 0;
+        while let Some(p) = t.get(at..).and_then(|rest| rest.iter().position(|&b| b.to_ascii_lowercase() == first)) {
+            let start = at + p;
+            if t.get(start..start + n.len()).is_some_and(|w| w.eq_ignore_ascii_case(n)) {
+                return true;
+            }
+            at = start + 1;
+        }
+        false
     };
     for text in messages.iter().flat_map(|m| m.content.iter().filter_map(ContentPart::as_text)) {
         if let Some((_, token, v)) = nonces.iter().find(|(n, _, _)| holds(text, n)) {

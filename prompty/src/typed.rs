@@ -160,21 +160,22 @@ pub fn typed_inputs<I: Serialize>(inputs: &I) -> Result<Value> {
         .map_err(|e| Error::InvalidInputs { message: format!("cannot serialize the inputs: {e}") })
 }
 
-/// `prepare` for a typed prompt.
+/// `prepare` for a typed prompt: rendered from the Rust values, without JSON.
 #[doc(hidden)]
-pub fn prepare_typed<I: Serialize>(agent: &Agent, inputs: &I) -> Result<Vec<Message>> {
-    match typed_inputs(inputs)? {
-        Value::Object(map) => crate::pipeline::prepare_map(agent, map),
-        other => crate::prepare(agent, &other),
-    }
+pub fn prepare_typed<I: crate::typed_context::TypedInputs>(agent: &Agent, inputs: &I) -> Result<Vec<Message>> {
+    crate::typed_context::prepare(agent, inputs)
 }
 
-/// `invoke` for a typed prompt: resolves the `${env:}` references of the compiled agent, runs the
-/// prompt, and casts the result.
+/// `invoke` for a typed prompt: prepares it from the Rust values, resolves the `${env:}`
+/// references of the compiled agent, runs the prompt, and casts the result.
 #[doc(hidden)]
-pub async fn invoke_typed<I: Serialize, O: DeserializeOwned>(agent: &Agent, inputs: &I) -> Result<O> {
+pub async fn invoke_typed<I: crate::typed_context::TypedInputs, O: DeserializeOwned>(
+    agent: &Agent,
+    inputs: &I,
+) -> Result<O> {
+    let messages = crate::typed_context::prepare(agent, inputs)?;
     let agent = agent.with_env_resolved()?;
-    crate::invoke_async(&agent, &typed_inputs(inputs)?).await
+    cast_answer(crate::run_async(&agent, &messages).await?)
 }
 
 /// `turn` for a typed prompt: resolves the `${env:}` references of the compiled agent, adds the

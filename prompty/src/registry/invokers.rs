@@ -77,7 +77,7 @@ impl RenderContext {
     label = "this type needs `impl prompty::Renderer for {Self}`",
     note = "implement `fn render(&self, agent: &prompty::Agent, inputs: &serde_json::Map<String, serde_json::Value>, ctx: &prompty::RenderContext) -> prompty::Result<String>`"
 )]
-pub trait Renderer: Send + Sync + 'static {
+pub trait Renderer: std::any::Any + Send + Sync {
     /// Renders the agent's template with validated inputs (rich inputs already replaced by nonces).
     /// Write every interpolated value with [`RenderContext::write_value`].
     fn render(&self, agent: &Agent, inputs: &Map<String, Value>, ctx: &RenderContext) -> Result<String>;

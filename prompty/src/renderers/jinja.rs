@@ -9,29 +9,48 @@ use crate::{Agent, Error, Location, RenderContext, Result};
 use minijinja::value::{Serde, Value, ValueKind};
 use minijinja::Environment;
 use serde_json::{Map, Value as Json};
-use std::cell::Cell;
+use std::cell::{Cell, RefCell};
+use std::ops::Range;
 use std::sync::Arc;
 
 const NAME: &str = "template";
 
+/// How the render running on this thread writes interpolated values.
+#[derive(Clone, Copy)]
+enum Emit {
+    /// As `ctx` says: as they are, or between marks.
+    Context(RenderContext),
+    /// As they are (noncharacters replaced), recording where each one lands in the output.
+    Ranges,
+}
+
 thread_local! {
-    /// How the render running on this thread writes interpolated values.
-    static EMIT: Cell<Option<RenderContext>> = const { Cell::new(None) };
+    static EMIT: Cell<Option<Emit>> = const { Cell::new(None) };
+    /// In [`Emit::Ranges`] renders: the bytes written to the output so far, kept by the writer.
+    static WRITTEN: Cell<usize> = const { Cell::new(0) };
+    /// In [`Emit::Ranges`] renders: the byte ranges of the output that are values.
+    static RANGES: RefCell<Vec<Range<usize>>> = const { RefCell::new(Vec::new()) };
 }
 
 /// A compiled template, remembering the source it was compiled from.
 struct Compiled {
     source: String,
     env: Environment<'static>,
+    /// Whether everything the template prints goes straight to the output, in order (no
+    /// `{% set %}` or `{% filter %}` block and no recursive loop captures output to print it
+    /// later), and its text holds no mark character.
+    in_order: bool,
 }
 
 fn environment() -> Environment<'static> {
     let mut env = prompty_core::jinja::environment();
     env.set_formatter(|out, _state, value| {
-        // Written straight into the output: the value between this render's marks, when it marks.
-        let Some(marks) = EMIT.with(Cell::get).and_then(|ctx| ctx.marks) else {
-            return format_value(value, out).map_err(|_| write_error());
+        let marks = match EMIT.with(Cell::get) {
+            Some(Emit::Context(RenderContext { marks: Some(marks) })) => marks,
+            Some(Emit::Ranges) => return write_recorded(out, value).map_err(|_| write_error()),
+            _ => return format_value(value, out).map_err(|_| write_error()),
         };
+        // Written straight into the output: the value between this render's marks.
         let written = match value.kind() {
             // Strings may hold marks (a captured block) or noncharacters: `write_value` sorts them out.
             ValueKind::String => marks.write_value(out, value.as_str().unwrap_or_default()),
@@ -51,6 +70,27 @@ fn environment() -> Environment<'static> {
     env.add_filter("trim", trim);
     env.add_filter("join", join);
     env
+}
+
+/// Writes a value as it prints, every noncharacter replaced, and records the range of the output it
+/// took (the output is the render's own writer: [`Emit::Ranges`] is only used when nothing is
+/// captured).
+fn write_recorded(out: &mut minijinja::Output<'_>, value: &Value) -> std::fmt::Result {
+    let start = WRITTEN.with(Cell::get);
+    match value.kind() {
+        ValueKind::String => crate::mark::push_neutral(out, value.as_str().unwrap_or_default())?,
+        ValueKind::Undefined | ValueKind::None | ValueKind::Bool | ValueKind::Number => format_value(value, out)?,
+        _ => {
+            let mut text = String::new();
+            format_value(value, &mut text)?;
+            crate::mark::push_neutral(out, &text)?;
+        }
+    }
+    let end = WRITTEN.with(Cell::get);
+    if end > start {
+        RANGES.with(|r| r.borrow_mut().push(start..end));
+    }
+    Ok(())
 }
 
 fn write_error() -> minijinja::Error {
@@ -132,22 +172,91 @@ fn compiled(agent: &Agent, source: &str) -> Result<Arc<Compiled>> {
     })?;
     let mut env = environment();
     env.add_template_owned(NAME, source.to_owned()).map_err(|e| template_error(agent, &e))?;
-    let c = Arc::new(Compiled { source: source.to_owned(), env });
+    // A mark character in the template's own text is refused the same way whichever way values
+    // are tracked: the marks find it.
+    let in_order = prints_in_order(source, &env) && !source.contains(['\u{FDD0}', '\u{FDD1}']);
+    let c = Arc::new(Compiled { source: source.to_owned(), env, in_order });
     cache.set(Arc::clone(&c));
     Ok(c)
+}
+
+/// Whether every value the template prints goes straight to the output, in order (no block
+/// captures output to print it later): then a render can record where values land instead of
+/// marking them. Unknown syntax counts as capturing.
+fn prints_in_order(source: &str, env: &Environment<'static>) -> bool {
+    use minijinja::machinery::ast::Stmt;
+    fn body(stmts: &[Stmt<'_>]) -> bool {
+        stmts.iter().all(stmt)
+    }
+    #[allow(unreachable_patterns)]
+    fn stmt(s: &Stmt<'_>) -> bool {
+        match s {
+            Stmt::Template(t) => body(&t.children),
+            Stmt::EmitExpr(_) | Stmt::EmitRaw(_) | Stmt::Set(_) | Stmt::Do(_) => true,
+            Stmt::ForLoop(f) => !f.recursive && body(&f.body) && body(&f.else_body),
+            Stmt::IfCond(i) => body(&i.true_body) && body(&i.false_body),
+            Stmt::WithBlock(w) => body(&w.body),
+            Stmt::AutoEscape(a) => body(&a.body),
+            // `{% set x %}...{% endset %}`, `{% filter %}`, and anything else.
+            _ => false,
+        }
+    }
+    minijinja::machinery::parse(source, NAME, env.syntax().clone()).is_ok_and(|ast| stmt(&ast))
+}
+
+/// Sets how this thread's render writes values, until dropped.
+struct EmitGuard;
+
+impl EmitGuard {
+    fn set(emit: Emit) -> EmitGuard {
+        EMIT.with(|m| m.set(Some(emit)));
+        EmitGuard
+    }
+}
+
+impl Drop for EmitGuard {
+    fn drop(&mut self) {
+        EMIT.with(|m| m.set(None));
+    }
 }
 
 /// Renders the agent's instructions with `inputs`, writing interpolated values through `ctx`.
 pub(super) fn render(agent: &Agent, source: &str, inputs: &Map<String, Json>, ctx: RenderContext) -> Result<String> {
     let c = compiled(agent, source)?;
     let tmpl = c.env.get_template(NAME).map_err(|e| template_error(agent, &e))?;
-    struct Reset;
-    impl Drop for Reset {
-        fn drop(&mut self) {
-            EMIT.with(|m| m.set(None));
-        }
-    }
-    EMIT.with(|m| m.set(Some(ctx)));
-    let _reset = Reset;
+    let _emit = EmitGuard::set(Emit::Context(ctx));
     super::render_bounded(agent, &tmpl, Value::from(Serde(inputs)), |e| template_error(agent, e))
+}
+
+/// Renders the agent's instructions for `prepare`, with a context already built: the text and the
+/// byte ranges of it that are values. Values are recorded where they land when the template prints
+/// in order, else marked and split.
+pub(crate) fn render_prepared(agent: &Agent, context: Value) -> Result<(String, Vec<Range<usize>>)> {
+    let source = agent.instructions.as_deref().unwrap_or("");
+    let c = compiled(agent, source)?;
+    let tmpl = c.env.get_template(NAME).map_err(|e| template_error(agent, &e))?;
+    if !c.in_order {
+        let marks = crate::mark::Marks::fresh();
+        let marked = {
+            let _emit = EmitGuard::set(Emit::Context(RenderContext { marks: Some(marks) }));
+            super::render_bounded(agent, &tmpl, context, |e| template_error(agent, e))?
+        };
+        return crate::pipeline::split(agent, &marks, &marked);
+    }
+    let _emit = EmitGuard::set(Emit::Ranges);
+    WRITTEN.with(|w| w.set(0));
+    RANGES.with(|r| r.borrow_mut().clear());
+    let text = super::render_bounded(agent, &tmpl, context, |e| template_error(agent, e));
+    let ranges = RANGES.with(|r| std::mem::take(&mut *r.borrow_mut()));
+    Ok((text?, ranges))
+}
+
+/// Notes how many bytes the render's writer holds (for [`Emit::Ranges`]).
+pub(super) fn written(len: usize) {
+    WRITTEN.with(|w| w.set(len));
+}
+
+/// The context a JSON input map renders with.
+pub(crate) fn json_context(inputs: &Map<String, Json>) -> Value {
+    Value::from(Serde(inputs))
 }

@@ -5,6 +5,10 @@ mod mustache;
 
 use crate::{get_renderer, rich, Agent, Error, Location, RenderContext, Renderer, Result};
 use serde_json::{Map, Value};
+use std::ops::Range;
+use std::sync::Arc;
+
+pub(crate) use jinja::render_prepared;
 
 /// The file that holds the agent's template and the line its body starts at, for error messages.
 pub(crate) fn body_origin(agent: &Agent) -> (String, usize) {
@@ -24,6 +28,43 @@ pub(crate) fn render_validated(agent: &Agent, inputs: &Map<String, Value>, ctx: 
     rich::check_strict(agent, inputs)?;
     let out = get_renderer(&agent.template.format.kind)?.render(agent, inputs, &ctx)?;
     check_output(agent, out)
+}
+
+/// Whether `renderer` is this crate's `jinja2` renderer, which `prepare` calls directly (and feeds
+/// typed inputs without JSON).
+pub(crate) fn is_builtin_jinja(renderer: &Arc<dyn Renderer>) -> bool {
+    let any: &dyn std::any::Any = renderer.as_ref();
+    any.is::<Jinja2Renderer>()
+}
+
+/// What [`crate::prepare`] renders: the text and the byte ranges of it that are values (never
+/// message boundaries). The built-in `jinja2` renderer records where values land; any other
+/// renderer writes them between marks, which are then split off.
+pub(crate) fn render_for_prepare(agent: &Agent, inputs: &Map<String, Value>) -> Result<(String, Vec<Range<usize>>)> {
+    rich::check_strict(agent, inputs)?;
+    let renderer = get_renderer(&agent.template.format.kind)?;
+    if is_builtin_jinja(&renderer) {
+        return jinja::render_prepared(agent, jinja::json_context(inputs));
+    }
+    let marks = crate::mark::Marks::fresh();
+    let out = check_output(agent, renderer.render(agent, inputs, &RenderContext { marks: Some(marks) })?)?;
+    crate::pipeline::split(agent, &marks, &out)
+}
+
+/// Async form of [`render_for_prepare`].
+pub(crate) async fn render_for_prepare_async(
+    agent: &Agent,
+    inputs: &Map<String, Value>,
+) -> Result<(String, Vec<Range<usize>>)> {
+    rich::check_strict(agent, inputs)?;
+    let renderer = get_renderer(&agent.template.format.kind)?;
+    if is_builtin_jinja(&renderer) {
+        return jinja::render_prepared(agent, jinja::json_context(inputs));
+    }
+    let marks = crate::mark::Marks::fresh();
+    let ctx = RenderContext { marks: Some(marks) };
+    let out = check_output(agent, renderer.render_async(agent, inputs, &ctx).await?)?;
+    crate::pipeline::split(agent, &marks, &out)
 }
 
 /// `out` if it is within the output bound, else the error naming the prompt file.
@@ -64,6 +105,7 @@ impl std::io::Write for Capped {
             return Err(std::io::Error::other("output limit"));
         }
         self.buf.extend_from_slice(data);
+        jinja::written(self.buf.len());
         Ok(data.len())
     }
 
@@ -82,7 +124,10 @@ pub(crate) fn render_bounded(
     error: impl Fn(&minijinja::Error) -> Error,
 ) -> Result<String> {
     let limits = prompty_core::jinja::render_limits();
-    let mut out = Capped { buf: Vec::new(), max: limits.max_output_bytes, over: false };
+    // Room for the template's text and some values, so that most renders never grow the buffer.
+    let room = (tmpl.source().len() + tmpl.source().len() / 2 + 256)
+        .min(usize::try_from(limits.max_output_bytes).unwrap_or(usize::MAX));
+    let mut out = Capped { buf: Vec::with_capacity(room), max: limits.max_output_bytes, over: false };
     match tmpl.render_captured_to(ctx, &mut out) {
         Ok(_) => Ok(String::from_utf8(out.buf).unwrap_or_else(|e| String::from_utf8_lossy(e.as_bytes()).into_owned())),
         Err(_) if out.over => Err(output_too_large(agent, limits.max_output_bytes)),

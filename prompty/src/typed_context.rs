@@ -1,0 +1,205 @@
+//! The render context of a typed prompt's `Inputs`, built from the Rust values: `prepare` of a
+//! typed prompt renders with it directly, without turning the inputs into JSON first.
+//!
+//! The generated code implements [`TypedInputs`] for `Inputs`: it hands each field to an
+//! [`InputSink`] with the method that fits its type. The sink applies what `prepare` applies to
+//! JSON inputs: the default of an absent optional input, noncharacters replaced by U+FFFD, the
+//! strict-input check, the depth bound, and nonce tokens for threads and media (a thread's messages
+//! are cloned into the prompt, never serialized).
+
+use crate::nonce::{self, LongNonce};
+use crate::{mark, rich, Agent, Error, Media, Message, Result};
+use minijinja::value::{Enumerator, Object, Serde, Value as Jinja};
+use serde::Serialize;
+use serde_json::Value;
+use std::sync::Arc;
+
+/// Inputs a typed prompt renders from directly: implemented by the `Inputs` struct
+/// `include_prompty!` and `prompty_build::compile` generate.
+#[doc(hidden)]
+pub trait TypedInputs: Serialize {
+    /// Hands every field to `sink`, under its input name.
+    fn visit(&self, sink: &mut InputSink<'_>);
+}
+
+/// Collects the render context of typed inputs (see the module docs).
+#[doc(hidden)]
+pub struct InputSink<'a> {
+    agent: &'a Agent,
+    values: Vec<(&'static str, Jinja)>,
+    rich: rich::RichInputs,
+    strict_inputs: Vec<&'a str>,
+    error: Option<Error>,
+}
+
+impl<'a> InputSink<'a> {
+    fn new(agent: &'a Agent) -> Self {
+        InputSink {
+            agent,
+            values: Vec::with_capacity(agent.inputs.as_deref().map_or(0, <[_]>::len)),
+            rich: rich::RichInputs::new(),
+            strict_inputs: if agent.template.format.strict {
+                Vec::new()
+            } else {
+                agent.template.format.strict_inputs()
+            },
+            error: None,
+        }
+    }
+
+    fn is_strict(&self, name: &str) -> bool {
+        self.agent.template.format.strict || self.strict_inputs.contains(&name)
+    }
+
+    fn fail(&mut self, error: Error) {
+        self.error.get_or_insert(error);
+    }
+
+    /// A string input.
+    pub fn str(&mut self, name: &'static str, value: &str) {
+        if self.is_strict(name) {
+            if let Some(line) = crate::parser::first_marker_line(value) {
+                let marker = line.trim().chars().take(40).collect();
+                return self.fail(Error::StrictViolation { input: name.to_owned(), marker });
+            }
+        }
+        let value = match mark::neutralise(value) {
+            Some(clean) => Jinja::from(clean),
+            None => Jinja::from(value),
+        };
+        self.values.push((name, value));
+    }
+
+    /// An integer input.
+    pub fn int(&mut self, name: &'static str, value: i64) {
+        self.values.push((name, Jinja::from(value)));
+    }
+
+    /// A float input.
+    pub fn float(&mut self, name: &'static str, value: f64) {
+        self.values.push((name, Jinja::from(value)));
+    }
+
+    /// A boolean input.
+    pub fn bool(&mut self, name: &'static str, value: bool) {
+        self.values.push((name, Jinja::from(value)));
+    }
+
+    /// Any other input (lists, objects, JSON values): through its JSON form.
+    pub fn serialize<T: Serialize + ?Sized>(&mut self, name: &'static str, value: &T) {
+        match serde_json::to_value(value) {
+            Ok(json) => self.json(name, json),
+            Err(e) => self.fail(Error::InvalidInputs { message: format!("cannot serialize the inputs: {e}") }),
+        }
+    }
+
+    fn json(&mut self, name: &'static str, mut value: Value) {
+        if let Err(e) = prompty_core::check_input_depth(name, &value) {
+            return self.fail(e);
+        }
+        if self.is_strict(name) {
+            if let Err(e) = rich::check_value(name, &value) {
+                return self.fail(e);
+            }
+        }
+        mark::neutralise_value(&mut value);
+        self.values.push((name, Jinja::from(Serde(&value))));
+    }
+
+    /// A `thread` input: its messages are spliced in where the template prints it.
+    pub fn thread(&mut self, name: &'static str, messages: &[Message]) {
+        let token = self.token(name);
+        self.rich.insert_thread(token.clone(), messages.to_vec());
+        self.values.push((name, Jinja::from(token)));
+    }
+
+    /// An `image`, `file` or `audio` input: a content part where the template prints it.
+    pub fn media(&mut self, name: &'static str, media: &Media) {
+        let kind = match self.agent.input(name) {
+            Some(p) => p.kind.clone(),
+            None => return self.serialize(name, media),
+        };
+        let json = match serde_json::to_value(media) {
+            Ok(json) => json,
+            Err(e) => return self.fail(Error::InvalidInputs { message: format!("cannot serialize the inputs: {e}") }),
+        };
+        match rich::media_part(name, &kind, json) {
+            Ok(part) => {
+                let token = self.token(name);
+                self.rich.insert_part(token.clone(), part);
+                self.values.push((name, Jinja::from(token)));
+            }
+            Err(e) => self.fail(e),
+        }
+    }
+
+    /// An optional input left out: its default applies, if it has one.
+    pub fn absent(&mut self, name: &'static str) {
+        let Some(prop) = self.agent.input(name) else {
+            return;
+        };
+        let Some(default) = prop.default.clone() else {
+            return;
+        };
+        if prop.kind.is_rich() && !default.is_null() {
+            let token = self.token(name);
+            let added = match prop.kind {
+                crate::PropertyKind::Thread => {
+                    rich::thread_messages(name, default).map(|m| self.rich.insert_thread(token.clone(), m))
+                }
+                _ => rich::media_part(name, &prop.kind, default).map(|p| self.rich.insert_part(token.clone(), p)),
+            };
+            match added {
+                Ok(()) => self.values.push((name, Jinja::from(token))),
+                Err(e) => self.fail(e),
+            }
+            return;
+        }
+        self.json(name, default);
+    }
+
+    /// A fresh token (64 random bits) standing for rich input `name`.
+    fn token(&self, name: &str) -> String {
+        let mut nonce: [LongNonce; 1] = [[0u8; 16]];
+        nonce::fresh_long(&mut nonce);
+        rich::token(&nonce[0], name)
+    }
+}
+
+/// The inputs of one render, looked up by name.
+#[derive(Debug)]
+struct Context(Vec<(&'static str, Jinja)>);
+
+impl Object for Context {
+    fn get_value(self: &Arc<Self>, key: &Jinja) -> Option<Jinja> {
+        self.get_value_by_str(key.as_str()?)
+    }
+
+    fn get_value_by_str(self: &Arc<Self>, key: &str) -> Option<Jinja> {
+        self.0.iter().find(|(name, _)| *name == key).map(|(_, v)| v.clone())
+    }
+
+    fn enumerate(self: &Arc<Self>) -> Enumerator {
+        Enumerator::Values(self.0.iter().map(|(name, _)| Jinja::from(*name)).collect())
+    }
+}
+
+/// `prepare` for typed inputs: rendered from the Rust values when the template's renderer is the
+/// built-in `jinja2`, else through their JSON form like any other inputs.
+pub(crate) fn prepare<I: TypedInputs>(agent: &Agent, inputs: &I) -> Result<Vec<Message>> {
+    let renderer = crate::get_renderer(&agent.template.format.kind)?;
+    if !crate::renderers::is_builtin_jinja(&renderer) {
+        return match crate::typed::typed_inputs(inputs)? {
+            Value::Object(map) => crate::pipeline::prepare_map(agent, map),
+            other => crate::prepare(agent, &other),
+        };
+    }
+    let mut sink = InputSink::new(agent);
+    inputs.visit(&mut sink);
+    if let Some(e) = sink.error {
+        return Err(e);
+    }
+    let context = Jinja::from_object(Context(sink.values));
+    let (text, values) = crate::renderers::render_prepared(agent, context)?;
+    crate::pipeline::parse_rendered(agent, &text, &values, &sink.rich)
+}
