@@ -147,6 +147,7 @@ fn main() {
     let messages = prompty::prepare(&agent, &inputs).expect("prepare");
     let body = serde_json::to_vec(&prompty::providers::openai::request_body(&agent, &messages).expect("body"))
         .expect("serialize");
+    prompty::providers::http::ensure_tls_provider();
     let bare = reqwest::Client::builder().build().expect("bare client");
     let setup = Arc::new(Setup {
         agent,

@@ -55,6 +55,11 @@
 //!   `rmcp` (module `prompty::mcp`).
 //! - `openapi`: `kind: openapi` tools, every operation of an OpenAPI 3.0/3.1 or Swagger 2.0
 //!   document called over HTTP (module `prompty::openapi`).
+//! - `tls-ring` (default): TLS for those HTTP clients with rustls and the `ring` crypto provider;
+//!   no C toolchain beyond `cc` and no cmake.
+//! - `tls-aws-lc`: rustls with the `aws-lc-rs` provider instead (builds the aws-lc C library).
+//!   Either is installed as rustls's process default on first use
+//!   (`providers::http::ensure_tls_provider`), unless the program installed one first.
 //!
 //! ## Tools from anywhere
 //! [`catalog::ToolCatalog`] holds every tool under a namespaced name (`namespace::tool`): `#[tool]`

@@ -42,7 +42,6 @@ pub struct CatalogEntry {
     pub function: Option<Arc<dyn ToolFunction>>,
     /// Anything else the loader knows (annotations, the OpenAPI method and path, ...).
     pub metadata: Map<String, Value>,
-    pub(crate) validator: Arc<OnceLock<Option<jsonschema::Validator>>>,
     /// The fingerprint, computed once (the catalog reads it on every index rebuild).
     fingerprint: Arc<OnceLock<String>>,
 }
@@ -64,7 +63,6 @@ impl CatalogEntry {
             source: String::new(),
             function: None,
             metadata: Map::new(),
-            validator: Arc::default(),
             fingerprint: Arc::default(),
         }
     }
@@ -184,17 +182,14 @@ impl CatalogEntry {
         }
     }
 
-    /// Whether `args` is valid against the parameter schema (a schema that does not compile
-    /// accepts nothing). The compiled validator is kept.
+    /// Whether `args` is valid against the parameter schema, as far as [`super::schema_check`]
+    /// checks (a schema that is neither an object nor a boolean accepts nothing).
     pub(crate) fn accepts(&self, args: &Value) -> bool {
-        self.validator
-            .get_or_init(|| jsonschema::validator_for(&self.parameters).ok())
-            .as_ref()
-            .is_some_and(|v| v.is_valid(args))
+        super::schema_check::is_valid(&self.parameters, args)
     }
 }
 
-/// A clone computes its fingerprint and validator afresh (its fields may be changed).
+/// A clone computes its fingerprint afresh (its fields may be changed).
 impl Clone for CatalogEntry {
     fn clone(&self) -> Self {
         CatalogEntry {
@@ -206,7 +201,6 @@ impl Clone for CatalogEntry {
             source: self.source.clone(),
             function: self.function.clone(),
             metadata: self.metadata.clone(),
-            validator: Arc::default(),
             fingerprint: Arc::default(),
         }
     }
@@ -214,9 +208,8 @@ impl Clone for CatalogEntry {
 
 impl CatalogEntry {
     /// The entry as the catalog keeps it: shared and never changed again, so its fingerprint
-    /// and validator (computed afresh: the fields may have changed since) stay right.
+    /// (computed afresh: the fields may have changed since) stays right.
     pub(crate) fn sealed(mut self) -> Arc<CatalogEntry> {
-        self.validator = Arc::default();
         self.fingerprint = Arc::default();
         Arc::new(self)
     }

@@ -9,7 +9,8 @@
 //! - **Resolution** of a model's call ([`ToolCatalog::resolve`]): the candidates are the entries
 //!   the call's name denotes (a wire name, `ns::name`, or a bare name in any namespace), within the
 //!   allowed namespaces. One candidate is the answer; among several, the one whose parameter schema
-//!   alone accepts the arguments (JSON Schema validation); otherwise the one whose properties share
+//!   alone accepts the arguments (the JSON Schema keywords tool schemas use are checked; `pattern`
+//!   and `format` are not); otherwise the one whose properties share
 //!   the most keys with the arguments, ties going to the first registered.
 //! - **Loaders** fill it ([`ToolLoader`], registered by name: `file` built in, `mcp` and `openapi`
 //!   with their features, yours with [`register_tool_loader`] or `#[prompty::loader("name")]`).
@@ -51,6 +52,7 @@ mod mcp_kind;
 #[cfg(feature = "openapi")]
 mod openapi_kind;
 mod resolve;
+mod schema_check;
 mod wire;
 
 pub use enrich::Artifacts;

@@ -446,7 +446,42 @@ static SHARED: LazyLock<HttpClient> = LazyLock::new(|| {
     HttpClient { client: build_reqwest(&config).map_err(Arc::from), config: Arc::new(config) }
 });
 
+/// Installs the crypto provider of prompty's TLS feature (`tls-aws-lc` when on, else `tls-ring`)
+/// as rustls's process-wide default, unless the program installed one already; returns whether a
+/// default provider is in place.
+///
+/// prompty builds reqwest without a provider of its own and calls this before it builds an HTTP
+/// client. A program that builds its own `reqwest::Client` before prompty has built one calls it
+/// first (or installs a provider with rustls itself).
+///
+/// ```
+/// assert!(prompty::providers::http::ensure_tls_provider());
+/// assert!(prompty::providers::http::HttpClient::shared().reqwest().is_some());
+/// ```
+pub fn ensure_tls_provider() -> bool {
+    use rustls::crypto::CryptoProvider;
+    static INSTALL: std::sync::Once = std::sync::Once::new();
+    INSTALL.call_once(|| {
+        #[cfg(feature = "tls-aws-lc")]
+        let provider = Some(rustls::crypto::aws_lc_rs::default_provider());
+        #[cfg(all(feature = "tls-ring", not(feature = "tls-aws-lc")))]
+        let provider = Some(rustls::crypto::ring::default_provider());
+        #[cfg(not(any(feature = "tls-ring", feature = "tls-aws-lc")))]
+        let provider: Option<CryptoProvider> = None;
+        if let Some(provider) = provider.filter(|_| CryptoProvider::get_default().is_none()) {
+            // Another thread may have installed one meanwhile: theirs stays.
+            let _ = provider.install_default();
+        }
+    });
+    CryptoProvider::get_default().is_some()
+}
+
 fn build_reqwest(config: &HttpConfig) -> std::result::Result<reqwest::Client, String> {
+    if !ensure_tls_provider() {
+        return Err("no TLS crypto provider: enable prompty's `tls-ring` or `tls-aws-lc` feature, or install a \
+                    rustls CryptoProvider before the first request"
+            .to_owned());
+    }
     let mut headers = HeaderMap::new();
     headers.insert(USER_AGENT, HeaderValue::from_static(USER_AGENT_VALUE));
     reqwest::Client::builder()

@@ -231,6 +231,9 @@ pub(crate) async fn connect(config: &McpServerConfig, generation: Arc<AtomicU64>
                 value.set_sensitive(true);
                 custom.insert(header, value);
             }
+            if !crate::providers::http::ensure_tls_provider() {
+                return Err("no TLS crypto provider: enable prompty's `tls-ring` or `tls-aws-lc` feature".to_owned());
+            }
             let http = reqwest::Client::builder()
                 .redirect(redirect_policy())
                 .connect_timeout(timeout)
