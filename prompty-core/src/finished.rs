@@ -5,6 +5,9 @@
 //! `${env:}` references are resolved again on every load: an entry remembers which variables its
 //! references read and a hash of each value (never the value), and is used only while every one is
 //! unchanged. The cache holds at most [`MAX_ENTRIES`] texts and is emptied when full.
+//!
+//! An agent is kept from the second load of its text on: a text loaded only once (a prompt built
+//! per request) is never copied into the cache; the first load only notes a keyed hash of it.
 
 use crate::Agent;
 use std::collections::HashMap;
@@ -25,6 +28,16 @@ pub(crate) struct Finished {
 }
 
 type Cache = RwLock<HashMap<Box<str>, Vec<Arc<Finished>>>>;
+
+/// Keyed hashes of the (frontmatter, folder, options) loaded once so far; emptied when it holds
+/// [`MAX_SEEN`].
+fn seen() -> &'static std::sync::Mutex<std::collections::HashSet<u64>> {
+    static SEEN: OnceLock<std::sync::Mutex<std::collections::HashSet<u64>>> = OnceLock::new();
+    SEEN.get_or_init(Default::default)
+}
+
+/// How many texts loaded once are remembered.
+const MAX_SEEN: usize = 4096;
 
 fn cache() -> &'static Cache {
     static CACHE: OnceLock<Cache> = OnceLock::new();
@@ -58,15 +71,30 @@ pub(crate) fn get(frontmatter: &str, dir: &Path, keep_env: bool) -> Option<Agent
     }
 }
 
-/// Keeps `agent` (its `instructions` and `source` left out) for later loads of `frontmatter`.
-pub(crate) fn put(frontmatter: &str, dir: &Path, keep_env: bool, env: Vec<(String, Option<u64>)>, agent: &Agent) {
+/// Keeps `agent` (its `instructions` and `source` left out) for later loads of `frontmatter`, when
+/// this is the second load of it (see the module docs).
+pub(crate) fn put(frontmatter: &str, dir: &Path, keep_env: bool, env: Vec<(String, Option<u64>)>, agent: &mut Agent) {
     if frontmatter.contains("${file:") {
         return;
     }
-    let mut agent = agent.clone();
-    agent.instructions = None;
-    agent.source = None;
-    agent.cache = Default::default();
+    let key = hasher().hash_one((frontmatter, dir, keep_env));
+    {
+        let mut seen = seen().lock().unwrap_or_else(|e| e.into_inner());
+        if seen.len() >= MAX_SEEN {
+            seen.clear();
+        }
+        if seen.insert(key) {
+            return; // the first load of this text
+        }
+    }
+    // Cloned without its body and source, which every load sets anew.
+    let instructions = agent.instructions.take();
+    let source = agent.source.take();
+    let mut kept = agent.clone();
+    agent.instructions = instructions;
+    agent.source = source;
+    kept.cache = Default::default();
+    let agent = kept;
     let finished = Arc::new(Finished { dir: dir.to_path_buf(), keep_env, env, agent });
     let mut map = cache().write().unwrap_or_else(|e| e.into_inner());
     if map.len() >= MAX_ENTRIES && !map.contains_key(frontmatter) {

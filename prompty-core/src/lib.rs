@@ -39,6 +39,7 @@ pub mod openapi;
 mod references;
 mod validate;
 mod yaml;
+mod yaml_block;
 
 pub use cache::RuntimeCache;
 pub use error::{Error, HttpFailure, Location, Result, TurnFailure, TurnStop};

@@ -356,7 +356,7 @@ fn load_str_inner(
     }
     let mut agent = agent_from_value(value, &origin)?;
     if let Some((yaml, _)) = split.frontmatter {
-        crate::finished::put(yaml, dir, options.keep_env, roots.env_reads.take(), &agent);
+        crate::finished::put(yaml, dir, options.keep_env, roots.env_reads.take(), &mut agent);
     }
     agent.source = Some(source());
     Ok(agent)
@@ -501,11 +501,17 @@ pub(crate) fn agent_from_value(value: Value, origin: &Origin) -> Result<Agent> {
         });
     };
     normalize(&mut map, origin)?;
-    let fields: Fields = serde_path_to_error::deserialize(Value::Object(map)).map_err(|e| {
-        let path = KeyPath::from(e.path());
-        let message = origin.redact(e.into_inner().to_string());
-        Error::InvalidField { at: origin.at(&path), field: path.to_string(), message }
-    })?;
+    // Read without tracking the path first (most frontmatter is valid); on an error, read again
+    // with the path tracked, for the error's location.
+    let value = Value::Object(map);
+    let fields = match Fields::deserialize(&value) {
+        Ok(fields) => fields,
+        Err(_) => serde_path_to_error::deserialize::<_, Fields>(value).map_err(|e| {
+            let path = KeyPath::from(e.path());
+            let message = origin.redact(e.into_inner().to_string());
+            Error::InvalidField { at: origin.at(&path), field: path.to_string(), message }
+        })?,
+    };
     Ok(Agent {
         name: fields.name,
         display_name: fields.display_name,

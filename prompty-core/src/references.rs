@@ -191,7 +191,7 @@ pub(crate) fn resolve(
             }
         }
         Value::Array(items) => {
-            for (i, item) in items.iter_mut().enumerate() {
+            for (i, item) in items.iter_mut().enumerate().filter(|(_, v)| may_refer(v)) {
                 path.0.push(Seg::Index(i));
                 let r = resolve(item, dir, roots, origin, path, depth);
                 path.0.pop();
@@ -199,7 +199,7 @@ pub(crate) fn resolve(
             }
         }
         Value::Object(map) => {
-            for (k, item) in map.iter_mut() {
+            for (k, item) in map.iter_mut().filter(|(_, v)| may_refer(v)) {
                 path.0.push(Seg::Key(k.clone()));
                 let r = resolve(item, dir, roots, origin, path, depth);
                 path.0.pop();
@@ -209,6 +209,16 @@ pub(crate) fn resolve(
         _ => {}
     }
     Ok(())
+}
+
+/// Whether `value` is a collection, or a string that may be a `${...}` reference: the values the
+/// walk visits (the others are skipped without building their key path).
+fn may_refer(value: &Value) -> bool {
+    match value {
+        Value::String(s) => s.trim_start().starts_with("${"),
+        Value::Array(_) | Value::Object(_) => true,
+        _ => false,
+    }
 }
 
 /// A string that is exactly one `${scheme:...}` reference becomes its value; any other string is
@@ -388,7 +398,7 @@ fn read_file(
     };
     let mut value = match ext.as_str() {
         "json" => serde_json::from_str(&text).map_err(|e| invalid("JSON", e.to_string()))?,
-        "yaml" | "yml" => crate::yaml::parse_uncached(&text).map_err(|e| invalid("YAML", e.to_string()))?,
+        "yaml" | "yml" => crate::yaml::parse(&text).map_err(|e| invalid("YAML", e.to_string()))?,
         _ => return Ok(Value::String(text)),
     };
     let file_dir = canonical.parent().unwrap_or(dir).to_path_buf();

@@ -1,8 +1,7 @@
-//! Parsing frontmatter YAML, with a small cache of parsed frontmatter.
-//!
-//! Services often load the same prompt text many times; YAML parsing is most of the cost of a load.
-//! The parse (before `${env:}`/`${file:}` resolution, which runs on every load) is kept for up to
-//! [`CAPACITY`] distinct frontmatter texts of at most [`MAX_CACHED_LEN`] bytes.
+//! Parsing frontmatter YAML: the block-style subset most frontmatter is written in is read by a
+//! fast reader of our own (`yaml_block`); anything else goes to the full YAML parser, which gives
+//! the same values and reports every error. (A text loaded again is served by the cache of
+//! finished agents, before any YAML is read.)
 //!
 //! # Bounds
 //!
@@ -20,12 +19,7 @@
 
 use serde_json::Value;
 use std::collections::HashMap;
-use std::sync::{Arc, OnceLock, RwLock};
 
-/// How many distinct frontmatter texts are kept; the cache is emptied when it is full.
-const CAPACITY: usize = 256;
-/// Longer frontmatter is parsed every time.
-const MAX_CACHED_LEN: usize = 64 * 1024;
 /// The deepest nesting of collections (sequences and mappings, flow or block) a YAML text may use.
 pub(crate) const MAX_DEPTH: usize = 64;
 /// How much aliases may add to a YAML document: every node an alias repeats counts 1, plus the
@@ -50,31 +44,6 @@ impl std::fmt::Display for YamlError {
     }
 }
 
-type Cache = RwLock<HashMap<Box<str>, Arc<Value>>>;
-
-fn cache() -> &'static Cache {
-    static CACHE: OnceLock<Cache> = OnceLock::new();
-    CACHE.get_or_init(Default::default)
-}
-
-/// Parses YAML text into JSON values (a mapping, or anything else for the caller to reject).
-pub(crate) fn parse(yaml: &str) -> Result<Value, YamlError> {
-    if yaml.len() > MAX_CACHED_LEN {
-        return parse_uncached(yaml);
-    }
-    if let Some(v) = cache().read().unwrap_or_else(|e| e.into_inner()).get(yaml) {
-        return Ok(Value::clone(v));
-    }
-    let value: Value = parse_uncached(yaml)?;
-    let mut map = cache().write().unwrap_or_else(|e| e.into_inner());
-    if map.len() >= CAPACITY {
-        map.clear();
-    }
-    map.insert(yaml.into(), Arc::new(value.clone()));
-    Ok(value)
-}
-
-/// Parses YAML text into JSON values without the cache, within the bounds of this module.
 /// Parses YAML (or JSON) text into a JSON value with the loader's bounds: nesting deeper than 64
 /// levels and alias expansion beyond a million nodes are refused.
 ///
@@ -84,10 +53,15 @@ pub(crate) fn parse(yaml: &str) -> Result<Value, YamlError> {
 /// assert!(prompty_core::parse_yaml(&"[".repeat(100)).is_err());
 /// ```
 pub fn parse_yaml(text: &str) -> Result<Value, String> {
-    parse_uncached(text).map_err(|e| e.to_string())
+    parse(text).map_err(|e| e.to_string())
 }
 
-pub(crate) fn parse_uncached(yaml: &str) -> Result<Value, YamlError> {
+/// Parses YAML text into JSON values (a mapping, or anything else for the caller to reject),
+/// within the bounds of this module.
+pub(crate) fn parse(yaml: &str) -> Result<Value, YamlError> {
+    if let Some(value) = crate::yaml_block::parse(yaml) {
+        return Ok(value);
+    }
     if needs_check(yaml) {
         check_bounds(yaml)?;
     }
@@ -298,17 +272,8 @@ impl Drop for EventParser<'_> {
 mod tests {
     use super::*;
 
-    #[test]
-    fn cached_and_fresh_parses_agree() {
-        let yaml = "name: cache-test\nlist: [1, 2]\n";
-        let first = super::parse(yaml).unwrap();
-        let second = super::parse(yaml).unwrap();
-        assert_eq!(first, second);
-        assert_eq!(first, serde_json::json!({"name": "cache-test", "list": [1, 2]}));
-    }
-
     fn limit_of(yaml: &str) -> (usize, usize, String) {
-        match parse_uncached(yaml) {
+        match parse(yaml) {
             Err(YamlError::Limit { line, column, message }) => (line, column, message),
             other => panic!("expected a limit error, got {other:?}"),
         }
@@ -334,9 +299,9 @@ mod tests {
     fn nesting_at_the_limit_parses() {
         let depth = MAX_DEPTH - 1; // plus the top-level mapping
         let yaml = format!("a: {}1{}", "[".repeat(depth), "]".repeat(depth));
-        assert!(parse_uncached(&yaml).is_ok());
+        assert!(parse(&yaml).is_ok());
         let yaml = format!("a: {}1{}", "[".repeat(depth + 1), "]".repeat(depth + 1));
-        assert!(matches!(parse_uncached(&yaml), Err(YamlError::Limit { .. })));
+        assert!(matches!(parse(&yaml), Err(YamlError::Limit { .. })));
     }
 
     #[test]
@@ -349,11 +314,11 @@ mod tests {
         let (_, _, message) = limit_of(&yaml);
         assert!(message.contains("aliases expand"), "{message}");
         // A few aliases are fine.
-        assert!(parse_uncached("a: &a [1, 2]\nb: *a\n").is_ok());
+        assert!(parse("a: &a [1, 2]\nb: *a\n").is_ok());
     }
 
     #[test]
     fn syntax_errors_are_left_to_the_parser() {
-        assert!(matches!(parse_uncached("a: [1, 2\nb: *x"), Err(YamlError::Syntax(_))));
+        assert!(matches!(parse("a: [1, 2\nb: *x"), Err(YamlError::Syntax(_))));
     }
 }

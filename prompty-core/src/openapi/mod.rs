@@ -529,7 +529,7 @@ pub fn parse_spec(text: &str, origin: &str) -> Result<OpenApiSpec> {
     let root: Value = if text.trim_start().starts_with('{') {
         serde_json::from_str(text).map_err(|e| invalid(origin, "#", format!("not valid JSON: {e}")))?
     } else {
-        crate::yaml::parse_uncached(text).map_err(|e| invalid(origin, "#", format!("not valid JSON or YAML: {e}")))?
+        crate::yaml::parse(text).map_err(|e| invalid(origin, "#", format!("not valid JSON or YAML: {e}")))?
     };
     from_value(&root, origin)
 }
