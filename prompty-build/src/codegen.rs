@@ -144,17 +144,18 @@ fn typed_inputs_impl(fields: &[Field], span: Span) -> TokenStream {
     let visits = fields.iter().map(|f| {
         let ident = names::ident(&f.rust_name, span);
         let name = &f.name;
-        let put = |v: TokenStream| match &f.ty {
-            FieldType::String => quote!(sink.str(#name, #v)),
-            FieldType::Integer => quote!(sink.int(#name, *#v)),
-            FieldType::Float => quote!(sink.float(#name, *#v)),
-            FieldType::Boolean => quote!(sink.bool(#name, *#v)),
-            FieldType::Thread => quote!(sink.thread(#name, #v)),
-            FieldType::Media => quote!(sink.media(#name, #v)),
-            FieldType::Array(_) | FieldType::Json | FieldType::Struct(_) => quote!(sink.serialize(#name, #v)),
+        // `by_ref` is the field by reference, `by_value` the field itself (for the `Copy` kinds).
+        let put = |by_ref: TokenStream, by_value: TokenStream| match &f.ty {
+            FieldType::String => quote!(sink.str(#name, #by_ref)),
+            FieldType::Integer => quote!(sink.int(#name, #by_value)),
+            FieldType::Float => quote!(sink.float(#name, #by_value)),
+            FieldType::Boolean => quote!(sink.bool(#name, #by_value)),
+            FieldType::Thread => quote!(sink.thread(#name, #by_ref)),
+            FieldType::Media => quote!(sink.media(#name, #by_ref)),
+            FieldType::Array(_) | FieldType::Json | FieldType::Struct(_) => quote!(sink.serialize(#name, #by_ref)),
         };
         if f.optional {
-            let put = put(quote!(value));
+            let put = put(quote!(value), quote!(*value));
             quote! {
                 match &self.#ident {
                     ::std::option::Option::Some(value) => #put,
@@ -162,13 +163,15 @@ fn typed_inputs_impl(fields: &[Field], span: Span) -> TokenStream {
                 }
             }
         } else {
-            let put = put(quote!(&self.#ident));
+            let put = put(quote!(&self.#ident), quote!(self.#ident));
             quote!(#put;)
         }
     });
+    // A prompt without inputs hands nothing to the sink.
+    let sink = if fields.is_empty() { quote!(_sink) } else { quote!(sink) };
     quote! {
         impl ::prompty::__private::TypedInputs for Inputs {
-            fn visit(&self, sink: &mut ::prompty::__private::InputSink<'_>) {
+            fn visit(&self, #sink: &mut ::prompty::__private::InputSink<'_>) {
                 #(#visits)*
             }
         }
