@@ -70,7 +70,7 @@ pub(crate) fn has_noncharacter(text: &str) -> bool {
 }
 
 /// Appends `text` to `out` with every noncharacter replaced by U+FFFD.
-pub(crate) fn push_neutral(out: &mut impl std::fmt::Write, text: &str) -> std::fmt::Result {
+fn push_neutral(out: &mut impl std::fmt::Write, text: &str) -> std::fmt::Result {
     let bytes = text.as_bytes();
     let mut from = 0;
     let mut copied = 0;

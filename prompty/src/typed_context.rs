@@ -9,10 +9,10 @@
 
 use crate::nonce::{self, LongNonce};
 use crate::{mark, rich, Agent, Error, Media, Message, Result};
-use minijinja::value::{Enumerator, Object, Serde, Value as Jinja};
+use minijinja::value::{Serde, Value as Jinja};
 use serde::Serialize;
 use serde_json::Value;
-use std::sync::Arc;
+use std::borrow::Cow;
 
 /// Inputs a typed prompt renders from directly: implemented by the `Inputs` struct
 /// `include_prompty!` and `prompty_build::compile` generate.
@@ -26,7 +26,7 @@ pub trait TypedInputs: Serialize {
 #[doc(hidden)]
 pub struct InputSink<'a> {
     agent: &'a Agent,
-    values: Vec<(&'static str, Jinja)>,
+    values: Vec<(Cow<'static, str>, Jinja)>,
     rich: rich::RichInputs,
     strict_inputs: Vec<&'a str>,
     error: Option<Error>,
@@ -67,22 +67,22 @@ impl<'a> InputSink<'a> {
             Some(clean) => Jinja::from(clean),
             None => Jinja::from(value),
         };
-        self.values.push((name, value));
+        self.values.push((Cow::Borrowed(name), value));
     }
 
     /// An integer input.
     pub fn int(&mut self, name: &'static str, value: i64) {
-        self.values.push((name, Jinja::from(value)));
+        self.values.push((Cow::Borrowed(name), Jinja::from(value)));
     }
 
     /// A float input.
     pub fn float(&mut self, name: &'static str, value: f64) {
-        self.values.push((name, Jinja::from(value)));
+        self.values.push((Cow::Borrowed(name), Jinja::from(value)));
     }
 
     /// A boolean input.
     pub fn bool(&mut self, name: &'static str, value: bool) {
-        self.values.push((name, Jinja::from(value)));
+        self.values.push((Cow::Borrowed(name), Jinja::from(value)));
     }
 
     /// Any other input (lists, objects, JSON values): through its JSON form.
@@ -103,14 +103,14 @@ impl<'a> InputSink<'a> {
             }
         }
         mark::neutralise_value(&mut value);
-        self.values.push((name, Jinja::from(Serde(&value))));
+        self.values.push((Cow::Borrowed(name), Jinja::from(Serde(&value))));
     }
 
     /// A `thread` input: its messages are spliced in where the template prints it.
     pub fn thread(&mut self, name: &'static str, messages: &[Message]) {
         let token = self.token(name);
         self.rich.insert_thread(token.clone(), messages.to_vec());
-        self.values.push((name, Jinja::from(token)));
+        self.values.push((Cow::Borrowed(name), Jinja::from(token)));
     }
 
     /// An `image`, `file` or `audio` input: a content part where the template prints it.
@@ -127,7 +127,7 @@ impl<'a> InputSink<'a> {
             Ok(part) => {
                 let token = self.token(name);
                 self.rich.insert_part(token.clone(), part);
-                self.values.push((name, Jinja::from(token)));
+                self.values.push((Cow::Borrowed(name), Jinja::from(token)));
             }
             Err(e) => self.fail(e),
         }
@@ -150,7 +150,7 @@ impl<'a> InputSink<'a> {
                 _ => rich::media_part(name, &prop.kind, default).map(|p| self.rich.insert_part(token.clone(), p)),
             };
             match added {
-                Ok(()) => self.values.push((name, Jinja::from(token))),
+                Ok(()) => self.values.push((Cow::Borrowed(name), Jinja::from(token))),
                 Err(e) => self.fail(e),
             }
             return;
@@ -163,24 +163,6 @@ impl<'a> InputSink<'a> {
         let mut nonce: [LongNonce; 1] = [[0u8; 16]];
         nonce::fresh_long(&mut nonce);
         rich::token(&nonce[0], name)
-    }
-}
-
-/// The inputs of one render, looked up by name.
-#[derive(Debug)]
-struct Context(Vec<(&'static str, Jinja)>);
-
-impl Object for Context {
-    fn get_value(self: &Arc<Self>, key: &Jinja) -> Option<Jinja> {
-        self.get_value_by_str(key.as_str()?)
-    }
-
-    fn get_value_by_str(self: &Arc<Self>, key: &str) -> Option<Jinja> {
-        self.0.iter().find(|(name, _)| *name == key).map(|(_, v)| v.clone())
-    }
-
-    fn enumerate(self: &Arc<Self>) -> Enumerator {
-        Enumerator::Values(self.0.iter().map(|(name, _)| Jinja::from(*name)).collect())
     }
 }
 
@@ -199,7 +181,7 @@ pub(crate) fn prepare<I: TypedInputs>(agent: &Agent, inputs: &I) -> Result<Vec<M
     if let Some(e) = sink.error {
         return Err(e);
     }
-    let context = Jinja::from_object(Context(sink.values));
+    let context = crate::renderers::context(sink.values);
     let (text, values) = crate::renderers::render_prepared(agent, context)?;
     crate::pipeline::parse_rendered(agent, &text, &values, &sink.rich)
 }

@@ -6,9 +6,10 @@
 //! the network: no loader is configured, so `include`/`import` fail.
 
 use crate::{Agent, Error, Location, RenderContext, Result};
-use minijinja::value::{Serde, Value, ValueKind};
+use minijinja::value::{Enumerator, Object, Serde, Value, ValueKind};
 use minijinja::Environment;
 use serde_json::{Map, Value as Json};
+use std::borrow::Cow;
 use std::cell::{Cell, RefCell};
 use std::ops::Range;
 use std::sync::Arc;
@@ -72,20 +73,12 @@ fn environment() -> Environment<'static> {
     env
 }
 
-/// Writes a value as it prints, every noncharacter replaced, and records the range of the output it
-/// took (the output is the render's own writer: [`Emit::Ranges`] is only used when nothing is
-/// captured).
+/// Writes a value as it prints and records the range of the output it took (the output is the
+/// render's own writer: [`Emit::Ranges`] is only used when nothing is captured). No mark is
+/// written, so a noncharacter in it can forge nothing; the last step of `prepare` replaces them all.
 fn write_recorded(out: &mut minijinja::Output<'_>, value: &Value) -> std::fmt::Result {
     let start = WRITTEN.with(Cell::get);
-    match value.kind() {
-        ValueKind::String => crate::mark::push_neutral(out, value.as_str().unwrap_or_default())?,
-        ValueKind::Undefined | ValueKind::None | ValueKind::Bool | ValueKind::Number => format_value(value, out)?,
-        _ => {
-            let mut text = String::new();
-            format_value(value, &mut text)?;
-            crate::mark::push_neutral(out, &text)?;
-        }
-    }
+    format_value(value, out)?;
     let end = WRITTEN.with(Cell::get);
     if end > start {
         RANGES.with(|r| r.borrow_mut().push(start..end));
@@ -256,7 +249,30 @@ pub(super) fn written(len: usize) {
     WRITTEN.with(|w| w.set(len));
 }
 
+/// The inputs of one render, looked up by name: a list, not a map (no hashing; inputs are few).
+#[derive(Debug)]
+struct Inputs(Vec<(Cow<'static, str>, Value)>);
+
+impl Object for Inputs {
+    fn get_value(self: &Arc<Self>, key: &Value) -> Option<Value> {
+        self.get_value_by_str(key.as_str()?)
+    }
+
+    fn get_value_by_str(self: &Arc<Self>, key: &str) -> Option<Value> {
+        self.0.iter().find(|(name, _)| name == key).map(|(_, v)| v.clone())
+    }
+
+    fn enumerate(self: &Arc<Self>) -> Enumerator {
+        Enumerator::Values(self.0.iter().map(|(name, _)| Value::from(name.as_ref())).collect())
+    }
+}
+
+/// The context a render of `prepare` looks its inputs up in.
+pub(crate) fn context(inputs: Vec<(Cow<'static, str>, Value)>) -> Value {
+    Value::from_object(Inputs(inputs))
+}
+
 /// The context a JSON input map renders with.
 pub(crate) fn json_context(inputs: &Map<String, Json>) -> Value {
-    Value::from(Serde(inputs))
+    context(inputs.iter().map(|(k, v)| (Cow::Owned(k.clone()), Value::from(Serde(v)))).collect())
 }
