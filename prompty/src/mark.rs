@@ -1,7 +1,11 @@
 //! Marking interpolated text, so the parser knows which parts of the rendered text came from input
 //! values. A role marker inside an input value must never start a new message.
 //!
-//! While rendering for [`crate::prepare`], the renderer wraps every interpolated value in
+//! The built-in `jinja2` renderer, for a template that prints everything in order (no block
+//! captures output), records where each value lands instead (`renderers::jinja`); marks are for the
+//! other templates and for custom renderers.
+//!
+//! While rendering for [`crate::prepare`] with marks, the renderer wraps every interpolated value in
 //! `OPEN nonce ... CLOSE nonce`, where OPEN and CLOSE are the Unicode noncharacters U+FDD0 and
 //! U+FDD1 and the nonce is 20 decimal digits (more than 64 bits) drawn from a CSPRNG for every
 //! render; digits, so a filter that changes case keeps a mark intact.
