@@ -525,10 +525,13 @@ impl HttpClient {
     /// A client around a `reqwest::Client` you configured (proxy, TLS roots, ...). The
     /// `User-Agent` header is still sent; `config` gives the timeouts, sizes and retries. Its
     /// redirect policy is the one you gave it: use [`HttpClient::redirect_policy`] so that no
-    /// credential follows a redirect to another origin.
+    /// credential follows a redirect to another origin. reqwest is built without a TLS crypto
+    /// provider of its own: call [`ensure_tls_provider`] before building the client (reqwest
+    /// panics without one).
     ///
     /// ```
-    /// use prompty::providers::http::{HttpClient, HttpConfig};
+    /// use prompty::providers::http::{ensure_tls_provider, HttpClient, HttpConfig};
+    /// ensure_tls_provider();
     /// let client = reqwest::Client::builder().redirect(HttpClient::redirect_policy()).build().unwrap();
     /// let _ = HttpClient::from_reqwest(client, HttpConfig::default());
     /// ```
