@@ -73,9 +73,12 @@ fn split_messages(text: &str, values: &[Range<usize>]) -> Vec<Message> {
     let mut body_start = 0;
     let mut pos = 0;
     let mut next_value = 0;
-    for line in text.split_inclusive('\n') {
+    let bytes = text.as_bytes();
+    while pos < text.len() {
+        // The line up to and with its `\n`.
         let start = pos;
-        pos += line.len();
+        pos = memchr::memchr(b'\n', &bytes[start..]).map_or(text.len(), |i| start + i + 1);
+        let line = &text[start..pos];
         while next_value < values.len() && values[next_value].end <= start {
             next_value += 1;
         }

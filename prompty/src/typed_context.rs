@@ -3,8 +3,9 @@
 //!
 //! The generated code implements [`TypedInputs`] for `Inputs`: it hands each field to an
 //! [`InputSink`] with the method that fits its type. The sink applies what `prepare` applies to
-//! JSON inputs: the default of an absent optional input, noncharacters replaced by U+FFFD, the
-//! strict-input check, the depth bound, and nonce tokens for threads and media (a thread's messages
+//! JSON inputs: the default of an absent optional input, noncharacters replaced by U+FFFD when the
+//! render marks values, the strict-input check, the depth bound, and nonce tokens for threads and
+//! media (a thread's messages
 //! are cloned into the prompt, never serialized).
 
 use crate::nonce::{self, LongNonce};
@@ -29,11 +30,13 @@ pub struct InputSink<'a> {
     values: Vec<(Cow<'static, str>, Jinja)>,
     rich: rich::RichInputs,
     strict_inputs: Vec<&'a str>,
+    /// Whether values must be cleared of noncharacters (the render marks values).
+    neutralise: bool,
     error: Option<Error>,
 }
 
 impl<'a> InputSink<'a> {
-    fn new(agent: &'a Agent) -> Self {
+    fn new(agent: &'a Agent, neutralise: bool) -> Self {
         InputSink {
             agent,
             values: Vec::with_capacity(agent.inputs.as_deref().map_or(0, <[_]>::len)),
@@ -43,6 +46,7 @@ impl<'a> InputSink<'a> {
             } else {
                 agent.template.format.strict_inputs()
             },
+            neutralise,
             error: None,
         }
     }
@@ -63,7 +67,8 @@ impl<'a> InputSink<'a> {
                 return self.fail(Error::StrictViolation { input: name.to_owned(), marker });
             }
         }
-        let value = match mark::neutralise(value) {
+        let clean = if self.neutralise { mark::neutralise(value) } else { None };
+        let value = match clean {
             Some(clean) => Jinja::from(clean),
             None => Jinja::from(value),
         };
@@ -102,7 +107,9 @@ impl<'a> InputSink<'a> {
                 return self.fail(e);
             }
         }
-        mark::neutralise_value(&mut value);
+        if self.neutralise {
+            mark::neutralise_value(&mut value);
+        }
         self.values.push((Cow::Borrowed(name), Jinja::from(Serde(&value))));
     }
 
@@ -176,7 +183,7 @@ pub(crate) fn prepare<I: TypedInputs>(agent: &Agent, inputs: &I) -> Result<Vec<M
             other => crate::prepare(agent, &other),
         };
     }
-    let mut sink = InputSink::new(agent);
+    let mut sink = InputSink::new(agent, crate::renderers::marks_values(agent)?);
     inputs.visit(&mut sink);
     if let Some(e) = sink.error {
         return Err(e);

@@ -41,6 +41,15 @@ struct Compiled {
     /// `{% set %}` or `{% filter %}` block and no recursive loop captures output to print it
     /// later), and its text holds no mark character.
     in_order: bool,
+    /// The template as text and variables, when it is nothing else (no expression but a plain
+    /// variable, no statement): `prepare` then renders it without the template engine.
+    pieces: Option<Vec<Piece>>,
+}
+
+/// A part of a template made only of text and `{{ variable }}`s.
+enum Piece {
+    Text(Box<str>),
+    Var(Box<str>),
 }
 
 fn environment() -> Environment<'static> {
@@ -168,7 +177,8 @@ fn compiled(agent: &Agent, source: &str) -> Result<Arc<Compiled>> {
     // A mark character in the template's own text is refused the same way whichever way values
     // are tracked: the marks find it.
     let in_order = prints_in_order(source, &env) && !source.contains(['\u{FDD0}', '\u{FDD1}']);
-    let c = Arc::new(Compiled { source: source.to_owned(), env, in_order });
+    let pieces = if in_order { pieces(source, &env) } else { None };
+    let c = Arc::new(Compiled { source: source.to_owned(), env, in_order, pieces });
     cache.set(Arc::clone(&c));
     Ok(c)
 }
@@ -195,6 +205,58 @@ fn prints_in_order(source: &str, env: &Environment<'static>) -> bool {
         }
     }
     minijinja::machinery::parse(source, NAME, env.syntax().clone()).is_ok_and(|ast| stmt(&ast))
+}
+
+/// The template as text and plain variables, when it is made of nothing else. A variable that
+/// names a global of the environment (a function such as `range`) is left to the engine, which
+/// prints the global when no input has its name.
+fn pieces(source: &str, env: &Environment<'static>) -> Option<Vec<Piece>> {
+    use minijinja::machinery::ast::{Expr, Stmt};
+    let Stmt::Template(t) = minijinja::machinery::parse(source, NAME, env.syntax().clone()).ok()? else {
+        return None;
+    };
+    let mut pieces = Vec::with_capacity(t.children.len());
+    for stmt in &t.children {
+        match stmt {
+            Stmt::EmitRaw(r) => pieces.push(Piece::Text(r.raw.into())),
+            Stmt::EmitExpr(e) => match &e.expr {
+                Expr::Var(v) if env.globals().all(|(name, _)| name != v.id) => pieces.push(Piece::Var(v.id.into())),
+                _ => return None,
+            },
+            _ => return None,
+        }
+    }
+    // Each piece is at least one engine instruction: a template beyond the render budget is left to
+    // the engine, which refuses it.
+    (pieces.len() as u64 <= prompty_core::jinja::render_limits().fuel).then_some(pieces)
+}
+
+/// Renders text-and-variable pieces with the inputs of `context`, exactly as the engine prints
+/// them (see [`format_value`]), recording where each value lands.
+fn render_pieces(agent: &Agent, pieces: &[Piece], inputs: &Inputs) -> Result<(String, Vec<Range<usize>>)> {
+    let max = usize::try_from(prompty_core::jinja::render_limits().max_output_bytes).unwrap_or(usize::MAX);
+    let text_len: usize = pieces.iter().map(|p| if let Piece::Text(t) = p { t.len() } else { 16 }).sum();
+    let mut out = String::with_capacity(text_len.min(max));
+    let mut ranges = Vec::new();
+    for piece in pieces {
+        match piece {
+            Piece::Text(text) => out.push_str(text),
+            Piece::Var(name) => {
+                if let Some((_, value)) = inputs.0.iter().find(|(n, _)| n == name.as_ref()) {
+                    let start = out.len();
+                    // Writing into a String cannot fail.
+                    let _ = format_value(value, &mut out);
+                    if out.len() > start {
+                        ranges.push(start..out.len());
+                    }
+                }
+            }
+        }
+        if out.len() > max {
+            return Err(super::output_too_large(agent, max as u64));
+        }
+    }
+    Ok((out, ranges))
 }
 
 /// Sets how this thread's render writes values, until dropped.
@@ -227,6 +289,14 @@ pub(super) fn render(agent: &Agent, source: &str, inputs: &Map<String, Json>, ct
 pub(crate) fn render_prepared(agent: &Agent, context: Value) -> Result<(String, Vec<Range<usize>>)> {
     let source = agent.instructions.as_deref().unwrap_or("");
     let c = compiled(agent, source)?;
+    if let (Some(pieces), Some(inputs)) = (&c.pieces, context.downcast_object_ref::<Inputs>()) {
+        return render_pieces(agent, pieces, inputs);
+    }
+    render_engine(agent, &c, context)
+}
+
+/// [`render_prepared`] by the template engine.
+fn render_engine(agent: &Agent, c: &Compiled, context: Value) -> Result<(String, Vec<Range<usize>>)> {
     let tmpl = c.env.get_template(NAME).map_err(|e| template_error(agent, &e))?;
     if !c.in_order {
         let marks = crate::mark::Marks::fresh();
@@ -242,6 +312,13 @@ pub(crate) fn render_prepared(agent: &Agent, context: Value) -> Result<(String, 
     let text = super::render_bounded(agent, &tmpl, context, |e| template_error(agent, e));
     let ranges = RANGES.with(|r| std::mem::take(&mut *r.borrow_mut()));
     Ok((text?, ranges))
+}
+
+/// Whether a render of `agent`'s template for `prepare` marks its values (the template captures
+/// output in blocks), so that input values must hold no mark character; otherwise values are
+/// recorded where they land and a noncharacter in one can forge nothing.
+pub(crate) fn marks_values(agent: &Agent) -> Result<bool> {
+    Ok(!compiled(agent, agent.instructions.as_deref().unwrap_or(""))?.in_order)
 }
 
 /// Notes how many bytes the render's writer holds (for [`Emit::Ranges`]).
@@ -275,4 +352,47 @@ pub(crate) fn context(inputs: Vec<(Cow<'static, str>, Value)>) -> Value {
 /// The context a JSON input map renders with.
 pub(crate) fn json_context(inputs: &Map<String, Json>) -> Value {
     context(inputs.iter().map(|(k, v)| (Cow::Owned(k.clone()), Value::from(Serde(v)))).collect())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    /// Templates of text and variables: the fast path prints exactly what the engine prints, values
+    /// at the same places.
+    #[test]
+    fn pieces_render_as_the_engine_renders() {
+        let inputs = json!({
+            "s": "text", "e": "", "i": 42, "n": -7, "f": 1.0, "g": 0.5, "h": 1e20, "t": true, "u": false,
+            "z": null, "l": [1, "a", null], "o": {"k": "v", "n": [1]}, "x": "\u{FDD0}mark\nuser:\nhi", "é": "ü"
+        });
+        let map = inputs.as_object().unwrap();
+        let templates = [
+            "Hi {{ s }}!",
+            "{{s}}{{e}}{{i}}{{n}}{{f}}{{g}}{{h}}{{t}}{{u}}{{z}}",
+            "{{ l }} and {{ o }}",
+            "{{ missing }} x {{ x }}",
+            "a\n  {{- s -}}  \nb",
+            "{% raw %}{{ s }}{% endraw %} {{ s }}",
+            "{# comment #}line\n{{ i }}\n",
+            "trailing newline\n",
+            "{{ s }}é\n\n",
+            "",
+        ];
+        for source in templates {
+            let agent = prompty_core::load_str(source, ".", "t.prompty").unwrap();
+            let c = compiled(&agent, source).unwrap();
+            let pieces = c.pieces.as_deref().unwrap_or_else(|| panic!("{source:?} should be pieces"));
+            let ctx = json_context(map);
+            let fast = render_pieces(&agent, pieces, ctx.downcast_object_ref::<Inputs>().unwrap()).unwrap();
+            let engine = render_engine(&agent, &c, ctx).unwrap();
+            assert_eq!(fast, engine, "{source:?}");
+        }
+        // Anything else goes to the engine.
+        for source in ["{{ s | upper }}", "{% if t %}x{% endif %}", "{{ o.k }}", "{{ range }}", "{{ 1 }}"] {
+            let agent = prompty_core::load_str(source, ".", "t.prompty").unwrap();
+            assert!(compiled(&agent, source).unwrap().pieces.is_none(), "{source:?}");
+        }
+    }
 }

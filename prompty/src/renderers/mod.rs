@@ -8,7 +8,7 @@ use serde_json::{Map, Value};
 use std::ops::Range;
 use std::sync::Arc;
 
-pub(crate) use jinja::{context, render_prepared};
+pub(crate) use jinja::{context, marks_values, render_prepared};
 
 /// The file that holds the agent's template and the line its body starts at, for error messages.
 pub(crate) fn body_origin(agent: &Agent) -> (String, usize) {
@@ -76,7 +76,7 @@ fn check_output(agent: &Agent, out: String) -> Result<String> {
     Ok(out)
 }
 
-fn output_too_large(agent: &Agent, max: u64) -> Error {
+pub(super) fn output_too_large(agent: &Agent, max: u64) -> Error {
     Error::Template {
         at: Location::file(body_origin(agent).0),
         message: format!(
