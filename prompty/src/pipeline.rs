@@ -54,17 +54,17 @@ pub async fn render_async(agent: &Agent, inputs: &Value) -> Result<String> {
 /// ```
 pub fn prepare(agent: &Agent, inputs: &Value) -> Result<Vec<Message>> {
     let (inputs, rich) = prepare_inputs(agent, inputs)?;
-    prepare_ready(agent, &inputs, &rich)
+    prepare_ready(agent, &inputs, rich)
 }
 
 /// [`prepare`] of inputs that are already an owned map (the typed prompts' path: no copy).
 pub(crate) fn prepare_map(agent: &Agent, inputs: Map<String, Value>) -> Result<Vec<Message>> {
     let (inputs, rich) = prepare_owned(agent, crate::validate_input_map(agent, inputs)?)?;
-    prepare_ready(agent, &inputs, &rich)
+    prepare_ready(agent, &inputs, rich)
 }
 
 /// Renders (keeping track of values), and parses prepared inputs.
-fn prepare_ready(agent: &Agent, inputs: &Map<String, Value>, rich: &rich::RichInputs) -> Result<Vec<Message>> {
+fn prepare_ready(agent: &Agent, inputs: &Map<String, Value>, rich: rich::RichInputs) -> Result<Vec<Message>> {
     let (text, values) = renderers::render_for_prepare(agent, inputs)?;
     parse_rendered(agent, &text, &values, rich)
 }
@@ -74,7 +74,7 @@ pub(crate) fn parse_rendered(
     agent: &Agent,
     text: &str,
     values: &[std::ops::Range<usize>],
-    rich: &rich::RichInputs,
+    rich: rich::RichInputs,
 ) -> Result<Vec<Message>> {
     let messages = get_parser(&agent.template.parser.kind)?.parse(agent, RenderedText { text, values })?;
     finish(agent, messages, rich)
@@ -124,9 +124,9 @@ pub(crate) fn split(agent: &Agent, marks: &Marks, marked: &str) -> Result<(Strin
 /// The last steps of `prepare`: rich inputs spliced in (an error when the template altered one's
 /// placeholder), then every noncharacter left in a message text replaced by U+FFFD, so no message
 /// carries a mark character.
-fn finish(agent: &Agent, messages: Vec<Message>, rich: &rich::RichInputs) -> Result<Vec<Message>> {
-    let mut messages = rich::expand_rich(messages, rich);
-    rich::check_expanded(agent, &messages, rich)?;
+fn finish(agent: &Agent, messages: Vec<Message>, rich: rich::RichInputs) -> Result<Vec<Message>> {
+    let (mut messages, rich) = rich::expand_rich_owned(messages, rich);
+    rich::check_expanded(agent, &messages, &rich)?;
     mark::sanitise(&mut messages);
     Ok(messages)
 }
@@ -144,7 +144,7 @@ pub async fn prepare_async(agent: &Agent, inputs: &Value) -> Result<Vec<Message>
     let (text, values) = renderers::render_for_prepare_async(agent, &inputs).await?;
     let parser = get_parser(&agent.template.parser.kind)?;
     let messages = parser.parse_async(agent, RenderedText { text: &text, values: &values }).await?;
-    finish(agent, messages, &rich)
+    finish(agent, messages, rich)
 }
 
 /// The provider key of the agent's model, which selects its executor and processor.

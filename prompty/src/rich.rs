@@ -73,13 +73,13 @@ impl RichInputs {
         let mut by_nonce = Vec::with_capacity(self.entries.len());
         let mut others = Vec::new();
         let mut longest = 0;
-        for (t, v) in &self.entries {
+        for (i, (t, _)) in self.entries.iter().enumerate() {
             match token_nonce(t) {
                 Some(n) => {
                     longest = longest.max(n.len());
-                    by_nonce.push((n, t.as_str(), v));
+                    by_nonce.push((n, t.as_str(), i));
                 }
-                None if !t.is_empty() => others.push((t.as_str(), v)),
+                None if !t.is_empty() => others.push((t.as_str(), i)),
                 None => {}
             }
         }
@@ -105,12 +105,12 @@ fn token_name(token: &str) -> &str {
 /// The tokens of [`RichInputs`], indexed by nonce, so a text is searched once, in time linear in its
 /// length, however many tokens there are.
 struct TokenIndex<'a> {
-    /// Nonce, token and value, sorted by nonce.
-    by_nonce: Vec<(&'a str, &'a str, &'a RichValue)>,
+    /// Nonce, token and the index of its entry, sorted by nonce.
+    by_nonce: Vec<(&'a str, &'a str, usize)>,
     /// The length of the longest nonce.
     longest: usize,
     /// Tokens not of the form `__PROMPTY_THREAD_<nonce>_...`, searched one by one.
-    others: Vec<(&'a str, &'a RichValue)>,
+    others: Vec<(&'a str, usize)>,
 }
 
 impl<'a> TokenIndex<'a> {
@@ -131,9 +131,9 @@ struct TokenSearch<'a, 't> {
 }
 
 impl<'a> TokenSearch<'a, '_> {
-    /// The next token at or after `from`: its offset, the token and its value; the search goes on
-    /// after it.
-    fn next_token(&mut self) -> Option<(usize, &'a str, &'a RichValue)> {
+    /// The next token at or after `from`: its offset, the token and the index of its entry; the
+    /// search goes on after it.
+    fn next_token(&mut self) -> Option<(usize, &'a str, usize)> {
         let text = self.text;
         let mut best = self.next_prefixed(self.from);
         for (j, (t, v)) in self.index.others.iter().enumerate() {
@@ -145,7 +145,7 @@ impl<'a> TokenSearch<'a, '_> {
             self.others_next[j] = Some(at);
             if let Some(at) = at {
                 if best.is_none_or(|(b, bt, _)| at < b || (at == b && t.len() > bt.len())) {
-                    best = Some((at, t, v));
+                    best = Some((at, t, *v));
                 }
             }
         }
@@ -156,7 +156,7 @@ impl<'a> TokenSearch<'a, '_> {
     }
 
     /// The next token of the form `__PROMPTY_THREAD_<nonce>_...` at or after `from`.
-    fn next_prefixed(&self, mut from: usize) -> Option<(usize, &'a str, &'a RichValue)> {
+    fn next_prefixed(&self, mut from: usize) -> Option<(usize, &'a str, usize)> {
         if self.index.by_nonce.is_empty() {
             return None;
         }
@@ -321,6 +321,47 @@ pub(crate) fn media_part(name: &str, kind: &PropertyKind, value: Value) -> Resul
 /// assert_eq!(msgs, vec![Message::new(Role::System, "Be brief."), Message::new(Role::Assistant, "Earlier answer")]);
 /// ```
 pub fn expand_rich(messages: Vec<Message>, rich: &RichInputs) -> Vec<Message> {
+    expand_with(messages, rich, |i, out| {
+        if let (_, RichValue::Thread(thread)) = &rich.entries[i] {
+            out.extend(thread.iter().cloned());
+        }
+    })
+}
+
+/// [`expand_rich`] that moves each thread's messages into place instead of copying them (a thread
+/// printed twice is copied from its first place). Returns the rich inputs with their threads
+/// emptied, for [`check_expanded`].
+pub(crate) fn expand_rich_owned(messages: Vec<Message>, mut rich: RichInputs) -> (Vec<Message>, RichInputs) {
+    let mut threads: Vec<Option<Vec<Message>>> = rich
+        .entries
+        .iter_mut()
+        .map(|(_, v)| match v {
+            RichValue::Thread(t) => Some(std::mem::take(t)),
+            RichValue::Part(_) => None,
+        })
+        .collect();
+    let mut placed: Vec<Option<std::ops::Range<usize>>> = vec![None; threads.len()];
+    let out = expand_with(messages, &rich, |i, out| match (threads[i].take(), placed[i].clone()) {
+        (Some(thread), _) => {
+            let start = out.len();
+            out.extend(thread);
+            placed[i] = Some(start..out.len());
+        }
+        (None, Some(range)) => {
+            let copy = out[range].to_vec();
+            out.extend(copy);
+        }
+        (None, None) => {}
+    });
+    (out, rich)
+}
+
+/// Splices rich values into `messages`: `splice(i, out)` appends the messages of thread entry `i`.
+fn expand_with(
+    messages: Vec<Message>,
+    rich: &RichInputs,
+    mut splice: impl FnMut(usize, &mut Vec<Message>),
+) -> Vec<Message> {
     if rich.is_empty() {
         return messages;
     }
@@ -338,9 +379,16 @@ pub fn expand_rich(messages: Vec<Message>, rich: &RichInputs) -> Vec<Message> {
                 continue;
             };
             let mut search = index.search(&value);
+            let mut next = search.next_token();
+            if next.is_none() {
+                // No token in this text: it stays as it is.
+                drop(search);
+                current.push(ContentPart::Text { value });
+                continue;
+            }
             let mut done = 0; // the end of the last token
             let mut pending_trim = false;
-            while let Some((i, tok, v)) = search.next_token() {
+            while let Some((i, tok, entry)) = next.take() {
                 touched = true;
                 let mut before = &value[done..i];
                 if pending_trim {
@@ -350,8 +398,8 @@ pub fn expand_rich(messages: Vec<Message>, rich: &RichInputs) -> Vec<Message> {
                 if !before.is_empty() {
                     current.push(ContentPart::text(before));
                 }
-                match v {
-                    RichValue::Thread(thread) => {
+                match &rich.entries[entry].1 {
+                    RichValue::Thread(_) => {
                         if !current.is_empty() {
                             out.push(Message {
                                 role,
@@ -359,12 +407,13 @@ pub fn expand_rich(messages: Vec<Message>, rich: &RichInputs) -> Vec<Message> {
                                 metadata: metadata.clone(),
                             });
                         }
-                        out.extend(thread.iter().cloned());
+                        splice(entry, &mut out);
                     }
                     RichValue::Part(p) => current.push(p.clone()),
                 }
                 done = i + tok.len();
                 pending_trim = true;
+                next = search.next_token();
             }
             let rest = &value[done..];
             let tail = if pending_trim { rest.trim_start_matches(['\n', '\r']) } else { rest };
@@ -421,13 +470,13 @@ pub(crate) fn check_expanded(agent: &Agent, messages: &[Message], rich: &RichInp
     if nonces.is_empty() {
         return Ok(());
     }
-    // The places where the nonce may start (its first byte, in any case) are found first, then
+    // The places where the nonce may start (its first byte, in either case) are found first, then
     // compared.
     let holds = |text: &str, nonce: &str| {
         let (t, n) = (text.as_bytes(), nonce.as_bytes());
         let Some(&first) = n.first() else { return false };
         let mut at = 0;
-        while let Some(p) = t.get(at..).and_then(|rest| rest.iter().position(|&b| b.to_ascii_lowercase() == first)) {
+        while let Some(p) = t.get(at..).and_then(|rest| memchr::memchr2(first, first.to_ascii_uppercase(), rest)) {
             let start = at + p;
             if t.get(start..start + n.len()).is_some_and(|w| w.eq_ignore_ascii_case(n)) {
                 return true;
@@ -540,6 +589,24 @@ mod tests {
             msgs[0].content,
             vec![ContentPart::text("Look:"), ContentPart::image("https://x/p.png"), ContentPart::text("What is it?")]
         );
+    }
+
+    #[test]
+    fn moving_threads_gives_what_copying_gives_also_for_a_thread_printed_twice() {
+        let tok = "__PROMPTY_THREAD_0123456789abcdef_history__";
+        let img = "__PROMPTY_THREAD_fedcba9876543210_photo__";
+        let mut rich = RichInputs::new();
+        rich.insert_thread(tok, vec![Message::new(crate::Role::User, "a"), Message::new(crate::Role::Assistant, "b")]);
+        rich.insert_part(img, ContentPart::image("https://example.com/cat.png"));
+        let messages = vec![
+            Message::new(crate::Role::System, format!("Start\n{tok}\nmiddle {img}\n{tok}")),
+            Message::new(crate::Role::User, format!("again {tok}")),
+        ];
+        let copied = expand_rich(messages.clone(), &rich);
+        let (moved, emptied) = expand_rich_owned(messages, rich);
+        assert_eq!(moved, copied);
+        assert_eq!(moved.iter().filter(|m| m.text() == "a").count(), 3);
+        assert!(emptied.iter().all(|(_, v)| !matches!(v, RichValue::Thread(t) if !t.is_empty())));
     }
 
     #[test]

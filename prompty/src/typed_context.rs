@@ -116,8 +116,8 @@ impl<'a> InputSink<'a> {
     /// A `thread` input: its messages are spliced in where the template prints it.
     pub fn thread(&mut self, name: &'static str, messages: &[Message]) {
         let token = self.token(name);
-        self.rich.insert_thread(token.clone(), messages.to_vec());
-        self.values.push((Cow::Borrowed(name), Jinja::from(token)));
+        self.values.push((Cow::Borrowed(name), Jinja::from(token.as_str())));
+        self.rich.insert_thread(token, messages.to_vec());
     }
 
     /// An `image`, `file` or `audio` input: a content part where the template prints it.
@@ -133,8 +133,8 @@ impl<'a> InputSink<'a> {
         match rich::media_part(name, &kind, json) {
             Ok(part) => {
                 let token = self.token(name);
-                self.rich.insert_part(token.clone(), part);
-                self.values.push((Cow::Borrowed(name), Jinja::from(token)));
+                self.values.push((Cow::Borrowed(name), Jinja::from(token.as_str())));
+                self.rich.insert_part(token, part);
             }
             Err(e) => self.fail(e),
         }
@@ -183,12 +183,15 @@ pub(crate) fn prepare<I: TypedInputs>(agent: &Agent, inputs: &I) -> Result<Vec<M
             other => crate::prepare(agent, &other),
         };
     }
-    let mut sink = InputSink::new(agent, crate::renderers::marks_values(agent)?);
-    inputs.visit(&mut sink);
-    if let Some(e) = sink.error {
-        return Err(e);
-    }
-    let context = crate::renderers::context(sink.values);
-    let (text, values) = crate::renderers::render_prepared(agent, context)?;
-    crate::pipeline::parse_rendered(agent, &text, &values, &sink.rich)
+    let mut rich = rich::RichInputs::new();
+    let (text, values) = crate::renderers::render_prepared(agent, |marks| {
+        let mut sink = InputSink::new(agent, marks);
+        inputs.visit(&mut sink);
+        if let Some(e) = sink.error {
+            return Err(e);
+        }
+        rich = sink.rich;
+        Ok(crate::renderers::context(sink.values))
+    })?;
+    crate::pipeline::parse_rendered(agent, &text, &values, rich)
 }

@@ -283,12 +283,17 @@ pub(super) fn render(agent: &Agent, source: &str, inputs: &Map<String, Json>, ct
     super::render_bounded(agent, &tmpl, Value::from(Serde(inputs)), |e| template_error(agent, e))
 }
 
-/// Renders the agent's instructions for `prepare`, with a context already built: the text and the
-/// byte ranges of it that are values. Values are recorded where they land when the template prints
-/// in order, else marked and split.
-pub(crate) fn render_prepared(agent: &Agent, context: Value) -> Result<(String, Vec<Range<usize>>)> {
+/// Renders the agent's instructions for `prepare` with the context `context` builds: the text and
+/// the byte ranges of it that are values. Values are recorded where they land when the template
+/// prints in order, else marked and split; `context` is told which (`true`: values are marked, so
+/// they must hold no mark character).
+pub(crate) fn render_prepared(
+    agent: &Agent,
+    context: impl FnOnce(bool) -> Result<Value>,
+) -> Result<(String, Vec<Range<usize>>)> {
     let source = agent.instructions.as_deref().unwrap_or("");
     let c = compiled(agent, source)?;
+    let context = context(!c.in_order)?;
     if let (Some(pieces), Some(inputs)) = (&c.pieces, context.downcast_object_ref::<Inputs>()) {
         return render_pieces(agent, pieces, inputs);
     }
@@ -312,13 +317,6 @@ fn render_engine(agent: &Agent, c: &Compiled, context: Value) -> Result<(String,
     let text = super::render_bounded(agent, &tmpl, context, |e| template_error(agent, e));
     let ranges = RANGES.with(|r| std::mem::take(&mut *r.borrow_mut()));
     Ok((text?, ranges))
-}
-
-/// Whether a render of `agent`'s template for `prepare` marks its values (the template captures
-/// output in blocks), so that input values must hold no mark character; otherwise values are
-/// recorded where they land and a noncharacter in one can forge nothing.
-pub(crate) fn marks_values(agent: &Agent) -> Result<bool> {
-    Ok(!compiled(agent, agent.instructions.as_deref().unwrap_or(""))?.in_order)
 }
 
 /// Notes how many bytes the render's writer holds (for [`Emit::Ranges`]).

@@ -8,7 +8,7 @@ use serde_json::{Map, Value};
 use std::ops::Range;
 use std::sync::Arc;
 
-pub(crate) use jinja::{context, marks_values, render_prepared};
+pub(crate) use jinja::{context, render_prepared};
 
 /// The file that holds the agent's template and the line its body starts at, for error messages.
 pub(crate) fn body_origin(agent: &Agent) -> (String, usize) {
@@ -44,7 +44,7 @@ pub(crate) fn render_for_prepare(agent: &Agent, inputs: &Map<String, Value>) -> 
     rich::check_strict(agent, inputs)?;
     let renderer = get_renderer(&agent.template.format.kind)?;
     if is_builtin_jinja(&renderer) {
-        return jinja::render_prepared(agent, jinja::json_context(inputs));
+        return jinja::render_prepared(agent, |_| Ok(jinja::json_context(inputs)));
     }
     let marks = crate::mark::Marks::fresh();
     let out = check_output(agent, renderer.render(agent, inputs, &RenderContext { marks: Some(marks) })?)?;
@@ -59,7 +59,7 @@ pub(crate) async fn render_for_prepare_async(
     rich::check_strict(agent, inputs)?;
     let renderer = get_renderer(&agent.template.format.kind)?;
     if is_builtin_jinja(&renderer) {
-        return jinja::render_prepared(agent, jinja::json_context(inputs));
+        return jinja::render_prepared(agent, |_| Ok(jinja::json_context(inputs)));
     }
     let marks = crate::mark::Marks::fresh();
     let ctx = RenderContext { marks: Some(marks) };
