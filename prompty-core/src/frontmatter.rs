@@ -16,8 +16,26 @@ pub(crate) struct Unclosed {
 }
 
 fn is_delimiter(line: &str) -> bool {
+    // Most lines are not: their first byte after spaces says so without trimming them.
+    let first = line.bytes().find(|b| !matches!(b, b' ' | b'\t'));
+    if !matches!(first, Some(b'-' | b'+')) {
+        return false;
+    }
     let t = line.trim();
     t == "---" || t == "+++"
+}
+
+/// The lines of `text` from byte `from`, each with its `\n`, and the offset where each starts.
+fn lines_from(text: &str, from: usize) -> impl Iterator<Item = (usize, &str)> {
+    let mut pos = from;
+    std::iter::from_fn(move || {
+        if pos >= text.len() {
+            return None;
+        }
+        let start = pos;
+        pos = memchr::memchr(b'\n', &text.as_bytes()[start..]).map_or(text.len(), |i| start + i + 1);
+        Some((start, &text[start..pos]))
+    })
 }
 
 /// Splits `text` line by line: leading blank lines are allowed, then a line that is `---` or `+++`
@@ -43,12 +61,10 @@ pub(crate) fn split(text: &str) -> Result<Split<'_>, Unclosed> {
     let Some((fm_start, open_line)) = open else {
         return Ok(Split { frontmatter: None, body: text });
     };
-    let mut pos = fm_start;
-    for line in text[fm_start..].split_inclusive('\n') {
-        let line_start = pos;
-        pos += line.len();
+    for (line_start, line) in lines_from(text, fm_start) {
         if is_delimiter(line) {
-            return Ok(Split { frontmatter: Some((&text[fm_start..line_start], open_line + 1)), body: &text[pos..] });
+            let body = &text[line_start + line.len()..];
+            return Ok(Split { frontmatter: Some((&text[fm_start..line_start], open_line + 1)), body });
         }
     }
     Err(Unclosed { line: open_line })

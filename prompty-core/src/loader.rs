@@ -311,7 +311,7 @@ fn load_str_inner(
         message: "the frontmatter opened here is never closed (add a line `---` after it)".to_owned(),
     })?;
     let body_line = match split.frontmatter {
-        Some((yaml, first)) => first + yaml.matches('\n').count() + 1,
+        Some((yaml, first)) => first + memchr::memchr_iter(b'\n', yaml.as_bytes()).count() + 1,
         None => 1,
     };
     let source = || crate::AgentSource {

@@ -198,6 +198,20 @@ async fn filesystem_lists_and_reads() {
     let _ = std::fs::remove_dir_all(&dir);
 }
 
+/// The server's stderr tail once it holds `n` `list` lines, or after 5 s: the lines arrive through a
+/// pipe on their own schedule, possibly after the answer they were printed before.
+async fn stderr_with_lists(server: &McpServer, n: usize) -> String {
+    let mut stderr = String::new();
+    for _ in 0..50 {
+        stderr = server.stderr_tail().await.unwrap();
+        if stderr.lines().filter(|l| l.starts_with("list ")).count() >= n {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    stderr
+}
+
 #[tokio::test(flavor = "multi_thread")]
 async fn pagination_follows_every_cursor() {
     within(async {
@@ -206,7 +220,7 @@ async fn pagination_follows_every_cursor() {
         let expected: Vec<String> = (0..25).map(|i| format!("tool_{i:02}")).collect();
         assert_eq!(names(&tools), expected.iter().map(String::as_str).collect::<Vec<_>>());
         assert_eq!(tools[24].description.as_deref(), Some("Tool number 24."));
-        let stderr = server.stderr_tail().await.unwrap();
+        let stderr = stderr_with_lists(&server, 4).await;
         assert_eq!(stderr.lines().filter(|l| l.starts_with("list ")).count(), 4, "four pages asked: {stderr}");
 
         // Cached: no new request, the same list.
@@ -214,7 +228,7 @@ async fn pagination_follows_every_cursor() {
         assert!(Arc::ptr_eq(&tools, &again));
         let refreshed = server.refresh().await.unwrap();
         assert_eq!(*refreshed, *tools);
-        let stderr = server.stderr_tail().await.unwrap();
+        let stderr = stderr_with_lists(&server, 8).await;
         assert_eq!(stderr.lines().filter(|l| l.starts_with("list ")).count(), 8, "refresh lists again: {stderr}");
     })
     .await;
@@ -226,7 +240,7 @@ async fn endless_pages_stop_at_the_bound() {
         let server = McpServer::new(python_config("endless", "paged.py", &["endless"]).with_max_pages(5));
         let err = server.tools().await.unwrap_err().to_string();
         assert!(err.contains("endless") && err.contains("5 pages") && err.contains("max_pages"), "{err}");
-        let stderr = server.stderr_tail().await.unwrap();
+        let stderr = stderr_with_lists(&server, 5).await;
         assert_eq!(stderr.lines().filter(|l| l.starts_with("list ")).count(), 5, "{stderr}");
     })
     .await;
