@@ -41,6 +41,13 @@ impl Location {
     }
 }
 
+fn closest_ids(closest: &[String]) -> String {
+    match closest {
+        [] => " (none is close to it)".to_owned(),
+        ids => format!(" (closest: {})", ids.iter().map(|id| format!("`{id}`")).collect::<Vec<_>>().join(", ")),
+    }
+}
+
 fn to_u32(n: usize) -> u32 {
     u32::try_from(n).unwrap_or(u32::MAX)
 }
@@ -184,6 +191,32 @@ pub enum Error {
         input: String,
         /// The offending line, shortened.
         marker: String,
+    },
+
+    /// A locale tag is not a well-formed BCP 47 tag (see [`crate::locale`]).
+    #[error("`{tag}` is not a locale tag (BCP 47, e.g. `fr` or `pt-BR`): {message}")]
+    InvalidLocale {
+        /// The tag as given (shortened when long).
+        tag: String,
+        /// Why it is not one.
+        message: String,
+    },
+
+    /// No prompt is registered under an id (`PromptRegistry`).
+    #[error("no prompt is registered under the id `{id}`{}", closest_ids(closest))]
+    UnknownPrompt {
+        /// The id asked for.
+        id: String,
+        /// The registered ids closest to it, closest first (at most three).
+        closest: Vec<String>,
+    },
+
+    /// A folder of prompts could not be loaded into a registry: every problem, one per line,
+    /// each naming its file.
+    #[error("{}", problems.join("\n"))]
+    PromptFolder {
+        /// The problems, each `file: what is wrong` (with line and column when known).
+        problems: Vec<String>,
     },
 
     /// The template could not be compiled or rendered.

@@ -12,6 +12,7 @@
 //! - [`validate_inputs`];
 //! - [`analysis`]: every mistake knowable from the files, as diagnostics naming `file:line:column`
 //!   (the checks behind `include_prompty!`, `prompty::check` and the command line);
+//! - [`locale`]: BCP 47 locale tags and the lookup order of a prompt's locale variants;
 //! - [`openapi`]: the reader of OpenAPI 3.0/3.1 and Swagger 2.0 documents behind `kind: openapi` tools.
 //!
 //! No async, no HTTP: those live in `prompty`.
@@ -33,6 +34,7 @@ mod finished;
 mod frontmatter;
 pub mod jinja;
 mod keypath;
+pub mod locale;
 mod loader;
 mod model;
 pub mod openapi;

@@ -18,6 +18,8 @@
 //!   OpenAPI specifications (found, confined to the prompt's folder, valid, with operations), and
 //!   `kind: prompty` children (found, confined, and checked by this same analysis, up to
 //!   [`MAX_CHILD_DEPTH`] deep);
+//! - locale variants ([`check_variant`]): the inputs, outputs and tools of `greeting.fr.prompty`
+//!   are those of `greeting.prompty` ([`find_prompts`] groups a folder's files by prompt id);
 //! - the template (`jinja2` and `mustache`): syntax, variables no input declares, unknown Jinja
 //!   filters and tests, property typos on inputs with declared `properties` (through `for`, `set`
 //!   and `with`), misspelt role markers, and inputs it never uses (a warning).
@@ -37,8 +39,10 @@
 mod suggest;
 mod template;
 mod values;
+mod variants;
 
 pub use suggest::{closest, did_you_mean};
+pub use variants::{check_variant, find_prompts, PromptFiles, MAX_FOLDER_DEPTH, MAX_PROMPT_FILES};
 
 use crate::{Agent, LoadOptions, Location, Property, PropertyKind, ToolKind};
 use std::collections::{BTreeMap, BTreeSet, HashMap};
