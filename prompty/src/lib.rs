@@ -79,6 +79,7 @@ mod mark;
 mod nonce;
 mod parser;
 mod pipeline;
+mod prompts;
 pub mod providers;
 mod registry;
 mod renderers;
@@ -99,6 +100,7 @@ pub use pipeline::{
     invoke, invoke_async, load_async, load_with_async, prepare, prepare_async, render, render_async, run, run_async,
 };
 pub use prompty_core::*;
+pub use prompts::PromptRegistry;
 pub use providers::list_models;
 pub use registry::*;
 pub use rich::{expand_rich, RichInputs, RichValue};
@@ -140,6 +142,7 @@ pub mod builtins {
 #[doc(hidden)]
 pub mod __private {
     pub use crate::tools::derive::{tool_args, tool_definition, tool_output, tool_output_result, tool_parameters};
+    pub use crate::prompts::pick_locale;
     pub use crate::typed::check::*;
     pub use crate::typed::{
         compiled_agent, compiled_agent_with_children, invoke_stream_typed, invoke_typed, prepare_typed, turn_typed,
