@@ -211,12 +211,12 @@ pub enum Error {
         closest: Vec<String>,
     },
 
-    /// A folder of prompts could not be loaded into a registry: every problem, one per line,
-    /// each naming its file.
-    #[error("{}", problems.join("\n"))]
-    PromptFolder {
-        /// The problems, each `file: what is wrong` (with line and column when known).
-        problems: Vec<String>,
+    /// A prompt registry refused a change, or a folder of prompts could not be loaded into one
+    /// (then every problem, one per line, each naming its file).
+    #[error("prompt registry: {message}")]
+    PromptRegistry {
+        /// What was wrong.
+        message: String,
     },
 
     /// The template could not be compiled or rendered.

@@ -227,28 +227,43 @@ impl<'a> Iterator for LookupOrder<'a> {
 /// # Ok::<(), prompty_core::Error>(())
 /// ```
 pub fn resolve<S: AsRef<str>>(requested: &str, variants: &[S], fallback: &Locale) -> Result<Option<usize>> {
-    check_syntax(requested).map_err(|why| Error::InvalidLocale { tag: shown(requested), message: why })?;
-    Ok(resolve_checked(requested, variants, fallback))
+    resolve_by(requested, fallback, |tag| variants.iter().position(|v| same_tag(v.as_ref(), tag)))
 }
 
-/// [`resolve`] for a tag already known to be well-formed.
-fn resolve_checked<S: AsRef<str>>(requested: &str, variants: &[S], fallback: &Locale) -> Option<usize> {
-    let find = |tag: &str| variants.iter().position(|v| same_tag(v.as_ref(), tag));
+/// The general form of [`resolve`]: calls `find` with each tag of the [`lookup_order`] until it
+/// returns something. The tags handed to `find` are as the caller wrote them (`pt_br`, `pt`), so
+/// compare them with [`same_tag`]. Allocates nothing.
+///
+/// ```
+/// use prompty_core::locale::{resolve_by, same_tag, Locale};
+/// let en = Locale::parse("en")?;
+/// let mut tried = Vec::new();
+/// let found = resolve_by("de_AT", &en, |tag| { tried.push(tag.to_owned()); same_tag(tag, "de").then_some("Hallo") })?;
+/// assert_eq!((found, tried), (Some("Hallo"), vec!["de_AT".to_owned(), "de".to_owned()]));
+/// # Ok::<(), prompty_core::Error>(())
+/// ```
+pub fn resolve_by<T>(requested: &str, fallback: &Locale, mut find: impl FnMut(&str) -> Option<T>) -> Result<Option<T>> {
+    check_syntax(requested).map_err(|why| Error::InvalidLocale { tag: shown(requested), message: why })?;
     for t in truncations(requested) {
-        if let Some(i) = find(t) {
-            return Some(i);
+        if let Some(found) = find(t) {
+            return Ok(Some(found));
         }
     }
     for t in truncations(&fallback.0) {
-        if let Some(i) = find(t) {
-            return Some(i);
+        if let Some(found) = find(t) {
+            return Ok(Some(found));
         }
     }
-    None
+    Ok(None)
 }
 
-/// Two tags are the same ignoring ASCII case, with `_` taken as `-`.
-fn same_tag(a: &str, b: &str) -> bool {
+/// Whether two tags are the same, ignoring ASCII case and taking `_` as `-`.
+///
+/// ```
+/// assert!(prompty_core::locale::same_tag("pt_br", "pt-BR"));
+/// assert!(!prompty_core::locale::same_tag("pt", "pt-BR"));
+/// ```
+pub fn same_tag(a: &str, b: &str) -> bool {
     let norm = |c: u8| if c == b'_' { b'-' } else { c.to_ascii_lowercase() };
     a.len() == b.len() && a.bytes().zip(b.bytes()).all(|(x, y)| norm(x) == norm(y))
 }
@@ -310,7 +325,9 @@ fn check_syntax(tag: &str) -> std::result::Result<(), String> {
     // is a mistake worth reporting.)
     let lang = subtags[0];
     if !alpha(lang) || !(2..=3).contains(&lang.len()) {
-        return Err(format!("`{lang}` is not a language subtag: a language subtag has 2 or 3 letters (ISO 639, e.g. `en`)"));
+        return Err(format!(
+            "`{lang}` is not a language subtag: a language subtag has 2 or 3 letters (ISO 639, e.g. `en`)"
+        ));
     }
     i += 1;
     let mut ext = 0;
@@ -323,7 +340,8 @@ fn check_syntax(tag: &str) -> std::result::Result<(), String> {
         i += 1;
     }
     // region: 2 letters or 3 digits.
-    if i < subtags.len() && ((subtags[i].len() == 2 && alpha(subtags[i])) || (subtags[i].len() == 3 && digits(subtags[i])))
+    if i < subtags.len()
+        && ((subtags[i].len() == 2 && alpha(subtags[i])) || (subtags[i].len() == 3 && digits(subtags[i])))
     {
         i += 1;
     }
@@ -481,13 +499,10 @@ mod tests {
         fn t(s: &str) -> Vec<&str> {
             truncations(s).collect()
         }
-        assert_eq!(t("zh-Hant-CN-x-private1-private2"), [
-            "zh-Hant-CN-x-private1-private2",
-            "zh-Hant-CN-x-private1",
-            "zh-Hant-CN",
-            "zh-Hant",
-            "zh"
-        ]);
+        assert_eq!(
+            t("zh-Hant-CN-x-private1-private2"),
+            ["zh-Hant-CN-x-private1-private2", "zh-Hant-CN-x-private1", "zh-Hant-CN", "zh-Hant", "zh"]
+        );
         assert_eq!(t("de-u-co-phonebk"), ["de-u-co-phonebk", "de-u-co", "de"]);
         assert_eq!(t("x-a-b"), ["x-a-b"]);
         assert_eq!(t("x-tenant-acme"), ["x-tenant-acme", "x-tenant"]);

@@ -18,6 +18,7 @@
 //! | execute + process | [`run`], [`run_async`] (prepared messages), [`invoke`], [`invoke_async`] (inputs, result cast to any `Deserialize` type) |
 //! | streaming | [`run_stream`], [`invoke_stream`] ([`StreamChunk`]s) |
 //! | tools | [`execute_tool`], [`bind_tools`], [`project_tools`], `#[tool]`, [`catalog`] |
+//! | prompts by id and locale | [`PromptRegistry`] (`prepare`/`invoke`/`turn` by id, locale variants, overrides, appenders, folders; [`prompts`]) |
 //! | agent loop | [`turn`], [`turn_async`], [`turn_stream`] (inputs), [`run_turn`], [`run_turn_async`], [`run_turn_stream`] (messages); [`TurnOptions`] |
 //!
 //! ```
@@ -79,7 +80,7 @@ mod mark;
 mod nonce;
 mod parser;
 mod pipeline;
-mod prompts;
+pub mod prompts;
 pub mod providers;
 mod registry;
 mod renderers;
@@ -99,8 +100,8 @@ pub use parser::{parse, parse_async};
 pub use pipeline::{
     invoke, invoke_async, load_async, load_with_async, prepare, prepare_async, render, render_async, run, run_async,
 };
+pub use prompts::{Picked, PromptRegistry, PromptSource, MAX_APPENDED_BYTES, MAX_APPENDERS, MAX_PROMPT_ID_LEN};
 pub use prompty_core::*;
-pub use prompts::PromptRegistry;
 pub use providers::list_models;
 pub use registry::*;
 pub use rich::{expand_rich, RichInputs, RichValue};
@@ -141,8 +142,8 @@ pub mod builtins {
 /// Items the macros' generated code uses. Not part of the public API.
 #[doc(hidden)]
 pub mod __private {
-    pub use crate::tools::derive::{tool_args, tool_definition, tool_output, tool_output_result, tool_parameters};
     pub use crate::prompts::pick_locale;
+    pub use crate::tools::derive::{tool_args, tool_definition, tool_output, tool_output_result, tool_parameters};
     pub use crate::typed::check::*;
     pub use crate::typed::{
         compiled_agent, compiled_agent_with_children, invoke_stream_typed, invoke_typed, prepare_typed, turn_typed,

@@ -41,7 +41,7 @@ mod template;
 mod values;
 mod variants;
 
-pub use suggest::{closest, did_you_mean};
+pub use suggest::{closest, did_you_mean, ranked};
 pub use variants::{check_variant, find_prompts, PromptFiles, MAX_FOLDER_DEPTH, MAX_PROMPT_FILES};
 
 use crate::{Agent, LoadOptions, Location, Property, PropertyKind, ToolKind};

@@ -40,6 +40,33 @@ pub fn closest<'a>(name: &str, candidates: impl IntoIterator<Item = &'a str>) ->
         .map(|(_, c)| c)
 }
 
+/// The candidates close to `name`, closest first (then by name), at most `max` of them: within
+/// two edits (or a third of the name's length, when longer) of the candidate or of its last
+/// `.`-separated segment (`refund` finds `support.refund`), or equal ignoring case.
+///
+/// ```
+/// use prompty_core::analysis::ranked;
+/// let ids = ["greeting", "support.refund", "support.triage", "farewell"];
+/// assert_eq!(ranked("greting", ids, 3), ["greeting"]);
+/// assert_eq!(ranked("refund", ids, 3), ["support.refund"]);
+/// assert!(ranked("zzz", ids, 3).is_empty());
+/// ```
+pub fn ranked<'a>(name: &str, candidates: impl IntoIterator<Item = &'a str>, max: usize) -> Vec<&'a str> {
+    let limit = 2.max(name.chars().count() / 3);
+    let mut scored: Vec<(usize, &str)> = candidates
+        .into_iter()
+        .filter(|c| *c != name)
+        .map(|c| {
+            let last = c.rsplit('.').next().unwrap_or(c);
+            let score = if c.eq_ignore_ascii_case(name) { 0 } else { distance(name, c).min(distance(name, last)) };
+            (score, c)
+        })
+        .filter(|(d, _)| *d <= limit)
+        .collect();
+    scored.sort();
+    scored.into_iter().take(max).map(|(_, c)| c).collect()
+}
+
 /// `" (did you mean `x`?)"` or nothing.
 ///
 /// ```
