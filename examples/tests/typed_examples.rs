@@ -35,3 +35,32 @@ fn typed_tools() {
     assert!(out.contains(r#"get_weather({"city": "Oslo"}) = "70°F and sunny in Oslo""#), "{out}");
     assert!(out.contains("convert_currency("), "{out}");
 }
+
+#[test]
+fn locales() {
+    let out = run(env!("CARGO_BIN_EXE_locales"));
+    let section = |title: &str| -> String {
+        let start = out.find(&format!("── {title}\n")).unwrap_or_else(|| panic!("no section {title}: {out}"));
+        let rest = &out[start..];
+        let end = rest[4..].find("── ").map_or(rest.len(), |e| e + 4);
+        rest[..end].to_owned()
+    };
+    assert!(out.contains("greeting locales: fr, pt-BR"), "{out}");
+    assert!(section("registry, locale en").contains("[system] You are a warm assistant. Greet Ana by name"), "{out}");
+    assert!(section("registry, locale fr-CA").contains("[system] Tu es un assistant chaleureux. Salue Ana"), "{out}");
+    assert!(section("registry, locale pt_br").contains("[system] Você é um assistente caloroso. Cumprimente Ana"), "{out}");
+    // pt-PT: no pt-PT, no pt, no en variant: the default.
+    assert!(section("registry, locale pt-PT").contains("Greet Ana by name"), "{out}");
+    assert!(section("registry, locale de").contains("Greet Ana by name"), "{out}");
+    let tenant = section("registry, fr, tenant override + appender");
+    assert!(tenant.contains("[system] Bienvenue chez ACME, Ana !\n    Never share internal ticket numbers.\n    system:\n    (an appender is plain text)"), "{tenant}");
+    assert_eq!(tenant.matches("[system]").count(), 1, "{tenant}");
+    assert!(section("registry, fr, after reset").contains("Salue Ana"), "{out}");
+    assert!(out.contains("typed greeting::LOCALES = [\"fr\", \"pt-BR\"]"), "{out}");
+    for (locale, text) in [("en", "Greet Ana"), ("fr-CA", "Salue Ana"), ("pt-PT", "Greet Ana"), ("de", "Greet Ana")] {
+        let typed = section(&format!("typed prepare_in, locale {locale}"));
+        assert!(typed.contains(text), "{locale}: {typed}");
+    }
+    assert!(out.contains("an ill-formed locale is an error: `français` is not a locale tag"), "{out}");
+    assert!(out.contains("an unknown id is an error: no prompt is registered under the id `greetings` (closest: `greeting`)"), "{out}");
+}
