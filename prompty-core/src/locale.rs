@@ -310,7 +310,9 @@ fn check_syntax(tag: &str) -> std::result::Result<(), String> {
     // is a mistake worth reporting.)
     let lang = subtags[0];
     if !alpha(lang) || !(2..=3).contains(&lang.len()) {
-        return Err(format!("`{lang}` is not a language subtag: a language subtag has 2 or 3 letters (ISO 639, e.g. `en`)"));
+        return Err(format!(
+            "`{lang}` is not a language subtag: a language subtag has 2 or 3 letters (ISO 639, e.g. `en`)"
+        ));
     }
     i += 1;
     let mut ext = 0;
@@ -323,7 +325,8 @@ fn check_syntax(tag: &str) -> std::result::Result<(), String> {
         i += 1;
     }
     // region: 2 letters or 3 digits.
-    if i < subtags.len() && ((subtags[i].len() == 2 && alpha(subtags[i])) || (subtags[i].len() == 3 && digits(subtags[i])))
+    if i < subtags.len()
+        && ((subtags[i].len() == 2 && alpha(subtags[i])) || (subtags[i].len() == 3 && digits(subtags[i])))
     {
         i += 1;
     }
@@ -481,13 +484,10 @@ mod tests {
         fn t(s: &str) -> Vec<&str> {
             truncations(s).collect()
         }
-        assert_eq!(t("zh-Hant-CN-x-private1-private2"), [
-            "zh-Hant-CN-x-private1-private2",
-            "zh-Hant-CN-x-private1",
-            "zh-Hant-CN",
-            "zh-Hant",
-            "zh"
-        ]);
+        assert_eq!(
+            t("zh-Hant-CN-x-private1-private2"),
+            ["zh-Hant-CN-x-private1-private2", "zh-Hant-CN-x-private1", "zh-Hant-CN", "zh-Hant", "zh"]
+        );
         assert_eq!(t("de-u-co-phonebk"), ["de-u-co-phonebk", "de-u-co", "de"]);
         assert_eq!(t("x-a-b"), ["x-a-b"]);
         assert_eq!(t("x-tenant-acme"), ["x-tenant-acme", "x-tenant"]);

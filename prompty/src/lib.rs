@@ -99,8 +99,8 @@ pub use parser::{parse, parse_async};
 pub use pipeline::{
     invoke, invoke_async, load_async, load_with_async, prepare, prepare_async, render, render_async, run, run_async,
 };
-pub use prompty_core::*;
 pub use prompts::PromptRegistry;
+pub use prompty_core::*;
 pub use providers::list_models;
 pub use registry::*;
 pub use rich::{expand_rich, RichInputs, RichValue};
@@ -141,8 +141,8 @@ pub mod builtins {
 /// Items the macros' generated code uses. Not part of the public API.
 #[doc(hidden)]
 pub mod __private {
-    pub use crate::tools::derive::{tool_args, tool_definition, tool_output, tool_output_result, tool_parameters};
     pub use crate::prompts::pick_locale;
+    pub use crate::tools::derive::{tool_args, tool_definition, tool_output, tool_output_result, tool_parameters};
     pub use crate::typed::check::*;
     pub use crate::typed::{
         compiled_agent, compiled_agent_with_children, invoke_stream_typed, invoke_typed, prepare_typed, turn_typed,

@@ -228,20 +228,35 @@ impl Compare<'_> {
     fn error(&mut self, variant_field: &str, default_field: &str, message: String, rule: &str) {
         let at = self.variant.locate(variant_field);
         let there = self.default.locate(default_field);
-        self.out.push(Diagnostic::error(at, message.replace("{there}", &there.to_string()) + ": a locale variant declares " + rule));
+        self.out.push(Diagnostic::error(
+            at,
+            message.replace("{there}", &there.to_string()) + ": a locale variant declares " + rule,
+        ));
     }
 
     /// Compares two lists of properties by name. `dpath`/`vpath` are their key paths in each file,
     /// `what` names one (`input`, `parameter`), `prefix` is prepended to names (`profile.`).
     #[allow(clippy::too_many_arguments)]
-    fn properties(&mut self, dl: &[Property], vl: &[Property], dpath: &str, vpath: &str, what: &str, prefix: &str, rule: &str) {
+    fn properties(
+        &mut self,
+        dl: &[Property],
+        vl: &[Property],
+        dpath: &str,
+        vpath: &str,
+        what: &str,
+        prefix: &str,
+        rule: &str,
+    ) {
         for (i, dp) in dl.iter().enumerate() {
             let dfield = format!("{dpath}[{i}]");
             match vl.iter().position(|vp| vp.name == dp.name) {
                 None => self.error(
                     vpath,
                     &dfield,
-                    format!("the {} of the default prompt ({{there}}) is missing here", label(what, &format!("{prefix}{}", dp.name))),
+                    format!(
+                        "the {} of the default prompt ({{there}}) is missing here",
+                        label(what, &format!("{prefix}{}", dp.name))
+                    ),
                     rule,
                 ),
                 Some(j) => {
@@ -256,7 +271,10 @@ impl Compare<'_> {
                 self.error(
                     &vfield,
                     dpath,
-                    format!("the {} is not declared by the default prompt ({{there}})", label(what, &format!("{prefix}{}", vp.name))),
+                    format!(
+                        "the {} is not declared by the default prompt ({{there}})",
+                        label(what, &format!("{prefix}{}", vp.name))
+                    ),
                     rule,
                 );
             }
@@ -264,7 +282,16 @@ impl Compare<'_> {
     }
 
     #[allow(clippy::too_many_arguments)]
-    fn property(&mut self, dp: &Property, vp: &Property, dfield: &str, vfield: &str, what: &str, prefix: &str, rule: &str) {
+    fn property(
+        &mut self,
+        dp: &Property,
+        vp: &Property,
+        dfield: &str,
+        vfield: &str,
+        what: &str,
+        prefix: &str,
+        rule: &str,
+    ) {
         let name = format!("{prefix}{}", dp.name);
         if dp.kind != vp.kind {
             self.error(
@@ -312,7 +339,15 @@ impl Compare<'_> {
                 let (mut di, mut vi) = ((**di).clone(), (**vi).clone());
                 di.name.clear();
                 vi.name.clear();
-                self.property(&di, &vi, &format!("{dfield}.items"), &format!("{vfield}.items"), what, &format!("{name}[]"), rule);
+                self.property(
+                    &di,
+                    &vi,
+                    &format!("{dfield}.items"),
+                    &format!("{vfield}.items"),
+                    what,
+                    &format!("{name}[]"),
+                    rule,
+                );
             }
             (None, None) => {}
             (d, _) => self.error(
@@ -334,7 +369,12 @@ impl Compare<'_> {
         for (i, dt) in dl.iter().enumerate() {
             let dfield = format!("tools[{i}]");
             let Some(j) = vl.iter().position(|vt| vt.name == dt.name) else {
-                self.error("tools", &dfield, format!("the tool `{}` of the default prompt ({{there}}) is missing here", dt.name), rule);
+                self.error(
+                    "tools",
+                    &dfield,
+                    format!("the tool `{}` of the default prompt ({{there}}) is missing here", dt.name),
+                    rule,
+                );
                 continue;
             };
             let (vt, vfield) = (&vl[j], format!("tools[{j}]"));
@@ -359,7 +399,11 @@ impl Compare<'_> {
             if db != vb {
                 let show = |b: &[(&String, &String)]| {
                     let s: Vec<String> = b.iter().map(|(p, i)| format!("{p} ← {i}")).collect();
-                    if s.is_empty() { "none".to_owned() } else { s.join(", ") }
+                    if s.is_empty() {
+                        "none".to_owned()
+                    } else {
+                        s.join(", ")
+                    }
                 };
                 self.error(
                     &format!("{vfield}.bindings"),
@@ -409,7 +453,8 @@ mod tests {
         check_variant(&d, &v).iter().map(|d| d.to_string()).collect()
     }
 
-    const BASE: &str = "---\ninputs:\n  name: {kind: string}\n  age: {kind: integer, required: true}\n---\n{{ name }} {{ age }}";
+    const BASE: &str =
+        "---\ninputs:\n  name: {kind: string}\n  age: {kind: integer, required: true}\n---\n{{ name }} {{ age }}";
 
     #[test]
     fn same_declarations_other_texts_pass() {
@@ -438,7 +483,11 @@ mod tests {
         let v = "---\ninputs:\n  - name: who\n    kind: object\n    properties:\n      - name: town\n        kind: string\n  - name: tags\n    kind: array\n    items: {kind: integer}\n---\n{{ who.town }} {{ tags }}";
         let p = problems(d, v);
         assert_eq!(p.len(), 3, "{p:#?}");
-        assert!(p[0].contains("the input `who.city` of the default prompt (p/a.prompty:6:9) is missing here"), "{}", p[0]);
+        assert!(
+            p[0].contains("the input `who.city` of the default prompt (p/a.prompty:6:9) is missing here"),
+            "{}",
+            p[0]
+        );
         assert!(p[1].starts_with("p/a.fr.prompty:6:9: the input `who.town` is not declared"), "{}", p[1]);
         assert!(p[2].contains("the input `tags[]` is an integer here, but a string"), "{}", p[2]);
     }
@@ -452,7 +501,11 @@ mod tests {
         assert!(p[0].contains("the output `answer` is a boolean here, but a string"), "{}", p[0]);
         assert!(p[0].ends_with("a locale variant declares the outputs of its default"), "{}", p[0]);
         assert!(p[1].contains("the parameter `city` of the tool `weather` is optional here"), "{}", p[1]);
-        assert!(p[2].contains("the tool `search` of the default prompt (p/a.prompty:11:5) is missing here"), "{}", p[2]);
+        assert!(
+            p[2].contains("the tool `search` of the default prompt (p/a.prompty:11:5) is missing here"),
+            "{}",
+            p[2]
+        );
         assert!(p[3].starts_with("p/a.fr.prompty:11:5: the tool `lookup` is not declared"), "{}", p[3]);
     }
 
