@@ -11,7 +11,7 @@ fn inputs() -> greeting::Inputs {
 
 /// The role and text of each message.
 fn texts(messages: &[Message]) -> Vec<(Role, String)> {
-    messages.iter().map(|m| (m.role.clone(), m.text())).collect()
+    messages.iter().map(|m| (m.role, m.text())).collect()
 }
 
 const FRENCH: &str = "Tu es un assistant chaleureux. Salue Ada par son nom, puis réponds en une phrase, en français.";
