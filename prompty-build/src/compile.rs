@@ -1,6 +1,7 @@
 //! `prompty_build::compile("prompts")` in a `build.rs`: the build-script door of the code
-//! generator. Every `.prompty` file below the folder becomes a module (sub-folders become nested
-//! modules) in `OUT_DIR/prompty.rs`, which the crate includes with one line:
+//! generator. Every prompt below the folder becomes a module (sub-folders become nested modules,
+//! locale variants such as `greeting.fr.prompty` join their default's module) in
+//! `OUT_DIR/prompty.rs`, which the crate includes with one line:
 //!
 //! ```ignore
 //! include!(concat!(env!("OUT_DIR"), "/prompty.rs"));
@@ -34,15 +35,76 @@ use std::path::{Path, PathBuf};
 /// ```
 ///
 /// `prompts/chat.prompty` becomes `mod chat`, `prompts/support/triage.prompty` becomes
-/// `mod support { mod triage }`. Cargo reruns the build script when a file below `dir` is added,
-/// removed or changed, and when a file a prompt references with `${file:}` changes. Problems are
-/// printed as `cargo::error=file:line:column: ...` lines (and returned); inputs a template never
-/// uses as `cargo::warning=` lines. See [`Config`] for the options.
+/// `mod support { mod triage }` (module names are the snake_case of the folder and file names).
+/// Each module holds `Inputs`, `Output` (when the prompt declares `outputs:`), `agent()`,
+/// `prepare`, `invoke`, `invoke_stream`, `tools()`, and `turn` when the prompt declares tools.
+///
+/// # Locale variants
+///
+/// A file named `<name>.<locale>.prompty` next to `<name>.prompty` is a locale variant of it
+/// (the locale a BCP 47 tag: `greeting.fr.prompty`, `greeting.pt-BR.prompty`): it joins the
+/// module of its default instead of getting its own, and that module gets
+///
+/// - `LOCALES`: the variants' tags in conventional case, sorted (`["fr", "pt-BR"]`), and
+///   `LOCALE_PATHS`, their files;
+/// - `agent_in(locale)`, `prepare_in(&inputs, locale)`, `invoke_in`, `invoke_stream_in`, and
+///   `turn_in` when the prompt declares tools: the plain functions on the variant a locale picks.
+///   The lookup is the exact tag (case-insensitive, `_` for `-`), then its truncations (`pt-BR` →
+///   `pt`), then the fallback locale of `prompty::PromptRegistry::global()` (default `en`), then
+///   the default prompt; a tag that is not BCP 47 is an error.
+///
+/// Every module has `LOCALES` (empty without variants) and the `_in` functions, so code can ask
+/// any prompt for a locale. The variants share the default's `Inputs`, `Output` and `tools()`, so
+/// each variant is checked like its default and then against it: it must declare the same inputs
+/// (names, kinds, `required`, whether a default is given, nested properties), outputs and tools
+/// (names, kinds, bindings, function parameters); every difference is an error at the variant's
+/// line and column that names the default's. Templates, descriptions, default values and the
+/// model may differ. A file name whose locale part is not a tag, a variant without a default file
+/// and two files of the same locale are errors too.
+///
+/// ```
+/// let root = std::env::temp_dir().join(format!("prompty-doc-compile-locales-{}", std::process::id()));
+/// std::fs::create_dir_all(root.join("prompts")).unwrap();
+/// let greeting = |hello: &str| format!("---\ninputs:\n  name: {{kind: string, required: true}}\n---\nuser:\n{hello} {{{{ name }}}}");
+/// std::fs::write(root.join("prompts/greeting.prompty"), greeting("Hello")).unwrap();
+/// std::fs::write(root.join("prompts/greeting.fr.prompty"), greeting("Bonjour")).unwrap();
+/// std::fs::write(root.join("prompts/greeting.pt-BR.prompty"), greeting("Olá")).unwrap();
+/// let generated = prompty_build::Config::new("prompts").manifest_dir(&root).generate()?;
+/// assert!(generated.code.contains("pub mod greeting {"));
+/// assert!(!generated.code.contains("pub mod greeting_fr"));
+/// assert!(generated.code.contains(r#"pub const LOCALES: &[&str] = &["fr", "pt-BR"];"#));
+/// assert!(generated.code.contains("pub fn prepare_in("));
+///
+/// // A variant must declare its default's inputs.
+/// std::fs::write(root.join("prompts/greeting.fr.prompty"), "---\ninputs: [nom]\n---\nuser:\nBonjour {{ nom }}").unwrap();
+/// let err = prompty_build::Config::new("prompts").manifest_dir(&root).generate().unwrap_err();
+/// assert_eq!(err.to_string(), "\
+/// prompts/greeting.fr.prompty:2:1: the input `name` of the default prompt (prompts/greeting.prompty:3:3) is missing here: \
+/// a locale variant declares the inputs of its default
+/// prompts/greeting.fr.prompty:2:10: the input `nom` is not declared by the default prompt (prompts/greeting.prompty:2:1): \
+/// a locale variant declares the inputs of its default");
+/// # Ok::<(), prompty_build::CompileError>(())
+/// ```
+///
+/// and, in the crate:
+///
+/// ```ignore
+/// use prompts::greeting;
+/// let messages = greeting::prepare_in(&greeting::Inputs { name: "Ada".into() }, "pt_br")?; // greeting.pt-BR.prompty
+/// let messages = greeting::prepare_in(&greeting::Inputs { name: "Ada".into() }, "de")?; // greeting.prompty
+/// ```
+///
+/// Cargo reruns the build script when a file below `dir` is added, removed or changed, and when a
+/// file a prompt references with `${file:}` changes. Problems are printed as
+/// `cargo::error=file:line:column: ...` lines (and returned); inputs a template never uses as
+/// `cargo::warning=` lines. See [`Config`] for the options.
 pub fn compile(dir: impl AsRef<Path>) -> Result<(), CompileError> {
     Config::new(dir).compile()
 }
 
-/// The options of [`compile`].
+/// The options of [`compile`]: which folder, which file in `OUT_DIR`, where the tools'
+/// handlers are. [`Config::generate`] runs the whole generation (prompts grouped with their locale
+/// variants, every check) without writing anything, for tests and tools.
 ///
 /// ```no_run
 /// // build.rs
@@ -157,7 +219,11 @@ impl Config {
         base.join(&self.dir)
     }
 
-    /// Generates the code without writing anything or printing `cargo::` lines.
+    /// Generates the code without writing anything or printing `cargo::` lines: finds the
+    /// prompts below the folder with their locale variants
+    /// ([`prompty_core::analysis::find_prompts`]), analyzes each file ([`typed::analyze`]),
+    /// checks each variant against its default ([`prompty_core::analysis::check_variant`]) and
+    /// generates one module per prompt. Every problem found is in the error.
     pub fn generate(&self) -> Result<Generated, CompileError> {
         let root = self.root();
         let mut diagnostics = Vec::new();
