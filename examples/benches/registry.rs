@@ -21,8 +21,7 @@ fn main() {
     std::env::set_var("OPENAI_API_KEY", "sk-bench");
     let fixtures = Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests");
     let file = fixtures.join("fixtures/basic.prompty");
-    let inputs: serde_json::Value =
-        serde_json::from_str(&read(&fixtures.join("bench/inputs.json"))).expect("JSON");
+    let inputs: serde_json::Value = serde_json::from_str(&read(&fixtures.join("bench/inputs.json"))).expect("JSON");
     let inputs = inputs["basic"].clone();
     let typed_inputs: basic::Inputs = serde_json::from_value(inputs.clone()).expect("fits");
 

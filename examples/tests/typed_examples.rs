@@ -48,7 +48,10 @@ fn locales() {
     assert!(out.contains("greeting locales: fr, pt-BR"), "{out}");
     assert!(section("registry, locale en").contains("[system] You are a warm assistant. Greet Ana by name"), "{out}");
     assert!(section("registry, locale fr-CA").contains("[system] Tu es un assistant chaleureux. Salue Ana"), "{out}");
-    assert!(section("registry, locale pt_br").contains("[system] Você é um assistente caloroso. Cumprimente Ana"), "{out}");
+    assert!(
+        section("registry, locale pt_br").contains("[system] Você é um assistente caloroso. Cumprimente Ana"),
+        "{out}"
+    );
     // pt-PT: no pt-PT, no pt, no en variant: the default.
     assert!(section("registry, locale pt-PT").contains("Greet Ana by name"), "{out}");
     assert!(section("registry, locale de").contains("Greet Ana by name"), "{out}");
@@ -62,5 +65,10 @@ fn locales() {
         assert!(typed.contains(text), "{locale}: {typed}");
     }
     assert!(out.contains("an ill-formed locale is an error: `français` is not a locale tag"), "{out}");
-    assert!(out.contains("an unknown id is an error: no prompt is registered under the id `greetings` (closest: `greeting`)"), "{out}");
+    assert!(
+        out.contains(
+            "an unknown id is an error: no prompt is registered under the id `greetings` (closest: `greeting`)"
+        ),
+        "{out}"
+    );
 }

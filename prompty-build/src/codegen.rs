@@ -214,11 +214,35 @@ fn supers(n: usize) -> TokenStream {
 /// assert!(!body.contains("pub mod"));
 /// ```
 pub fn module_body(p: &TypedPrompt, options: &Options) -> TokenStream {
+    module_body_with_variants(p, &[], options)
+}
+
+/// A locale variant of a prompt: its locale tag in conventional case (`pt-BR`) and the variant's
+/// file, analyzed like the default.
+pub type Variant = (String, TypedPrompt);
+
+/// The module's items of a prompt with locale variants (sorted by tag): everything
+/// [`module_body`] generates for the default prompt, plus `LOCALES`, `LOCALE_PATHS`, `agent_in`
+/// and the `_in` functions that run the variant a locale picks. The variants share the default's
+/// `Inputs`, `Output` and `tools()`: [`prompty_core::analysis::check_variant`] must have accepted
+/// each of them.
+///
+/// ```
+/// use prompty_build::codegen::{module_body_with_variants, Options};
+/// let dir = std::env::temp_dir().join(format!("prompty-doc-module-variants-{}", std::process::id()));
+/// std::fs::create_dir_all(&dir).unwrap();
+/// std::fs::write(dir.join("greet.prompty"), "---\ninputs: [who]\n---\nuser:\nHi {{ who }}").unwrap();
+/// std::fs::write(dir.join("greet.fr.prompty"), "---\ninputs: [who]\n---\nuser:\nSalut {{ who }}").unwrap();
+/// let prompt = prompty_build::typed::analyze(&dir.join("greet.prompty"), "greet.prompty").prompt.unwrap();
+/// let fr = prompty_build::typed::analyze(&dir.join("greet.fr.prompty"), "greet.fr.prompty").prompt.unwrap();
+/// let body = module_body_with_variants(&prompt, &[("fr".to_owned(), fr)], &Options::default()).to_string();
+/// assert!(body.contains("pub const LOCALES : & [& str] = & [\"fr\"]"));
+/// assert!(body.contains("pub fn prepare_in"));
+/// ```
+pub fn module_body_with_variants(p: &TypedPrompt, variants: &[Variant], options: &Options) -> TokenStream {
     let span = options.span;
     let path = &p.display_path;
     let json = &p.agent_json;
-    let base_dir = p.base_dir.display().to_string();
-    let body_line = p.body_line;
 
     let structs =
         p.structs.iter().map(|s: &StructDef| struct_tokens(&s.name, std::slice::from_ref(&s.doc), &s.fields, span));
@@ -255,7 +279,8 @@ pub fn module_body(p: &TypedPrompt, options: &Options) -> TokenStream {
         quote_spanned!(span=> const _: &[u8] = ::std::include_bytes!(#f);)
     });
 
-    let checks = tool_checks(p, options);
+    let functions = all_function_tools(p, variants);
+    let checks = tool_checks(&functions, options);
     let warnings = if options.warnings_as_deprecations {
         let w = p.warnings.iter().enumerate().map(|(i, w)| {
             let name = format_ident!("prompty_warning_{}", i);
@@ -272,18 +297,9 @@ pub fn module_body(p: &TypedPrompt, options: &Options) -> TokenStream {
         TokenStream::new()
     };
 
-    let tools_fn = tools_fn(p, options);
-    let load_agent = if p.children.is_empty() {
-        quote!(::prompty::__private::compiled_agent(AGENT_JSON, PATH, #base_dir, #body_line))
-    } else {
-        let children = children_tokens(&p.children);
-        quote! {{
-            /// The child prompts of the `kind: prompty` tools, compiled in: the program never
-            /// reads them from the build machine's folder.
-            static CHILDREN: &[::prompty::__private::CompiledChild] = #children;
-            ::prompty::__private::compiled_agent_with_children(AGENT_JSON, PATH, #base_dir, #body_line, CHILDREN)
-        }}
-    };
+    let tools_fn = tools_fn(p, &functions, options);
+    let load_agent = load_agent(p, quote!(AGENT_JSON), quote!(PATH));
+    let locale_items = locale_items(p, variants, &output_ty);
     let turn_fn = if p.has_tools {
         let doc = match &p.outputs {
             Some(_) => {
@@ -355,9 +371,145 @@ pub fn module_body(p: &TypedPrompt, options: &Options) -> TokenStream {
 
         #tools_fn
         #turn_fn
+        #locale_items
         #checks
         #warnings
         #(#tracked)*
+    }
+}
+
+/// The expression that loads the agent of `p` from its JSON (the constant `json`, named `path` in
+/// messages), with its children compiled in.
+fn load_agent(p: &TypedPrompt, json: TokenStream, path: TokenStream) -> TokenStream {
+    let base_dir = p.base_dir.display().to_string();
+    let body_line = p.body_line;
+    if p.children.is_empty() {
+        quote!(::prompty::__private::compiled_agent(#json, #path, #base_dir, #body_line))
+    } else {
+        let children = children_tokens(&p.children);
+        quote! {{
+            /// The child prompts of the `kind: prompty` tools, compiled in: the program never
+            /// reads them from the build machine's folder.
+            static CHILDREN: &[::prompty::__private::CompiledChild] = #children;
+            ::prompty::__private::compiled_agent_with_children(#json, #path, #base_dir, #body_line, CHILDREN)
+        }}
+    }
+}
+
+/// `LOCALES`, `LOCALE_PATHS`, `agent_in` and the `_in` functions of a prompt and its locale
+/// variants (none for a prompt without variants: the `_in` functions then check the tag and run
+/// the default).
+fn locale_items(p: &TypedPrompt, variants: &[Variant], output_ty: &TokenStream) -> TokenStream {
+    let default_path = &p.display_path;
+    let tags: Vec<&str> = variants.iter().map(|(tag, _)| tag.as_str()).collect();
+    let paths: Vec<&str> = variants.iter().map(|(_, v)| v.display_path.as_str()).collect();
+    let jsons: Vec<&str> = variants.iter().map(|(_, v)| v.agent_json.as_str()).collect();
+    let listed: Vec<String> = variants.iter().map(|(tag, v)| format!("`{tag}` (`{}`)", v.display_path)).collect();
+    let order = format!(
+        " A locale is looked up as the exact tag (case-insensitive, `_` for `-`), then its truncations \
+         (`pt-BR` → `pt`), then the fallback locale of `prompty::PromptRegistry::global()` (default `en`); \
+         when none is a variant, the default prompt (`{default_path}`) runs. A tag that is not BCP 47 is an \
+         error."
+    );
+    let (locales_doc, agent_in_body) = if variants.is_empty() {
+        (
+            format!(
+                " The locales of the prompt's variants: none (no `<name>.<locale>.prompty` file next to \
+                 `{default_path}`). The `_in` functions check the requested tag and run the default prompt."
+            ),
+            quote! {
+                ::prompty::__private::pick_locale(LOCALES, locale)?;
+                ::std::result::Result::Ok(agent())
+            },
+        )
+    } else {
+        let arms = variants.iter().enumerate().map(|(i, (_, v))| {
+            let load = load_agent(v, quote!(LOCALE_AGENT_JSON[#i]), quote!(LOCALE_PATHS[#i]));
+            quote! {
+                ::std::option::Option::Some(#i) => {
+                    static AGENT: ::std::sync::OnceLock<::prompty::Agent> = ::std::sync::OnceLock::new();
+                    ::std::result::Result::Ok(AGENT.get_or_init(|| #load))
+                }
+            }
+        });
+        (
+            format!(
+                " The locales of the prompt's variants (BCP 47 tags in conventional case, sorted): {}.",
+                listed.join(", ")
+            ),
+            quote! {
+                match ::prompty::__private::pick_locale(LOCALES, locale)? {
+                    #(#arms)*
+                    _ => ::std::result::Result::Ok(agent()),
+                }
+            },
+        )
+    };
+    let agent_in_doc = if variants.is_empty() {
+        format!(" The prompt for `locale`: always the default (`{default_path}`), which has no locale variants.")
+    } else {
+        format!(" The prompt for `locale`: the variant of {}, or the default (`{default_path}`).", listed.join(", "))
+    };
+    let turn_in = p.has_tools.then(|| {
+        quote! {
+            /// [`turn`] on the prompt of `locale` ([`agent_in`]): the agent loop with the handlers
+            /// of [`tools`], which every variant shares.
+            pub async fn turn_in(
+                inputs: &Inputs,
+                locale: &str,
+                options: ::prompty::TurnOptions,
+            ) -> ::prompty::Result<#output_ty> {
+                ::prompty::__private::turn_typed::<Inputs, #output_ty>(agent_in(locale)?, inputs, tools(), options).await
+            }
+        }
+    });
+    quote! {
+        #[doc = #locales_doc]
+        ///
+        /// [`agent_in`], [`prepare_in`], [`invoke_in`] and [`invoke_stream_in`] pick one for a
+        /// requested locale.
+        #[doc = #order]
+        pub const LOCALES: &[&str] = &[#(#tags),*];
+
+        /// The files of the locale variants, in the order of [`LOCALES`], as named in error
+        /// messages.
+        pub const LOCALE_PATHS: &[&str] = &[#(#paths),*];
+
+        /// The canonical JSON of each locale variant, in the order of [`LOCALES`].
+        #[doc(hidden)]
+        pub const LOCALE_AGENT_JSON: &[&str] = &[#(#jsons),*];
+
+        #[doc = #agent_in_doc]
+        ///
+        /// Each variant is loaded once, from the JSON compiled into the binary, like [`agent`].
+        #[doc = #order]
+        pub fn agent_in(locale: &str) -> ::prompty::Result<&'static ::prompty::Agent> {
+            #agent_in_body
+        }
+
+        /// [`prepare`] with the prompt of `locale` ([`agent_in`]): the messages a model would
+        /// receive from that locale's file.
+        pub fn prepare_in(
+            inputs: &Inputs,
+            locale: &str,
+        ) -> ::prompty::Result<::std::vec::Vec<::prompty::Message>> {
+            ::prompty::__private::prepare_typed(agent_in(locale)?, inputs)
+        }
+
+        /// [`invoke`] with the prompt of `locale` ([`agent_in`]).
+        pub async fn invoke_in(inputs: &Inputs, locale: &str) -> ::prompty::Result<#output_ty> {
+            ::prompty::__private::invoke_typed::<Inputs, #output_ty>(agent_in(locale)?, inputs).await
+        }
+
+        /// [`invoke_stream`] with the prompt of `locale` ([`agent_in`]).
+        pub async fn invoke_stream_in(
+            inputs: &Inputs,
+            locale: &str,
+        ) -> ::prompty::Result<::prompty::ChunkStream> {
+            ::prompty::__private::invoke_stream_typed(agent_in(locale)?, inputs).await
+        }
+
+        #turn_in
     }
 }
 
@@ -390,6 +542,21 @@ fn function_tools(p: &TypedPrompt) -> Vec<&FunctionTool> {
     all
 }
 
+/// The function tools of a prompt and of its locale variants' children (a variant's own tools
+/// are its default's; its children may declare others): the default's first, each name once
+/// among the variants' additions.
+fn all_function_tools<'a>(p: &'a TypedPrompt, variants: &'a [Variant]) -> Vec<&'a FunctionTool> {
+    let mut all = function_tools(p);
+    for (_, v) in variants {
+        for t in function_tools(v) {
+            if !all.iter().any(|a| a.name == t.name) {
+                all.push(t);
+            }
+        }
+    }
+    all
+}
+
 fn unique_names<'a>(tools: &[&'a FunctionTool]) -> Vec<&'a FunctionTool> {
     let mut seen = std::collections::HashSet::new();
     tools.iter().copied().filter(|t| seen.insert(t.name.as_str())).collect()
@@ -397,13 +564,12 @@ fn unique_names<'a>(tools: &[&'a FunctionTool]) -> Vec<&'a FunctionTool> {
 
 /// `pub fn tools()`: the `kind: function` handlers of the prompt and of its children, as
 /// `prompty::Tools`.
-fn tools_fn(p: &TypedPrompt, options: &Options) -> TokenStream {
+fn tools_fn(p: &TypedPrompt, all: &[&FunctionTool], options: &Options) -> TokenStream {
     let scope = match &options.tools_scope {
         Some(path) => quote!(#path),
         None => supers(options.depth + 1),
     };
-    let all = function_tools(p);
-    let unique = unique_names(&all);
+    let unique = unique_names(all);
     let entries = unique.iter().map(|t| {
         let name = &t.name;
         let handler = names::ident(&t.handler, Span::call_site());
@@ -451,8 +617,7 @@ fn tools_fn(p: &TypedPrompt, options: &Options) -> TokenStream {
 /// resolved in a block that glob-imports the scope the prompt is included in; when that scope has
 /// no such item, the name falls through to this module's fallback (a `MissingHandler` alias), and
 /// `check_tool` reports the missing handler.
-fn tool_checks(p: &TypedPrompt, options: &Options) -> TokenStream {
-    let all = function_tools(p);
+fn tool_checks(all: &[&FunctionTool], options: &Options) -> TokenStream {
     if all.is_empty() {
         return TokenStream::new();
     }
@@ -541,7 +706,30 @@ fn tool_checks(p: &TypedPrompt, options: &Options) -> TokenStream {
 /// assert!(code.contains("pub mod hello"));
 /// ```
 pub fn module(name: &syn::Ident, p: &TypedPrompt, options: &Options) -> TokenStream {
-    let body = module_body(p, options);
+    module_with_variants(name, p, &[], options)
+}
+
+/// The whole `pub mod name { ... }` of a prompt and its locale variants (sorted by tag): see
+/// [`module_body_with_variants`].
+///
+/// ```
+/// use prompty_build::codegen::{module_with_variants, Options};
+/// let dir = std::env::temp_dir().join(format!("prompty-doc-module-with-variants-{}", std::process::id()));
+/// std::fs::create_dir_all(&dir).unwrap();
+/// std::fs::write(dir.join("greet.prompty"), "---\ninputs: [who]\n---\nuser:\nHi {{ who }}").unwrap();
+/// std::fs::write(dir.join("greet.fr.prompty"), "---\ninputs: [who]\n---\nuser:\nSalut {{ who }}").unwrap();
+/// let prompt = prompty_build::typed::analyze(&dir.join("greet.prompty"), "greet.prompty").prompt.unwrap();
+/// let fr = prompty_build::typed::analyze(&dir.join("greet.fr.prompty"), "greet.fr.prompty").prompt.unwrap();
+/// let code = module_with_variants(&quote::format_ident!("greet"), &prompt, &[("fr".to_owned(), fr)], &Options::default());
+/// assert!(code.to_string().contains("`fr` (`greet.fr.prompty`)"));
+/// ```
+pub fn module_with_variants(
+    name: &syn::Ident,
+    p: &TypedPrompt,
+    variants: &[Variant],
+    options: &Options,
+) -> TokenStream {
+    let body = module_body_with_variants(p, variants, options);
     let mut doc = Vec::new();
     if let Some(d) = &p.description {
         doc.extend(d.lines().map(str::to_owned));
@@ -555,6 +743,16 @@ pub fn module(name: &syn::Ident, p: &TypedPrompt, options: &Options) -> TokenStr
         if p.has_tools { ", [`turn`] (the agent loop, with the handlers of [`tools`])" } else { "" },
         if p.outputs.is_some() { ", with its structured [`Output`]" } else { "" }
     ));
+    if !variants.is_empty() {
+        let listed: Vec<String> = variants.iter().map(|(tag, v)| format!("`{tag}` (`{}`)", v.display_path)).collect();
+        doc.push(String::new());
+        doc.push(format!(
+            "Its locale variants ([`LOCALES`]): {}. [`prepare_in`], [`invoke_in`], [`invoke_stream_in`]{} and \
+             [`agent_in`] run the variant a locale picks, with the same [`Inputs`].",
+            listed.join(", "),
+            if p.has_tools { ", [`turn_in`]" } else { "" }
+        ));
+    }
     // Inner doc attributes, so the intra-doc links resolve inside the module; a leading space as
     // in a `//!` comment.
     let doc: Vec<String> = doc.iter().map(|l| if l.is_empty() { String::new() } else { format!(" {l}") }).collect();

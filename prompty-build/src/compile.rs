@@ -1,6 +1,7 @@
 //! `prompty_build::compile("prompts")` in a `build.rs`: the build-script door of the code
-//! generator. Every `.prompty` file below the folder becomes a module (sub-folders become nested
-//! modules) in `OUT_DIR/prompty.rs`, which the crate includes with one line:
+//! generator. Every prompt below the folder becomes a module (sub-folders become nested modules,
+//! locale variants such as `greeting.fr.prompty` join their default's module) in
+//! `OUT_DIR/prompty.rs`, which the crate includes with one line:
 //!
 //! ```ignore
 //! include!(concat!(env!("OUT_DIR"), "/prompty.rs"));
@@ -10,6 +11,7 @@ use crate::codegen::{self, Options};
 use crate::names;
 use crate::typed::{self, Diagnostic, Severity};
 use proc_macro2::{Span, TokenStream};
+use prompty_core::analysis;
 use quote::quote;
 use std::collections::BTreeMap;
 use std::fmt;
@@ -33,15 +35,76 @@ use std::path::{Path, PathBuf};
 /// ```
 ///
 /// `prompts/chat.prompty` becomes `mod chat`, `prompts/support/triage.prompty` becomes
-/// `mod support { mod triage }`. Cargo reruns the build script when a file below `dir` is added,
-/// removed or changed, and when a file a prompt references with `${file:}` changes. Problems are
-/// printed as `cargo::error=file:line:column: ...` lines (and returned); inputs a template never
-/// uses as `cargo::warning=` lines. See [`Config`] for the options.
+/// `mod support { mod triage }` (module names are the snake_case of the folder and file names).
+/// Each module holds `Inputs`, `Output` (when the prompt declares `outputs:`), `agent()`,
+/// `prepare`, `invoke`, `invoke_stream`, `tools()`, and `turn` when the prompt declares tools.
+///
+/// # Locale variants
+///
+/// A file named `<name>.<locale>.prompty` next to `<name>.prompty` is a locale variant of it
+/// (the locale a BCP 47 tag: `greeting.fr.prompty`, `greeting.pt-BR.prompty`): it joins the
+/// module of its default instead of getting its own, and that module gets
+///
+/// - `LOCALES`: the variants' tags in conventional case, sorted (`["fr", "pt-BR"]`), and
+///   `LOCALE_PATHS`, their files;
+/// - `agent_in(locale)`, `prepare_in(&inputs, locale)`, `invoke_in`, `invoke_stream_in`, and
+///   `turn_in` when the prompt declares tools: the plain functions on the variant a locale picks.
+///   The lookup is the exact tag (case-insensitive, `_` for `-`), then its truncations (`pt-BR` →
+///   `pt`), then the fallback locale of `prompty::PromptRegistry::global()` (default `en`), then
+///   the default prompt; a tag that is not BCP 47 is an error.
+///
+/// Every module has `LOCALES` (empty without variants) and the `_in` functions, so code can ask
+/// any prompt for a locale. The variants share the default's `Inputs`, `Output` and `tools()`, so
+/// each variant is checked like its default and then against it: it must declare the same inputs
+/// (names, kinds, `required`, whether a default is given, nested properties), outputs and tools
+/// (names, kinds, bindings, function parameters); every difference is an error at the variant's
+/// line and column that names the default's. Templates, descriptions, default values and the
+/// model may differ. A file name whose locale part is not a tag, a variant without a default file
+/// and two files of the same locale are errors too.
+///
+/// ```
+/// let root = std::env::temp_dir().join(format!("prompty-doc-compile-locales-{}", std::process::id()));
+/// std::fs::create_dir_all(root.join("prompts")).unwrap();
+/// let greeting = |hello: &str| format!("---\ninputs:\n  name: {{kind: string, required: true}}\n---\nuser:\n{hello} {{{{ name }}}}");
+/// std::fs::write(root.join("prompts/greeting.prompty"), greeting("Hello")).unwrap();
+/// std::fs::write(root.join("prompts/greeting.fr.prompty"), greeting("Bonjour")).unwrap();
+/// std::fs::write(root.join("prompts/greeting.pt-BR.prompty"), greeting("Olá")).unwrap();
+/// let generated = prompty_build::Config::new("prompts").manifest_dir(&root).generate()?;
+/// assert!(generated.code.contains("pub mod greeting {"));
+/// assert!(!generated.code.contains("pub mod greeting_fr"));
+/// assert!(generated.code.contains(r#"pub const LOCALES: &[&str] = &["fr", "pt-BR"];"#));
+/// assert!(generated.code.contains("pub fn prepare_in("));
+///
+/// // A variant must declare its default's inputs.
+/// std::fs::write(root.join("prompts/greeting.fr.prompty"), "---\ninputs: [nom]\n---\nuser:\nBonjour {{ nom }}").unwrap();
+/// let err = prompty_build::Config::new("prompts").manifest_dir(&root).generate().unwrap_err();
+/// assert_eq!(err.to_string(), "\
+/// prompts/greeting.fr.prompty:2:1: the input `name` of the default prompt (prompts/greeting.prompty:3:3) is missing here: \
+/// a locale variant declares the inputs of its default
+/// prompts/greeting.fr.prompty:2:10: the input `nom` is not declared by the default prompt (prompts/greeting.prompty:2:1): \
+/// a locale variant declares the inputs of its default");
+/// # Ok::<(), prompty_build::CompileError>(())
+/// ```
+///
+/// and, in the crate:
+///
+/// ```ignore
+/// use prompts::greeting;
+/// let messages = greeting::prepare_in(&greeting::Inputs { name: "Ada".into() }, "pt_br")?; // greeting.pt-BR.prompty
+/// let messages = greeting::prepare_in(&greeting::Inputs { name: "Ada".into() }, "de")?; // greeting.prompty
+/// ```
+///
+/// Cargo reruns the build script when a file below `dir` is added, removed or changed, and when a
+/// file a prompt references with `${file:}` changes. Problems are printed as
+/// `cargo::error=file:line:column: ...` lines (and returned); inputs a template never uses as
+/// `cargo::warning=` lines. See [`Config`] for the options.
 pub fn compile(dir: impl AsRef<Path>) -> Result<(), CompileError> {
     Config::new(dir).compile()
 }
 
-/// The options of [`compile`].
+/// The options of [`compile`]: which folder, which file in `OUT_DIR`, where the tools'
+/// handlers are. [`Config::generate`] runs the whole generation (prompts grouped with their locale
+/// variants, every check) without writing anything, for tests and tools.
 ///
 /// ```no_run
 /// // build.rs
@@ -156,7 +219,11 @@ impl Config {
         base.join(&self.dir)
     }
 
-    /// Generates the code without writing anything or printing `cargo::` lines.
+    /// Generates the code without writing anything or printing `cargo::` lines: finds the
+    /// prompts below the folder with their locale variants
+    /// ([`prompty_core::analysis::find_prompts`]), analyzes each file ([`typed::analyze`]),
+    /// checks each variant against its default ([`prompty_core::analysis::check_variant`]) and
+    /// generates one module per prompt. Every problem found is in the error.
     pub fn generate(&self) -> Result<Generated, CompileError> {
         let root = self.root();
         let mut diagnostics = Vec::new();
@@ -173,35 +240,49 @@ impl Config {
                 }
             },
         };
-        let mut found = Vec::new();
-        if let Err(e) = find_prompts(&root, &mut found) {
-            return Err(CompileError {
-                diagnostics: vec![Diagnostic {
-                    severity: Severity::Error,
-                    message: format!("{}: cannot read the folder: {e}", self.dir.display()),
-                }],
-                files: Vec::new(),
-            });
-        }
-        found.sort();
+        let (found, problems) = match analysis::find_prompts(&root, &display_path(&self.dir)) {
+            Ok(found) => found,
+            Err(e) => {
+                return Err(CompileError {
+                    diagnostics: vec![Diagnostic {
+                        severity: Severity::Error,
+                        message: format!("{}: cannot read the folder: {e}", self.dir.display()),
+                    }],
+                    files: Vec::new(),
+                })
+            }
+        };
+        diagnostics.extend(problems);
         let mut tree = Tree::default();
         let mut files = Vec::new();
-        for path in found {
-            let relative = path.strip_prefix(&root).unwrap_or(&path).to_path_buf();
-            let display = display_path(&self.dir.join(&relative));
-            let analysis = typed::analyze(&path, &display);
+        for group in found {
+            let display = group.default_display.clone();
+            let analysis = typed::analyze(&group.default, &display);
             files.extend(analysis.files.iter().cloned());
             diagnostics.extend(analysis.diagnostics.iter().cloned());
+            let mut variants = Vec::new();
+            let mut variants_ok = true;
+            for (locale, path, variant_display) in &group.variants {
+                let v = typed::analyze(path, variant_display);
+                files.extend(v.files.iter().cloned());
+                diagnostics.extend(v.diagnostics.iter().cloned());
+                let checked = match (&analysis.report, &v.report) {
+                    (Some(d), Some(r)) if !d.has_errors() && !r.has_errors() => analysis::check_variant(d, r),
+                    _ => Vec::new(),
+                };
+                variants_ok &= checked.is_empty();
+                diagnostics.extend(checked);
+                match v.prompt {
+                    Some(prompt) => variants.push((locale.as_str().to_owned(), prompt)),
+                    None => variants_ok = false,
+                }
+            }
             let Some(prompt) = analysis.prompt else { continue };
-            let mut segments: Vec<String> = relative
-                .parent()
-                .into_iter()
-                .flat_map(Path::components)
-                .map(|c| names::snake_case(&c.as_os_str().to_string_lossy()))
-                .collect();
-            let stem = relative.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_default();
-            segments.push(names::snake_case(&stem));
-            if let Err(other) = tree.insert(&segments, display.clone(), prompt) {
+            if !variants_ok {
+                continue;
+            }
+            let segments: Vec<String> = group.segments.iter().map(|s| names::snake_case(s)).collect();
+            if let Err(other) = tree.insert(&segments, display.clone(), prompt, variants) {
                 diagnostics.push(Diagnostic {
                     severity: Severity::Error,
                     message: format!(
@@ -277,44 +358,46 @@ fn display_path(p: &Path) -> String {
         .join("/")
 }
 
-fn find_prompts(dir: &Path, out: &mut Vec<PathBuf>) -> std::io::Result<()> {
-    for entry in std::fs::read_dir(dir)? {
-        let path = entry?.path();
-        if path.is_dir() {
-            find_prompts(&path, out)?;
-        } else if path.extension().is_some_and(|e| e == "prompty") {
-            out.push(path);
-        }
-    }
-    Ok(())
-}
-
 /// The module tree: folders and prompts by module name.
 #[derive(Default)]
 struct Tree {
     folders: BTreeMap<String, Tree>,
-    prompts: BTreeMap<String, (String, typed::TypedPrompt)>,
+    prompts: BTreeMap<String, Prompt>,
+}
+
+/// A prompt of the tree: its default file as named in messages, the default analyzed, and its
+/// locale variants.
+struct Prompt {
+    display: String,
+    prompt: typed::TypedPrompt,
+    variants: Vec<codegen::Variant>,
 }
 
 impl Tree {
     /// Adds a prompt; on a name clash, returns the file that already has the name.
-    fn insert(&mut self, segments: &[String], display: String, prompt: typed::TypedPrompt) -> Result<(), String> {
+    fn insert(
+        &mut self,
+        segments: &[String],
+        display: String,
+        prompt: typed::TypedPrompt,
+        variants: Vec<codegen::Variant>,
+    ) -> Result<(), String> {
         match segments {
             [name] => {
                 if self.folders.contains_key(name) {
                     return Err(format!("the folder `{name}`"));
                 }
-                if let Some((other, _)) = self.prompts.get(name) {
-                    return Err(other.clone());
+                if let Some(other) = self.prompts.get(name) {
+                    return Err(other.display.clone());
                 }
-                self.prompts.insert(name.clone(), (display, prompt));
+                self.prompts.insert(name.clone(), Prompt { display, prompt, variants });
                 Ok(())
             }
             [folder, rest @ ..] => {
-                if let Some((other, _)) = self.prompts.get(folder) {
-                    return Err(other.clone());
+                if let Some(other) = self.prompts.get(folder) {
+                    return Err(other.display.clone());
                 }
-                self.folders.entry(folder.clone()).or_default().insert(rest, display, prompt)
+                self.folders.entry(folder.clone()).or_default().insert(rest, display, prompt, variants)
             }
             [] => Ok(()),
         }
@@ -333,9 +416,8 @@ impl Tree {
                 }
             }
         });
-        let prompts = self.prompts.values().map(|(_, prompt)| {
-            let stem = prompt.path.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_default();
-            let ident = names::ident(&names::snake_case(&stem), span);
+        let prompts = self.prompts.iter().map(|(name, p)| {
+            let ident = names::ident(name, span);
             let options = Options {
                 span,
                 depth,
@@ -343,7 +425,7 @@ impl Tree {
                 track_files: Vec::new(),
                 warnings_as_deprecations: false,
             };
-            codegen::module(&ident, prompt, &options)
+            codegen::module_with_variants(&ident, &p.prompt, &p.variants, &options)
         });
         quote!(#(#folders)* #(#prompts)*)
     }
@@ -428,5 +510,186 @@ mod tests {
             messages[2],
             "prompts/c_d.prompty: its module `c_d` is already generated from prompts/c-d.prompty: rename one of them"
         );
+    }
+    /// The default prompt of the locale tests: `name` (required) and `question`.
+    const GREETING: &str =
+        "---\ninputs:\n  name: {kind: string, required: true}\n  question: {kind: string}\n---\nuser:\nHi {{ name }}: {{ question }}";
+
+    /// The error messages of generating `prompts/` with `greeting.prompty` and `files`.
+    fn locale_errors(name: &str, files: &[(&str, &str)]) -> Vec<String> {
+        let mut all = vec![("prompts/greeting.prompty", GREETING)];
+        all.extend_from_slice(files);
+        let dir = folder(name, &all);
+        let e = Config::new("prompts").manifest_dir(&dir).generate().unwrap_err();
+        e.diagnostics.iter().filter(|d| d.severity == Severity::Error).map(|d| d.message.clone()).collect()
+    }
+
+    #[test]
+    fn locale_variants_are_one_module() {
+        let dir = folder(
+            "locales",
+            &[
+                ("prompts/greeting.prompty", GREETING),
+                (
+                    "prompts/greeting.fr.prompty",
+                    "---\ninputs:\n  name: {kind: string, required: true}\n  question: {kind: string}\n---\nuser:\nSalut {{ name }} : {{ question }}",
+                ),
+                (
+                    "prompts/greeting.pt-BR.prompty",
+                    "---\ninputs:\n  name: {kind: string, required: true}\n  question: {kind: string}\n---\nuser:\nOlá {{ name }}: {{ question }}",
+                ),
+                ("prompts/other.prompty", "---\ninputs: [q]\n---\nuser:\n{{ q }}"),
+            ],
+        );
+        let g = Config::new("prompts").manifest_dir(&dir).generate().unwrap();
+        assert_eq!(g.code.matches("pub mod greeting {").count(), 1, "{}", g.code);
+        assert!(!g.code.contains("greeting_fr"), "{}", g.code);
+        assert!(!g.code.contains("greeting_pt"), "{}", g.code);
+        assert!(g.code.contains("pub const LOCALES: &[&str] = &[\"fr\", \"pt-BR\"];"), "{}", g.code);
+        assert!(
+            g.code.contains(
+                "pub const LOCALE_PATHS: &[&str] = &[\n        \"prompts/greeting.fr.prompty\",\n        \"prompts/greeting.pt-BR.prompty\",\n    ];"
+            ),
+            "{}",
+            g.code
+        );
+        for f in ["pub fn agent_in(", "pub fn prepare_in(", "pub async fn invoke_in(", "pub async fn invoke_stream_in("]
+        {
+            assert_eq!(g.code.matches(f).count(), 2, "{f}\n{}", g.code);
+        }
+        // A prompt without variants has them too, with no locales.
+        assert!(g.code.contains("pub const LOCALES: &[&str] = &[];"), "{}", g.code);
+        assert!(g.code.contains("`fr` (`prompts/greeting.fr.prompty`), `pt-BR` (`prompts/greeting.pt-BR.prompty`)"));
+        assert_eq!(g.files.len(), 4);
+        assert!(g.warnings.is_empty(), "{:?}", g.warnings);
+    }
+
+    #[test]
+    fn a_variant_missing_an_input() {
+        let fr = "---\ninputs:\n  name: {kind: string, required: true}\n---\nuser:\nSalut {{ name }}";
+        assert_eq!(locale_errors("missing-input", &[("prompts/greeting.fr.prompty", fr)]), [
+            "prompts/greeting.fr.prompty:2:1: the input `question` of the default prompt (prompts/greeting.prompty:4:3) is \
+             missing here: a locale variant declares the inputs of its default"
+        ]);
+    }
+
+    #[test]
+    fn a_variant_with_an_extra_input() {
+        let fr = "---\ninputs:\n  name: {kind: string, required: true}\n  question: {kind: string}\n  mood: {kind: string}\n---\nuser:\nSalut {{ name }} {{ mood }} : {{ question }}";
+        assert_eq!(
+            locale_errors("extra-input", &[("prompts/greeting.fr.prompty", fr)]),
+            ["prompts/greeting.fr.prompty:5:3: the input `mood` is not declared by the default prompt \
+             (prompts/greeting.prompty:2:1): a locale variant declares the inputs of its default"]
+        );
+    }
+
+    #[test]
+    fn a_variant_with_an_input_of_another_kind() {
+        let fr = "---\ninputs:\n  name: {kind: string, required: true}\n  question: {kind: integer}\n---\nuser:\nSalut {{ name }} : {{ question }}";
+        assert_eq!(locale_errors("kind-input", &[("prompts/greeting.fr.prompty", fr)]), [
+            "prompts/greeting.fr.prompty:4:3: the input `question` is an integer here, but a string in the default prompt \
+             (prompts/greeting.prompty:4:3): a locale variant declares the inputs of its default"
+        ]);
+    }
+
+    #[test]
+    fn a_variant_with_another_required() {
+        let fr = "---\ninputs:\n  name: {kind: string}\n  question: {kind: string}\n---\nuser:\nSalut {{ name }} : {{ question }}";
+        assert_eq!(locale_errors("required-input", &[("prompts/greeting.fr.prompty", fr)]), [
+            "prompts/greeting.fr.prompty:3:3: the input `name` is optional here, but required without a default in the \
+             default prompt (prompts/greeting.prompty:3:3): a locale variant declares the inputs of its default"
+        ]);
+    }
+
+    #[test]
+    fn a_variant_with_other_outputs() {
+        let default =
+            "---\ninputs: [q]\noutputs:\n  answer: {kind: string}\n  score: {kind: float}\n---\nuser:\n{{ q }}";
+        let fr =
+            "---\ninputs: [q]\noutputs:\n  answer: {kind: string}\n  score: {kind: integer}\n---\nuser:\n{{ q }} ?";
+        let dir = folder("outputs", &[("prompts/rate.prompty", default), ("prompts/rate.fr.prompty", fr)]);
+        let e = Config::new("prompts").manifest_dir(&dir).generate().unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            "prompts/rate.fr.prompty:5:3: the output `score` is an integer here, but a float in the default prompt \
+             (prompts/rate.prompty:5:3): a locale variant declares the outputs of its default"
+        );
+    }
+
+    #[test]
+    fn a_variant_with_other_tools() {
+        let default = "---\ninputs: [q]\ntools:\n  - name: get_weather\n    kind: function\n    parameters:\n      - name: city\n        kind: string\n---\nuser:\n{{ q }}";
+        let fr = "---\ninputs: [q]\ntools:\n  - name: get_weather\n    kind: function\n    parameters:\n      - name: town\n        kind: string\n---\nuser:\n{{ q }} ?";
+        let dir = folder("tools-variant", &[("prompts/ask.prompty", default), ("prompts/ask.fr.prompty", fr)]);
+        let e = Config::new("prompts").manifest_dir(&dir).generate().unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            "prompts/ask.fr.prompty:6:5: the parameter `city` of the tool `get_weather` of the default prompt \
+             (prompts/ask.prompty:7:9) is missing here: a locale variant declares the tools of its default\n\
+             prompts/ask.fr.prompty:7:9: the parameter `town` of the tool `get_weather` is not declared by the default \
+             prompt (prompts/ask.prompty:6:5): a locale variant declares the tools of its default"
+        );
+    }
+
+    #[test]
+    fn a_variant_missing_a_tool() {
+        let default = "---\ninputs: [q]\ntools:\n  - name: search\n    kind: function\n  - name: get_weather\n    kind: function\n---\nuser:\n{{ q }}";
+        let fr = "---\ninputs: [q]\ntools:\n  - name: get_weather\n    kind: function\n---\nuser:\n{{ q }} ?";
+        let dir = folder("missing-tool", &[("prompts/ask.prompty", default), ("prompts/ask.fr.prompty", fr)]);
+        let e = Config::new("prompts").manifest_dir(&dir).generate().unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            "prompts/ask.fr.prompty:3:1: the tool `search` of the default prompt (prompts/ask.prompty:4:5) is missing \
+             here: a locale variant declares the tools of its default"
+        );
+    }
+
+    #[test]
+    fn a_variant_has_its_own_child_prompts() {
+        let tool = |path: &str| {
+            format!("---\ninputs: [q]\ntools:\n  - name: research\n    kind: prompty\n    path: {path}\n---\nuser:\n{{{{ q }}}}")
+        };
+        let (default, fr) = (tool("helpers/research.prompty"), tool("helpers/research.fr.prompty"));
+        let dir = folder(
+            "variant-children",
+            &[
+                ("prompts/ask.prompty", default.as_str()),
+                ("prompts/ask.fr.prompty", fr.as_str()),
+                ("prompts/helpers/research.prompty", "---\ninputs: [topic]\n---\nuser:\n{{ topic }}"),
+                ("prompts/helpers/research.fr.prompty", "---\ninputs: [topic]\n---\nuser:\nSujet : {{ topic }}"),
+            ],
+        );
+        let g = Config::new("prompts").manifest_dir(&dir).generate().unwrap();
+        // Folders come first: the module `ask` is the last one.
+        let ask = &g.code[g.code.find("pub mod ask {").unwrap()..];
+        assert!(ask.contains("path: \"prompts/helpers/research.prompty\""), "{ask}");
+        assert!(ask.contains("path: \"prompts/helpers/research.fr.prompty\""), "{ask}");
+        assert_eq!(ask.matches("compiled_agent_with_children(").count(), 2, "{ask}");
+        assert!(ask.contains("pub async fn turn_in("), "{ask}");
+        assert!(g.code.contains("pub mod research {"), "{}", g.code);
+    }
+
+    #[test]
+    fn an_invalid_locale_in_a_file_name() {
+        assert_eq!(locale_errors("bad-tag", &[("prompts/greeting.french.prompty", GREETING)]), [
+            "prompts/greeting.french.prompty: the file name's part after the first `.` must be a locale tag: `french` is \
+             not a locale tag (BCP 47, e.g. `fr` or `pt-BR`): `french` is not a language subtag: a language subtag has \
+             2 or 3 letters (ISO 639, e.g. `en`)"]);
+    }
+
+    #[test]
+    fn a_variant_without_a_default() {
+        let dir = folder("orphan", &[("prompts/farewell.fr.prompty", "Au revoir")]);
+        let e = Config::new("prompts").manifest_dir(&dir).generate().unwrap_err();
+        assert_eq!(e.to_string(),
+            "prompts/farewell.fr.prompty: a locale variant (`fr`) of the prompt `farewell`, which has no default file: \
+             add prompts/farewell.prompty");
+    }
+
+    #[test]
+    fn a_variant_with_its_own_errors() {
+        let fr = "---\ninputs:\n  name: {kind: string, required: true}\n  question: {kind: string}\n---\nuser:\nSalut {{ nom }} : {{ question }}";
+        assert_eq!(locale_errors("variant-error", &[("prompts/greeting.fr.prompty", fr)]), [
+            "prompts/greeting.fr.prompty:7:10: the template uses `nom`, which no input declares (did you mean `name`?)"]);
     }
 }

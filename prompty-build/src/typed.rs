@@ -326,6 +326,10 @@ pub struct Analysis {
     pub diagnostics: Vec<Diagnostic>,
     /// The files read.
     pub files: Vec<PathBuf>,
+    /// The report of [`prompty_core::analysis`] the prompt was built from (`None` when the file
+    /// cannot be read): what [`prompty_core::analysis::check_variant`] compares a locale variant
+    /// with.
+    pub report: Option<Report>,
 }
 
 impl Analysis {
@@ -364,6 +368,7 @@ pub fn analyze(path: &Path, display: &str) -> Analysis {
                 prompt: None,
                 diagnostics: vec![Diagnostic::error(display, message)],
                 files: vec![path.to_path_buf()],
+                report: None,
             };
         }
     };
@@ -378,7 +383,8 @@ pub fn analyze(path: &Path, display: &str) -> Analysis {
         p.warnings = report.warnings().cloned().collect();
         p
     });
-    Analysis { prompt, diagnostics: report.diagnostics, files }
+    let diagnostics = report.diagnostics.clone();
+    Analysis { prompt, diagnostics, files, report: Some(report) }
 }
 
 /// The Rust form of a prompt whose analysis has no error; errors of that form (field name
