@@ -41,8 +41,8 @@ fn locales() {
     let out = run(env!("CARGO_BIN_EXE_locales"));
     let section = |title: &str| -> String {
         let start = out.find(&format!("── {title}\n")).unwrap_or_else(|| panic!("no section {title}: {out}"));
-        let rest = &out[start..];
-        let end = rest[4..].find("── ").map_or(rest.len(), |e| e + 4);
+        let rest = &out[start + "── ".len()..];
+        let end = rest.find("── ").unwrap_or(rest.len());
         rest[..end].to_owned()
     };
     assert!(out.contains("greeting locales: fr, pt-BR"), "{out}");
