@@ -268,16 +268,20 @@ pub fn same_tag(a: &str, b: &str) -> bool {
     a.len() == b.len() && a.bytes().zip(b.bytes()).all(|(x, y)| norm(x) == norm(y))
 }
 
+fn is_separator(b: u8) -> bool {
+    b == b'-' || b == b'_'
+}
+
 /// `tag` and its shorter forms: drop the last subtag, then a singleton left last.
 fn truncations(tag: &str) -> impl Iterator<Item = &str> {
     let mut next = Some(tag);
     std::iter::from_fn(move || {
         let current = next?;
-        let mut end = current.rfind(['-', '_']);
+        let mut end = current.bytes().rposition(is_separator);
         // A singleton (`x` of `x-private`, `u` of `de-u-co-phonebk`) is never left last.
         while let Some(e) = end {
             let head = &current[..e];
-            match head.rfind(['-', '_']) {
+            match head.bytes().rposition(is_separator) {
                 Some(s) if e - s == 2 => end = Some(s),
                 None if head.len() == 1 => end = None,
                 _ => break,
@@ -299,25 +303,48 @@ fn check_syntax(tag: &str) -> std::result::Result<(), String> {
     if let Some(c) = tag.chars().find(|c| !c.is_ascii_alphanumeric() && *c != '-' && *c != '_') {
         return Err(format!("`{}` is not a letter, digit or `-`", c.escape_debug()));
     }
-    let lower = tag.replace('_', "-").to_ascii_lowercase();
-    if IRREGULAR.contains(&lower.as_str()) {
-        return Ok(());
+    match check_subtags(tag) {
+        // The irregular tags do not follow the syntax: looked up only when it fails.
+        Err(_) if IRREGULAR.iter().any(|t| same_tag(t, tag)) => Ok(()),
+        result => result,
     }
-    let subtags: Vec<&str> = lower.split('-').collect();
-    if let Some(empty) = subtags.iter().position(|s| s.is_empty()) {
-        return Err(if empty == 0 || empty == subtags.len() - 1 {
-            "it starts or ends with `-`".to_owned()
-        } else {
-            "it has an empty subtag (`--`)".to_owned()
-        });
+}
+
+/// Whether a tag of letters, digits and separators follows the RFC 5646 syntax.
+fn check_subtags(tag: &str) -> std::result::Result<(), String> {
+    // The subtags, without allocating: a tag of at most MAX_TAG_LEN bytes without empty subtags
+    // has at most MAX_TAG_LEN / 2 + 1 of them.
+    let mut buf = [""; MAX_TAG_LEN / 2 + 1];
+    let mut n = 0;
+    let mut rest = tag;
+    loop {
+        let (sub, more) = match rest.bytes().position(is_separator) {
+            Some(at) => (&rest[..at], Some(&rest[at + 1..])),
+            None => (rest, None),
+        };
+        if sub.is_empty() {
+            return Err(if n == 0 || more.is_none() {
+                "it starts or ends with `-`".to_owned()
+            } else {
+                "it has an empty subtag (`--`)".to_owned()
+            });
+        }
+        if sub.len() > 8 {
+            return Err(format!("the subtag `{sub}` is longer than 8 characters"));
+        }
+        buf[n] = sub;
+        n += 1;
+        match more {
+            Some(more) => rest = more,
+            None => break,
+        }
     }
-    if let Some(long) = subtags.iter().find(|s| s.len() > 8) {
-        return Err(format!("the subtag `{long}` is longer than 8 characters"));
-    }
+    let subtags = &buf[..n];
+    let is = |s: &str, what: &str| s.eq_ignore_ascii_case(what);
     let alpha = |s: &str| s.bytes().all(|b| b.is_ascii_alphabetic());
     let digits = |s: &str| s.bytes().all(|b| b.is_ascii_digit());
     let mut i = 0;
-    if subtags[0] == "x" {
+    if is(subtags[0], "x") {
         return private_use(&subtags[1..]);
     }
     // language: 2-3 letters (ISO 639), with up to three 3-letter extlangs. (RFC 5646 also
@@ -346,27 +373,25 @@ fn check_syntax(tag: &str) -> std::result::Result<(), String> {
         i += 1;
     }
     // variants: 5-8 alphanumerics, or a digit and 3 alphanumerics; never twice the same.
-    let mut seen = Vec::new();
+    let first_variant = i;
     while i < subtags.len() {
         let s = subtags[i];
         let variant = (5..=8).contains(&s.len()) || (s.len() == 4 && s.as_bytes()[0].is_ascii_digit());
         if !variant {
             break;
         }
-        if seen.contains(&s) {
+        if subtags[first_variant..i].iter().any(|seen| is(seen, s)) {
             return Err(format!("the variant `{s}` is repeated"));
         }
-        seen.push(s);
         i += 1;
     }
     // extensions: a singleton (not `x`) and one or more 2-8 character subtags; each singleton once.
-    let mut singletons = Vec::new();
-    while i < subtags.len() && subtags[i].len() == 1 && subtags[i] != "x" {
+    let first_extension = i;
+    while i < subtags.len() && subtags[i].len() == 1 && !is(subtags[i], "x") {
         let singleton = subtags[i];
-        if singletons.contains(&singleton) {
+        if subtags[first_extension..i].iter().any(|s| s.len() == 1 && is(s, singleton)) {
             return Err(format!("the extension `{singleton}` is repeated"));
         }
-        singletons.push(singleton);
         i += 1;
         let start = i;
         while i < subtags.len() && subtags[i].len() >= 2 {
@@ -376,7 +401,7 @@ fn check_syntax(tag: &str) -> std::result::Result<(), String> {
             return Err(format!("the extension `{singleton}` has no subtag after it"));
         }
     }
-    if i < subtags.len() && subtags[i] == "x" {
+    if i < subtags.len() && is(subtags[i], "x") {
         return private_use(&subtags[i + 1..]);
     }
     match subtags.get(i) {
@@ -472,7 +497,7 @@ mod tests {
             ("e", "`e` is not a language subtag"),
             ("en-", "starts or ends with `-`"),
             ("en--US", "empty subtag"),
-            ("de-419-DE", "`de` is out of place"),
+            ("de-419-DE", "the subtag `DE` is out of place"),
             ("a-DE", "`a` is not a language subtag"),
             ("ar-a-aaa-b-bbb-a-ccc", "the extension `a` is repeated"),
             ("en-u", "the extension `u` has no subtag"),

@@ -265,9 +265,9 @@ fn apply_appenders(messages: &mut Vec<Message>, appenders: &[String]) {
     }
 }
 
-#[derive(Default)]
 struct State {
     entries: HashMap<String, Entry>,
+    fallback: Locale,
 }
 
 /// Prompts by id, with locale variants, run-time overrides and appenders; see the
@@ -289,7 +289,6 @@ struct State {
 /// ```
 pub struct PromptRegistry {
     state: RwLock<State>,
-    fallback: RwLock<Locale>,
 }
 
 impl fmt::Debug for PromptRegistry {
@@ -329,10 +328,8 @@ impl PromptRegistry {
     /// assert_eq!(registry.fallback_locale().as_str(), "en");
     /// ```
     pub fn new() -> PromptRegistry {
-        PromptRegistry {
-            state: RwLock::new(State::default()),
-            fallback: RwLock::new(Locale::parse("en").expect("`en` is a locale tag")),
-        }
+        let fallback = Locale::parse("en").expect("`en` is a locale tag");
+        PromptRegistry { state: RwLock::new(State { entries: HashMap::new(), fallback }) }
     }
 
     /// The process-wide registry (empty until something registers into it). Typed prompts with
@@ -393,7 +390,7 @@ impl PromptRegistry {
     /// assert_eq!(prompty::PromptRegistry::new().fallback_locale().as_str(), "en");
     /// ```
     pub fn fallback_locale(&self) -> Locale {
-        self.fallback.read().unwrap_or_else(|e| e.into_inner()).clone()
+        self.read().fallback.clone()
     }
 
     /// Sets the fallback locale; an ill-formed tag is an error and changes nothing.
@@ -407,7 +404,7 @@ impl PromptRegistry {
     /// ```
     pub fn set_fallback_locale(&self, tag: &str) -> Result<()> {
         let locale = Locale::parse(tag)?;
-        *self.fallback.write().unwrap_or_else(|e| e.into_inner()) = locale;
+        self.write().fallback = locale;
         Ok(())
     }
 
@@ -611,8 +608,7 @@ impl PromptRegistry {
         let (source, appenders) = {
             let state = self.read();
             let entry = state.entries.get(id).ok_or_else(|| self.unknown(&state, id))?;
-            let fallback = self.fallback.read().unwrap_or_else(|e| e.into_inner());
-            (entry.pick(locale, &fallback)?.clone(), Arc::clone(&entry.appenders))
+            (entry.pick(locale, &state.fallback)?.clone(), Arc::clone(&entry.appenders))
         };
         Ok(Picked { agent: source.agent()?, appenders })
     }
@@ -813,8 +809,7 @@ fn put(list: &mut Vec<(Locale, PromptSource)>, locale: Locale, source: PromptSou
 /// default prompt.
 #[doc(hidden)]
 pub fn pick_locale(variants: &[&str], requested: &str) -> Result<Option<usize>> {
-    let fallback = PromptRegistry::global().fallback.read().unwrap_or_else(|e| e.into_inner());
-    locale::resolve(requested, variants, &fallback)
+    locale::resolve(requested, variants, &PromptRegistry::global().read().fallback)
 }
 
 #[cfg(test)]
