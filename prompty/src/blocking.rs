@@ -8,6 +8,8 @@ pub(crate) fn block_on<F: Future + Send>(future: F) -> crate::Result<F::Output>
 where
     F::Output: Send,
 {
+    // The current span goes along to the helper thread.
+    let future = crate::trace::carry(future);
     let run = move || match tokio::runtime::Builder::new_current_thread().enable_all().build() {
         Ok(rt) => Ok(rt.block_on(future)),
         Err(e) => Err(e),

@@ -89,6 +89,7 @@ mod schema;
 mod stream;
 mod streaming;
 mod tools;
+pub mod trace;
 mod turn;
 mod typed;
 mod typed_context;
@@ -98,7 +99,8 @@ pub use catalog::{__make_loader, ToolLoaderRegistration};
 pub use check::check;
 pub use parser::{parse, parse_async};
 pub use pipeline::{
-    invoke, invoke_async, load_async, load_with_async, prepare, prepare_async, render, render_async, run, run_async,
+    invoke, invoke_async, load, load_async, load_with, load_with_async, prepare, prepare_async, render, render_async,
+    run, run_async,
 };
 pub use prompts::{Picked, PromptRegistry, PromptSource, MAX_APPENDED_BYTES, MAX_APPENDERS, MAX_PROMPT_ID_LEN};
 pub use prompty_core::*;

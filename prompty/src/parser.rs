@@ -31,7 +31,12 @@ use std::ops::Range;
 /// # Ok::<(), prompty::Error>(())
 /// ```
 pub fn parse(agent: &Agent, rendered: &str) -> Result<Vec<Message>> {
-    get_parser(&agent.template.parser.kind)?.parse(agent, RenderedText { text: rendered, values: &[] })
+    crate::trace::in_span(
+        crate::trace::Stage::new("parse", "prompty.parse"),
+        || serde_json::json!({"rendered": rendered}),
+        || get_parser(&agent.template.parser.kind)?.parse(agent, RenderedText { text: rendered, values: &[] }),
+        |messages, _| serde_json::json!(messages),
+    )
 }
 
 /// Async form of [`parse`]; gives the same result.
@@ -43,7 +48,16 @@ pub fn parse(agent: &Agent, rendered: &str) -> Result<Vec<Message>> {
 /// # Ok::<(), prompty::Error>(()) }).unwrap();
 /// ```
 pub async fn parse_async(agent: &Agent, rendered: &str) -> Result<Vec<Message>> {
-    get_parser(&agent.template.parser.kind)?.parse_async(agent, RenderedText { text: rendered, values: &[] }).await
+    let parse = async {
+        get_parser(&agent.template.parser.kind)?.parse_async(agent, RenderedText { text: rendered, values: &[] }).await
+    };
+    crate::trace::in_span_async(
+        crate::trace::Stage::new("parse", "prompty.parse"),
+        || serde_json::json!({"rendered": rendered}),
+        parse,
+        |messages, _| serde_json::json!(messages),
+    )
+    .await
 }
 
 /// The `prompty` parser: role markers split the text into messages; a line overlapping an

@@ -1,12 +1,13 @@
 //! The pipeline stages composed: [`render`], [`prepare`] and their async forms, and async loading.
 
 use crate::mark::{self, Marks};
+use crate::trace::{genai, in_span, in_span_async, Stage};
 use crate::{
     get_executor, get_parser, get_processor, renderers, rich, Agent, Error, LoadOptions, Location, Message,
     RenderContext, RenderedText, Result,
 };
 use serde::de::DeserializeOwned;
-use serde_json::{Map, Value};
+use serde_json::{json, Map, Value};
 use std::borrow::Cow;
 use std::path::Path;
 
@@ -20,9 +21,16 @@ use std::path::Path;
 /// # Ok::<(), prompty::Error>(())
 /// ```
 pub fn render(agent: &Agent, inputs: &Value) -> Result<String> {
-    let mut inputs = crate::validate_inputs(agent, inputs)?;
-    rich::substitute(agent, &mut inputs)?;
-    renderers::render_validated(agent, &inputs, RenderContext::plain())
+    in_span(
+        Stage::new("render", "prompty.render"),
+        || json!({"inputs": inputs}),
+        || {
+            let mut inputs = crate::validate_inputs(agent, inputs)?;
+            rich::substitute(agent, &mut inputs)?;
+            renderers::render_validated(agent, &inputs, RenderContext::plain())
+        },
+        |text, _| json!(text),
+    )
 }
 
 /// Async form of [`render`]; gives the same result.
@@ -34,9 +42,13 @@ pub fn render(agent: &Agent, inputs: &Value) -> Result<String> {
 /// # Ok::<(), prompty::Error>(()) }).unwrap();
 /// ```
 pub async fn render_async(agent: &Agent, inputs: &Value) -> Result<String> {
-    let mut inputs = crate::validate_inputs(agent, inputs)?;
-    rich::substitute(agent, &mut inputs)?;
-    renderers::render_validated_async(agent, &inputs, RenderContext::plain()).await
+    let render = async {
+        let mut inputs = crate::validate_inputs(agent, inputs)?;
+        rich::substitute(agent, &mut inputs)?;
+        renderers::render_validated_async(agent, &inputs, RenderContext::plain()).await
+    };
+    in_span_async(Stage::new("render", "prompty.render"), || json!({"inputs": inputs}), render, |text, _| json!(text))
+        .await
 }
 
 /// Validates, renders and parses: the messages a prompt becomes for `inputs`.
@@ -53,8 +65,15 @@ pub async fn render_async(agent: &Agent, inputs: &Value) -> Result<String> {
 /// # Ok::<(), prompty::Error>(())
 /// ```
 pub fn prepare(agent: &Agent, inputs: &Value) -> Result<Vec<Message>> {
-    let (inputs, rich) = prepare_inputs(agent, inputs)?;
-    prepare_ready(agent, &inputs, rich)
+    in_span(
+        Stage::new("prepare", "prompty.prepare"),
+        || json!({"agent": agent.name, "inputs": inputs}),
+        || {
+            let (inputs, rich) = prepare_inputs(agent, inputs)?;
+            prepare_ready(agent, &inputs, rich)
+        },
+        |messages, _| json!(messages),
+    )
 }
 
 /// [`prepare`] of inputs that are already an owned map (the typed prompts' path: no copy).
@@ -65,7 +84,12 @@ pub(crate) fn prepare_map(agent: &Agent, inputs: Map<String, Value>) -> Result<V
 
 /// Renders (keeping track of values), and parses prepared inputs.
 fn prepare_ready(agent: &Agent, inputs: &Map<String, Value>, rich: rich::RichInputs) -> Result<Vec<Message>> {
-    let (text, values) = renderers::render_for_prepare(agent, inputs)?;
+    let (text, values) = in_span(
+        Stage::new("render", "prompty.render"),
+        || json!({"inputs": inputs}),
+        || renderers::render_for_prepare(agent, inputs),
+        |(text, _), _| json!(text),
+    )?;
     parse_rendered(agent, &text, &values, rich)
 }
 
@@ -76,7 +100,12 @@ pub(crate) fn parse_rendered(
     values: &[std::ops::Range<usize>],
     rich: rich::RichInputs,
 ) -> Result<Vec<Message>> {
-    let messages = get_parser(&agent.template.parser.kind)?.parse(agent, RenderedText { text, values })?;
+    let messages = in_span(
+        Stage::new("parse", "prompty.parse"),
+        || json!({"rendered": text}),
+        || get_parser(&agent.template.parser.kind)?.parse(agent, RenderedText { text, values }),
+        |messages, _| json!(messages),
+    )?;
     finish(agent, messages, rich)
 }
 
@@ -140,11 +169,35 @@ fn finish(agent: &Agent, messages: Vec<Message>, rich: rich::RichInputs) -> Resu
 /// # Ok::<(), prompty::Error>(()) }).unwrap();
 /// ```
 pub async fn prepare_async(agent: &Agent, inputs: &Value) -> Result<Vec<Message>> {
-    let (inputs, rich) = prepare_inputs(agent, inputs)?;
-    let (text, values) = renderers::render_for_prepare_async(agent, &inputs).await?;
-    let parser = get_parser(&agent.template.parser.kind)?;
-    let messages = parser.parse_async(agent, RenderedText { text: &text, values: &values }).await?;
-    finish(agent, messages, rich)
+    let prepare = async {
+        let (inputs, rich) = prepare_inputs(agent, inputs)?;
+        let (text, values) = in_span_async(
+            Stage::new("render", "prompty.render"),
+            || json!({"inputs": inputs}),
+            renderers::render_for_prepare_async(agent, &inputs),
+            |(text, _), _| json!(text),
+        )
+        .await?;
+        let parse = async {
+            let parser = get_parser(&agent.template.parser.kind)?;
+            parser.parse_async(agent, RenderedText { text: &text, values: &values }).await
+        };
+        let messages = in_span_async(
+            Stage::new("parse", "prompty.parse"),
+            || json!({"rendered": text}),
+            parse,
+            |messages, _| json!(messages),
+        )
+        .await?;
+        finish(agent, messages, rich)
+    };
+    in_span_async(
+        Stage::new("prepare", "prompty.prepare"),
+        || json!({"agent": agent.name, "inputs": inputs}),
+        prepare,
+        |messages, _| json!(messages),
+    )
+    .await
 }
 
 /// The provider key of the agent's model, which selects its executor and processor.
@@ -180,9 +233,24 @@ pub(crate) fn provider(agent: &Agent) -> Result<&str> {
 /// # Ok::<(), prompty::Error>(())
 /// ```
 pub fn run(agent: &Agent, messages: &[Message]) -> Result<Value> {
-    let provider = provider(agent)?;
-    let raw = get_executor(provider)?.execute(agent, messages)?;
-    get_processor(provider)?.process(agent, raw)
+    let run = || {
+        let provider = provider(agent)?;
+        let executor = get_executor(provider)?;
+        let raw = in_span(
+            Stage::client("execute", "prompty.execute", genai::request(agent)),
+            || json!({"messages": messages}),
+            || executor.execute(agent, messages),
+            genai::execute_result,
+        )?;
+        let processor = get_processor(provider)?;
+        in_span(
+            Stage::new("process", "prompty.process"),
+            || json!({"provider": provider}),
+            || processor.process(agent, raw),
+            |result, _| result.clone(),
+        )
+    };
+    in_span(Stage::new("run", "prompty.run"), || json!({"messages": messages}), run, |result, _| result.clone())
 }
 
 /// Async form of [`run`]; gives the same result.
@@ -195,9 +263,34 @@ pub fn run(agent: &Agent, messages: &[Message]) -> Result<Value> {
 /// # Ok(()) }
 /// ```
 pub async fn run_async(agent: &Agent, messages: &[Message]) -> Result<Value> {
+    in_span_async(
+        Stage::new("run", "prompty.run"),
+        || json!({"messages": messages}),
+        run_stages(agent, messages),
+        |result, _| result.clone(),
+    )
+    .await
+}
+
+/// `execute` then `process`, each in its span.
+async fn run_stages(agent: &Agent, messages: &[Message]) -> Result<Value> {
     let provider = provider(agent)?;
-    let raw = get_executor(provider)?.execute_async(agent, messages).await?;
-    get_processor(provider)?.process_async(agent, raw).await
+    let executor = get_executor(provider)?;
+    let raw = in_span_async(
+        Stage::client("execute", "prompty.execute", genai::request(agent)),
+        || json!({"messages": messages}),
+        executor.execute_async(agent, messages),
+        genai::execute_result,
+    )
+    .await?;
+    let processor = get_processor(provider)?;
+    in_span_async(
+        Stage::new("process", "prompty.process"),
+        || json!({"provider": provider}),
+        processor.process_async(agent, raw),
+        |result, _| result.clone(),
+    )
+    .await
 }
 
 /// Prepares the prompt with `inputs` and runs it ([`prepare`] then [`run`]), returning the result
@@ -225,8 +318,13 @@ pub async fn run_async(agent: &Agent, messages: &[Message]) -> Result<Value> {
 /// # Ok::<(), prompty::Error>(())
 /// ```
 pub fn invoke<T: DeserializeOwned>(agent: &Agent, inputs: &Value) -> Result<T> {
-    let messages = prepare(agent, inputs)?;
-    crate::typed::cast_answer(run(agent, &messages)?)
+    let answer = in_span(
+        Stage::new("invoke", "prompty.invoke"),
+        || json!({"agent": agent.name, "inputs": inputs}),
+        || run(agent, &prepare(agent, inputs)?),
+        |result, _| result.clone(),
+    )?;
+    crate::typed::cast_answer(answer)
 }
 
 /// Async form of [`invoke`]; gives the same result.
@@ -238,8 +336,15 @@ pub fn invoke<T: DeserializeOwned>(agent: &Agent, inputs: &Value) -> Result<T> {
 /// # Ok(()) }
 /// ```
 pub async fn invoke_async<T: DeserializeOwned>(agent: &Agent, inputs: &Value) -> Result<T> {
-    let messages = prepare_async(agent, inputs).await?;
-    crate::typed::cast_answer(run_async(agent, &messages).await?)
+    let invoke = async { run_async(agent, &prepare_async(agent, inputs).await?).await };
+    let answer = in_span_async(
+        Stage::new("invoke", "prompty.invoke"),
+        || json!({"agent": agent.name, "inputs": inputs}),
+        invoke,
+        |result, _| result.clone(),
+    )
+    .await?;
+    crate::typed::cast_answer(answer)
 }
 
 /// Async form of [`crate::load`]: reads and resolves on tokio's blocking pool, so it must run
@@ -265,7 +370,39 @@ pub async fn load_async(path: impl AsRef<Path>) -> Result<Agent> {
 pub async fn load_with_async(path: impl AsRef<Path>, options: &LoadOptions) -> Result<Agent> {
     let path = path.as_ref().to_path_buf();
     let options = options.clone();
-    tokio::task::spawn_blocking(move || crate::load_with(&path, &options))
-        .await
-        .map_err(|e| crate::Error::Task(format!("the background load task failed: {e}")))?
+    let load = crate::trace::carry(async move {
+        tokio::task::spawn_blocking(move || load_with(&path, &options))
+            .await
+            .map_err(|e| crate::Error::Task(format!("the background load task failed: {e}")))?
+    });
+    load.await
+}
+
+/// Loads a `.prompty` file ([`prompty_core::load`]), traced as `prompty.load`.
+///
+/// ```
+/// let agent = prompty::load("../tests/fixtures/basic.prompty")?;
+/// assert_eq!(agent.name, "basic-prompt");
+/// # Ok::<(), prompty::Error>(())
+/// ```
+pub fn load(path: impl AsRef<Path>) -> Result<Agent> {
+    load_with(path, &LoadOptions::default())
+}
+
+/// Loads a `.prompty` file with options ([`prompty_core::load_with`]), traced as `prompty.load`.
+///
+/// ```
+/// let opts = prompty::LoadOptions::new().allow_root("../tests");
+/// let agent = prompty::load_with("../tests/fixtures/basic.prompty", &opts)?;
+/// assert_eq!(agent.name, "basic-prompt");
+/// # Ok::<(), prompty::Error>(())
+/// ```
+pub fn load_with(path: impl AsRef<Path>, options: &LoadOptions) -> Result<Agent> {
+    let path = path.as_ref();
+    in_span(
+        Stage::new("load", "prompty.load"),
+        || json!({"path": path.display().to_string()}),
+        || prompty_core::load_with(path, options),
+        |agent, _| json!(agent),
+    )
 }

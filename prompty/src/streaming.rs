@@ -32,7 +32,9 @@ pub async fn run_stream(agent: &Agent, messages: &[Message]) -> Result<ChunkStre
     let executor = get_executor(provider)?;
     let processor = get_processor(provider)?;
     let events = executor.execute_stream(agent, messages).await?;
-    Ok(processor.process_stream(agent, events))
+    let chunks = processor.process_stream(agent, events);
+    let stage = crate::trace::Stage::client("stream", "prompty.stream", crate::trace::genai::request(agent));
+    Ok(crate::trace::traced_stream(stage, || serde_json::json!({"messages": messages}), chunks))
 }
 
 /// Prepares the prompt with `inputs` and runs it streamed: [`crate::prepare_async`] then

@@ -162,20 +162,38 @@ pub fn typed_inputs<I: Serialize>(inputs: &I) -> Result<Value> {
 
 /// `prepare` for a typed prompt: rendered from the Rust values, without JSON.
 #[doc(hidden)]
-pub fn prepare_typed<I: crate::typed_context::TypedInputs>(agent: &Agent, inputs: &I) -> Result<Vec<Message>> {
-    crate::typed_context::prepare(agent, inputs)
+pub fn prepare_typed<I: crate::typed_context::TypedInputs + Serialize>(
+    agent: &Agent,
+    inputs: &I,
+) -> Result<Vec<Message>> {
+    crate::trace::in_span(
+        crate::trace::Stage::new("prepare", "prompty.prepare"),
+        || serde_json::json!({"agent": agent.name, "inputs": inputs}),
+        || crate::typed_context::prepare(agent, inputs),
+        |messages, _| serde_json::json!(messages),
+    )
 }
 
 /// `invoke` for a typed prompt: prepares it from the Rust values, resolves the `${env:}`
 /// references of the compiled agent, runs the prompt, and casts the result.
 #[doc(hidden)]
-pub async fn invoke_typed<I: crate::typed_context::TypedInputs, O: DeserializeOwned>(
+pub async fn invoke_typed<I: crate::typed_context::TypedInputs + Serialize, O: DeserializeOwned>(
     agent: &Agent,
     inputs: &I,
 ) -> Result<O> {
-    let messages = crate::typed_context::prepare(agent, inputs)?;
-    let agent = agent.with_env_resolved()?;
-    cast_answer(crate::run_async(&agent, &messages).await?)
+    let invoke = async {
+        let messages = prepare_typed(agent, inputs)?;
+        let agent = agent.with_env_resolved()?;
+        crate::run_async(&agent, &messages).await
+    };
+    let answer = crate::trace::in_span_async(
+        crate::trace::Stage::new("invoke", "prompty.invoke"),
+        || serde_json::json!({"agent": agent.name, "inputs": inputs}),
+        invoke,
+        |result, _| result.clone(),
+    )
+    .await?;
+    cast_answer(answer)
 }
 
 /// `turn` for a typed prompt: resolves the `${env:}` references of the compiled agent, adds the

@@ -14,13 +14,14 @@ use super::options::{CancellationToken, TurnOptions, Verdict};
 use super::{panic_text, Scope, TurnOutput};
 use crate::tools::args::parse_arguments;
 use crate::tools::handlers::{declared_tool, inject_bindings, run_tool};
+use crate::trace::{genai, in_span_async, Stage};
 use crate::{
     Agent, Error, Executor, Message, Processor, Result, Role, StreamChunk, ToolCall, ToolChoice, ToolContext,
     ToolResult, ToolRound, TurnFailure, TurnStop,
 };
 use futures_util::future::{select, Either};
 use futures_util::StreamExt;
-use serde_json::{Map, Value};
+use serde_json::{json, Map, Value};
 use std::future::Future;
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::pin::pin;
@@ -273,19 +274,41 @@ impl<'a> Loop<'a> {
             if self.iterations > self.options.max_iterations {
                 return Err(self.fail(TurnStop::MaxIterations { max: self.options.max_iterations }));
             }
-            let answer = match &mode {
-                Mode::Call => self.call().await?,
-                Mode::Stream(_) => self.call_streamed().await?,
-            };
-            if let Some(guard) = &self.options.guardrails.output {
-                if let Verdict::Deny(reason) = verdict(|| guard(&answer.result)) {
-                    return Err(self.fail(TurnStop::Guardrail { stage: "output", reason }));
-                }
+            let n = self.iterations;
+            let stage = crate::trace::Stage::new(format!("turn {n}"), "prompty.turn");
+            let iteration = crate::trace::in_span_async(
+                stage,
+                || json!({"iteration": n}),
+                self.iterate(&mode),
+                |a, _| match a {
+                    Some(answer) => answer.result.clone(),
+                    None => json!("tool calls"),
+                },
+            );
+            if let Some(answer) = iteration.await? {
+                return Ok(self.finish(answer, &mode));
             }
-            match tool_calls_of(&answer.result) {
-                Some(calls) => self.round(calls, &answer).await?,
-                None => return Ok(self.finish(answer, &mode)),
+        }
+    }
+
+    /// One iteration: the model call, the output guardrail, and the tool round the answer asks
+    /// for (`None`), or the final answer.
+    async fn iterate(&mut self, mode: &Mode) -> Result<Option<Answer>> {
+        let answer = match mode {
+            Mode::Call => self.call().await?,
+            Mode::Stream(_) => self.call_streamed().await?,
+        };
+        if let Some(guard) = &self.options.guardrails.output {
+            if let Verdict::Deny(reason) = verdict(|| guard(&answer.result)) {
+                return Err(self.fail(TurnStop::Guardrail { stage: "output", reason }));
             }
+        }
+        match tool_calls_of(&answer.result) {
+            Some(calls) => {
+                self.round(calls, &answer).await?;
+                Ok(None)
+            }
+            None => Ok(Some(answer)),
         }
     }
 
@@ -347,13 +370,20 @@ impl<'a> Loop<'a> {
         let mut attempt = 0;
         loop {
             attempt += 1;
-            let outcome =
-                cancellable(self.token(), self.executor.execute_async(self.model_agent(), &self.messages)).await;
+            let stage = Stage::client("execute", "prompty.execute", genai::request(self.model_agent()));
+            let messages = &self.messages;
+            let execute = self.executor.execute_async(self.model_agent(), messages);
+            let execute = in_span_async(stage, || json!({"messages": messages}), execute, genai::execute_result);
+            let outcome = cancellable(self.token(), execute).await;
             match outcome {
                 None => return Err(self.cancelled("Cancellation requested during the model call")),
                 Some(Err(e)) => self.retry_or_fail(e, attempt).await?,
                 Some(Ok(raw)) => {
-                    return match self.processor.process_async(self.model_agent(), raw.clone()).await {
+                    let process = self.processor.process_async(self.model_agent(), raw.clone());
+                    let stage = Stage::new("process", "prompty.process");
+                    let provider = self.model_agent().model.as_ref().and_then(|m| m.provider.clone());
+                    let process = in_span_async(stage, || json!({"provider": provider}), process, |r, _| r.clone());
+                    return match process.await {
                         Ok(result) => Ok(Answer { raw: Some(raw), result, text: None, chunks: Vec::new() }),
                         Err(e) => Err(self.fail(TurnStop::Model { source: Box::new(e), attempts: attempt })),
                     };
@@ -365,6 +395,18 @@ impl<'a> Loop<'a> {
     /// One model call, streamed: every chunk held back until the response is known to be the
     /// final answer; tool calls arrive whole.
     async fn call_streamed(&mut self) -> Result<Answer> {
+        let stage = Stage::client("stream", "prompty.stream", genai::request(self.model_agent()));
+        let count = self.messages.len();
+        in_span_async(
+            stage,
+            || json!({"messages": count}),
+            self.call_streamed_untraced(),
+            |answer, _| json!({"result": answer.result, "text": answer.text}),
+        )
+        .await
+    }
+
+    async fn call_streamed_untraced(&mut self) -> Result<Answer> {
         let mut attempt = 0;
         let events = loop {
             attempt += 1;
@@ -542,7 +584,9 @@ impl<'a> Loop<'a> {
             scope: Some(&self.scope),
             attachments: Some(&attachments),
         };
-        let r = match run_tool(&call.name, decl, args, ctx).await {
+        let stage = Stage::new(call.name.clone(), "prompty.tool");
+        let recorded = || json!({"id": call.id, "name": call.name, "arguments": call.arguments});
+        let r = match in_span_async(stage, recorded, run_tool(&call.name, decl, args, ctx), |v, _| v.clone()).await {
             Ok(value) => {
                 let mut r = ToolResult::ok(
                     &call.id,

@@ -38,7 +38,7 @@ pub(crate) use engine::tool_calls_of;
 use crate::{Agent, Message, Result};
 use engine::{Loop, Mode};
 use serde::de::DeserializeOwned;
-use serde_json::{Map, Value};
+use serde_json::{json, Map, Value};
 use std::borrow::Cow;
 use std::path::{Path, PathBuf};
 
@@ -205,9 +205,22 @@ pub async fn run_turn_async(
     inputs: &Value,
     options: TurnOptions,
 ) -> Result<TurnOutput> {
+    let count = messages.len();
+    let recorded = || json!({"messages": count, "inputs": inputs});
+    let stage = crate::trace::Stage::new("turn", "prompty.turn");
+    crate::trace::in_span_async(stage, recorded, run_loop(agent, messages, inputs, options), turn_result).await
+}
+
+/// The agent loop, unrecorded (its callers record it as the `turn` span).
+async fn run_loop(agent: &Agent, messages: Vec<Message>, inputs: &Value, options: TurnOptions) -> Result<TurnOutput> {
     let agent = with_call_tools(agent, &options);
     let inputs = input_map(inputs);
     Loop::new(&agent, messages, &inputs, &options)?.run(Mode::Call).await
+}
+
+/// The recorded result of a turn: the answer and the number of model calls.
+fn turn_result(out: &TurnOutput, _: &mut serde_json::Map<String, Value>) -> Value {
+    json!({"result": out.result, "iterations": out.iterations})
 }
 
 /// Prepares the prompt with `inputs` (loading it first when given a path) and runs the agent loop
@@ -259,10 +272,14 @@ pub async fn turn_async<'a, T: DeserializeOwned>(
 
 /// A turn from a prompt and inputs, to its [`TurnOutput`].
 pub(crate) async fn turn_output(prompt: PromptRef<'_>, inputs: &Value, options: TurnOptions) -> Result<TurnOutput> {
-    let agent = prompt.load().await?;
-    let inputs = Value::Object(crate::validate_inputs(&agent, inputs)?);
-    let messages = crate::prepare_async(&agent, &inputs).await?;
-    run_turn_async(&agent, messages, &inputs, options).await
+    let turn = async {
+        let agent = prompt.load().await?;
+        let inputs = Value::Object(crate::validate_inputs(&agent, inputs)?);
+        let messages = crate::prepare_async(&agent, &inputs).await?;
+        run_loop(&agent, messages, &inputs, options).await
+    };
+    let stage = crate::trace::Stage::new("turn", "prompty.turn");
+    crate::trace::in_span_async(stage, || json!({"inputs": inputs}), turn, turn_result).await
 }
 
 /// Streamed form of [`turn`]: the final answer's chunks (text, thinking, usage) as a

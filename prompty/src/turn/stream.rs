@@ -62,9 +62,20 @@ impl<'a> TurnStream<'a> {
         options: TurnOptions,
     ) -> Self {
         let (tx, chunks) = unbounded_channel();
+        let count = messages.len();
         let run: BoxFuture<'a, Result<TurnOutput>> = Box::pin(async move {
-            let agent = with_call_tools(&agent, &options);
-            Loop::new(&agent, messages, &inputs, &options)?.run(Mode::Stream(tx)).await
+            let run = async {
+                let agent = with_call_tools(&agent, &options);
+                Loop::new(&agent, messages, &inputs, &options)?.run(Mode::Stream(tx)).await
+            };
+            let stage = crate::trace::Stage::new("turn", "prompty.turn");
+            crate::trace::in_span_async(
+                stage,
+                || serde_json::json!({"messages": count}),
+                run,
+                |out, _| serde_json::json!({"result": out.result, "iterations": out.iterations}),
+            )
+            .await
         });
         TurnStream { chunks, run: Some(run), outcome: None, failure: None }
     }

@@ -1,0 +1,404 @@
+//! Spans: started around a stage, ended with its result, nested through a per-thread "current
+//! span" that sync code sets around a call and async code sets around each poll of its future
+//! (so the parent survives `.await` and futures polled side by side, never a shared stack).
+
+use super::redaction::{add_usage, redact_in_place, usage_of};
+use super::{any_backend, emit, FinishedSpan, SpanKind, MAX_FRAMES};
+use crate::{Error, Result};
+use serde::Serialize;
+use serde_json::{Map, Value};
+use std::borrow::Cow;
+use std::cell::RefCell;
+use std::future::Future;
+use std::pin::Pin;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+use std::task::{Context, Poll};
+use std::time::SystemTime;
+
+/// What a span is: its name, signature, kind and the attributes known when it starts.
+pub(crate) struct Stage {
+    pub(crate) name: Cow<'static, str>,
+    pub(crate) signature: &'static str,
+    pub(crate) kind: SpanKind,
+    pub(crate) attributes: Map<String, Value>,
+}
+
+impl Stage {
+    /// An internal stage: `Stage::new("prepare", "prompty.prepare")`.
+    pub(crate) fn new(name: impl Into<Cow<'static, str>>, signature: &'static str) -> Stage {
+        Stage { name: name.into(), signature, kind: SpanKind::Internal, attributes: Map::new() }
+    }
+
+    /// A call to a model provider, with its request attributes.
+    pub(crate) fn client(name: &'static str, signature: &'static str, attributes: Map<String, Value>) -> Stage {
+        Stage { name: Cow::Borrowed(name), signature, kind: SpanKind::Client, attributes }
+    }
+}
+
+/// A span's place in the tree, and what its children hand up when they end.
+pub(crate) struct Node {
+    trace_id: u128,
+    span_id: u64,
+    record: bool,
+    children: Mutex<Children>,
+}
+
+#[derive(Default)]
+struct Children {
+    frames: Vec<Value>,
+    dropped: usize,
+    usage: Map<String, Value>,
+}
+
+thread_local! {
+    static CURRENT: RefCell<Option<Arc<Node>>> = const { RefCell::new(None) };
+}
+
+fn current() -> Option<Arc<Node>> {
+    CURRENT.with(|c| c.borrow().clone())
+}
+
+/// Sets the current span for the life of the guard.
+struct SetCurrent(Option<Arc<Node>>);
+
+impl SetCurrent {
+    fn new(node: Option<Arc<Node>>) -> SetCurrent {
+        SetCurrent(CURRENT.with(|c| c.replace(node)))
+    }
+}
+
+impl Drop for SetCurrent {
+    fn drop(&mut self) {
+        let previous = self.0.take();
+        CURRENT.with(|c| *c.borrow_mut() = previous);
+    }
+}
+
+fn next_span_id() -> u64 {
+    static NEXT: AtomicU64 = AtomicU64::new(0);
+    static BASE: std::sync::OnceLock<u64> = std::sync::OnceLock::new();
+    let base = *BASE.get_or_init(|| rand::random::<u64>() | 1);
+    // Distinct for 2^64 spans; never 0 (OpenTelemetry's invalid id).
+    match base.wrapping_add(NEXT.fetch_add(1, Ordering::Relaxed).wrapping_mul(0x9E37_79B9_7F4A_7C15)) {
+        0 => 1,
+        id => id,
+    }
+}
+
+/// The `tracing` span of a stage: named after its signature, so a subscriber can filter on it.
+fn tracing_span(signature: &'static str, name: &str) -> tracing::Span {
+    macro_rules! spans {
+        ($($sig:literal),*) => {
+            match signature {
+                $($sig => tracing::info_span!($sig, prompty.name = name, inputs = tracing::field::Empty, result = tracing::field::Empty),)*
+                _ => tracing::info_span!("prompty.span", prompty.name = name, prompty.signature = signature, inputs = tracing::field::Empty, result = tracing::field::Empty),
+            }
+        };
+    }
+    spans!(
+        "prompty.load",
+        "prompty.prepare",
+        "prompty.render",
+        "prompty.parse",
+        "prompty.execute",
+        "prompty.process",
+        "prompty.run",
+        "prompty.invoke",
+        "prompty.turn",
+        "prompty.tool",
+        "prompty.stream"
+    )
+}
+
+/// A span that has started and not ended.
+pub(crate) struct Active {
+    stage: Stage,
+    node: Arc<Node>,
+    parent: Option<Arc<Node>>,
+    tspan: tracing::Span,
+    start: SystemTime,
+    inputs: Value,
+}
+
+/// Runs `f` to get a value for a trace: secrets redacted by type and by key.
+fn recorded(f: impl FnOnce() -> Value) -> Value {
+    let mut v = crate::Secret::redacted(f);
+    redact_in_place(&mut v);
+    v
+}
+
+impl Active {
+    /// Starts a span when anything listens (a backend, or a `tracing` subscriber interested in
+    /// it); `None` costs nothing more.
+    pub(crate) fn start(stage: Stage, inputs: impl FnOnce() -> Value) -> Option<Active> {
+        let record = any_backend();
+        let tspan = tracing_span(stage.signature, &stage.name);
+        if !record && tspan.is_disabled() {
+            return None;
+        }
+        let parent = current();
+        let trace_id = match &parent {
+            Some(p) => p.trace_id,
+            None => rand::random::<u128>() | 1,
+        };
+        let node = Arc::new(Node {
+            trace_id,
+            span_id: next_span_id(),
+            record: record || parent.as_ref().is_some_and(|p| p.record),
+            children: Mutex::new(Children::default()),
+        });
+        let inputs = recorded(inputs);
+        if !tspan.is_disabled() {
+            tspan.record("inputs", tracing::field::display(&inputs));
+        }
+        Some(Active { stage, node, parent, tspan, start: SystemTime::now(), inputs })
+    }
+
+    /// Runs sync code inside the span.
+    fn enter<T>(&self, f: impl FnOnce() -> T) -> T {
+        let _current = SetCurrent::new(Some(Arc::clone(&self.node)));
+        let _entered = self.tspan.enter();
+        f()
+    }
+
+    /// Ends the span with the outcome of its work.
+    pub(crate) fn finish<T>(self, out: &Result<T>, result: impl FnOnce(&T, &mut Map<String, Value>) -> Value) {
+        let end = SystemTime::now();
+        let mut attributes = self.stage.attributes;
+        let (result, failed) = match out {
+            Ok(v) => (recorded(|| result(v, &mut attributes)), false),
+            Err(e) => (exception(e), true),
+        };
+        let mut attrs = Value::Object(attributes);
+        redact_in_place(&mut attrs);
+        let attributes = match attrs {
+            Value::Object(map) => map,
+            _ => Map::new(),
+        };
+        if !self.tspan.is_disabled() {
+            self.tspan.record("result", tracing::field::display(&result));
+        }
+        if !self.node.record {
+            return;
+        }
+        let children = std::mem::take(&mut *self.node.children.lock().unwrap_or_else(|e| e.into_inner()));
+        let mut usage = usage_of(&result);
+        add_usage(&mut usage, &children.usage);
+        let span = FinishedSpan {
+            trace_id: self.node.trace_id,
+            span_id: self.node.span_id,
+            parent_id: self.parent.as_ref().map(|p| p.span_id),
+            name: self.stage.name.into_owned(),
+            signature: self.stage.signature.to_owned(),
+            kind: self.stage.kind,
+            start: self.start,
+            end,
+            inputs: self.inputs,
+            result,
+            failed,
+            attributes,
+            usage,
+            frames: children.frames,
+            dropped_frames: children.dropped,
+        };
+        if let Some(parent) = &self.parent {
+            let mut up = parent.children.lock().unwrap_or_else(|e| e.into_inner());
+            add_usage(&mut up.usage, &span.usage);
+            if up.frames.len() < MAX_FRAMES {
+                up.frames.push(span.frame());
+            } else {
+                up.dropped += 1;
+            }
+        }
+        emit(&span);
+    }
+}
+
+/// The `result` of a failed span.
+fn exception(e: &Error) -> Value {
+    let debug = format!("{e:?}");
+    let kind: String = debug.chars().take_while(|c| c.is_alphanumeric() || *c == '_').collect();
+    let mut v = serde_json::json!({"exception": {"type": kind, "message": e.to_string(), "traceback": Value::Null}});
+    redact_in_place(&mut v);
+    v
+}
+
+/// A future run inside a span: the span is current during each of its polls.
+struct Scoped<F> {
+    node: Option<Arc<Node>>,
+    tspan: tracing::Span,
+    fut: Pin<Box<F>>,
+}
+
+impl<F: Future> Future for Scoped<F> {
+    type Output = F::Output;
+
+    fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<F::Output> {
+        let this = &mut *self;
+        let _current = SetCurrent::new(this.node.clone());
+        let _entered = this.tspan.enter();
+        this.fut.as_mut().poll(cx)
+    }
+}
+
+/// Runs `f` in a span of `stage`; `inputs` and `result` are only called when something listens.
+pub(crate) fn in_span<T>(
+    stage: Stage,
+    inputs: impl FnOnce() -> Value,
+    f: impl FnOnce() -> Result<T>,
+    result: impl FnOnce(&T, &mut Map<String, Value>) -> Value,
+) -> Result<T> {
+    let Some(active) = Active::start(stage, inputs) else { return f() };
+    let out = active.enter(f);
+    active.finish(&out, result);
+    out
+}
+
+/// Runs `fut` in a span of `stage` (see [`in_span`]).
+pub(crate) async fn in_span_async<T, F: Future<Output = Result<T>>>(
+    stage: Stage,
+    inputs: impl FnOnce() -> Value,
+    fut: F,
+    result: impl FnOnce(&T, &mut Map<String, Value>) -> Value,
+) -> Result<T> {
+    let Some(active) = Active::start(stage, inputs) else { return fut.await };
+    let scoped = Scoped { node: Some(Arc::clone(&active.node)), tspan: active.tspan.clone(), fut: Box::pin(fut) };
+    let out = scoped.await;
+    active.finish(&out, result);
+    out
+}
+
+/// `fut` with the current span (ours and `tracing`'s) carried along: for a future that another
+/// thread will run (a blocking call's helper thread, a spawned task).
+pub(crate) fn carry<F: Future>(fut: F) -> impl Future<Output = F::Output> {
+    Scoped { node: current(), tspan: tracing::Span::current(), fut: Box::pin(fut) }
+}
+
+/// Runs `f` as a span named `name` (signature `name` too) for every backend and subscriber, with
+/// `inputs` and its result recorded (redacted): for your own steps around prompty's.
+///
+/// ```
+/// let n = prompty::trace::traced("count words", &serde_json::json!({"text": "a b c"}), || Ok(3))?;
+/// assert_eq!(n, 3);
+/// # Ok::<(), prompty::Error>(())
+/// ```
+pub fn traced<T: Serialize, I: Serialize + ?Sized>(
+    name: &'static str,
+    inputs: &I,
+    f: impl FnOnce() -> Result<T>,
+) -> Result<T> {
+    in_span(
+        Stage::new(name, name),
+        || serde_json::to_value(inputs).unwrap_or(Value::Null),
+        f,
+        |v, _| serde_json::to_value(v).unwrap_or(Value::Null),
+    )
+}
+
+/// Async form of [`traced`]: the span is the parent of every span started while `fut` runs.
+///
+/// ```
+/// # tokio::runtime::Builder::new_current_thread().build().unwrap().block_on(async {
+/// let n = prompty::trace::traced_async("fetch", &"id-1", async { Ok(7) }).await?;
+/// assert_eq!(n, 7);
+/// # Ok::<(), prompty::Error>(()) }).unwrap();
+/// ```
+pub async fn traced_async<T: Serialize, I: Serialize + ?Sized>(
+    name: &'static str,
+    inputs: &I,
+    fut: impl Future<Output = Result<T>>,
+) -> Result<T> {
+    let inputs = serde_json::to_value(inputs).unwrap_or(Value::Null);
+    in_span_async(Stage::new(name, name), || inputs, fut, |v, _| serde_json::to_value(v).unwrap_or(Value::Null)).await
+}
+
+/// A stream of chunks recorded as one span, ended when the stream is exhausted or dropped.
+struct TracedStream {
+    inner: crate::ChunkStream,
+    active: Option<Active>,
+    text: String,
+    usage: Map<String, Value>,
+    tool_calls: Vec<Value>,
+    failure: Option<String>,
+    chunks: usize,
+}
+
+impl TracedStream {
+    fn end(&mut self, complete: bool) {
+        let Some(active) = self.active.take() else { return };
+        let mut summary =
+            serde_json::json!({"text": std::mem::take(&mut self.text), "chunks": self.chunks, "complete": complete});
+        if !self.usage.is_empty() {
+            summary["usage"] = Value::Object(std::mem::take(&mut self.usage));
+        }
+        if !self.tool_calls.is_empty() {
+            summary["tool_calls"] = Value::Array(std::mem::take(&mut self.tool_calls));
+        }
+        let out = match self.failure.take() {
+            Some(message) => Err(Error::Execution { message }),
+            None => Ok(summary),
+        };
+        active.finish(&out, |v, _| v.clone());
+    }
+}
+
+impl futures_core::Stream for TracedStream {
+    type Item = crate::StreamChunk;
+
+    fn poll_next(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<crate::StreamChunk>> {
+        let polled = self.inner.as_mut().poll_next(cx);
+        match &polled {
+            Poll::Ready(Some(chunk)) => {
+                self.chunks += 1;
+                match chunk {
+                    crate::StreamChunk::Text(t) if self.text.len() + t.len() <= super::MAX_TRACE_STRING => {
+                        let t = t.clone();
+                        self.text.push_str(&t);
+                    }
+                    crate::StreamChunk::Usage(Value::Object(u)) => {
+                        let u = u.clone();
+                        add_usage(&mut self.usage, &u);
+                    }
+                    crate::StreamChunk::ToolCall(call) => {
+                        let call = serde_json::json!({"id": call.id, "name": call.name, "arguments": call.arguments});
+                        self.tool_calls.push(call);
+                    }
+                    crate::StreamChunk::Failure(f) => self.failure = Some(f.message.clone()),
+                    _ => {}
+                }
+            }
+            Poll::Ready(None) => self.end(true),
+            Poll::Pending => {}
+        }
+        polled
+    }
+}
+
+impl Drop for TracedStream {
+    fn drop(&mut self) {
+        self.end(false);
+    }
+}
+
+/// `stream` recorded as a span of `stage` (started now, under the current span), ended once:
+/// when the stream is exhausted, or when it is dropped before (`complete: false`). The result
+/// holds the text, the usage, the tool calls and the number of chunks.
+pub(crate) fn traced_stream(
+    stage: Stage,
+    inputs: impl FnOnce() -> Value,
+    stream: crate::ChunkStream,
+) -> crate::ChunkStream {
+    match Active::start(stage, inputs) {
+        None => stream,
+        Some(active) => Box::pin(TracedStream {
+            inner: stream,
+            active: Some(active),
+            text: String::new(),
+            usage: Map::new(),
+            tool_calls: Vec::new(),
+            failure: None,
+            chunks: 0,
+        }),
+    }
+}
