@@ -55,6 +55,14 @@ fn next_candidate(bytes: &[u8], from: usize) -> Option<usize> {
         }
         at += CHUNK;
     }
+    // What is left (less than a chunk, or from the chunk that has a candidate): ASCII words skipped.
+    while let Some(word) = bytes.get(at..at + 8) {
+        let word = u64::from_le_bytes(word.try_into().unwrap_or([0; 8]));
+        if word & 0x8080_8080_8080_8080 != 0 {
+            break;
+        }
+        at += 8;
+    }
     bytes[at..].iter().position(|&b| b >= 0xEF).map(|i| at + i)
 }
 

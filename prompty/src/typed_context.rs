@@ -10,7 +10,7 @@
 
 use crate::nonce::{self, LongNonce};
 use crate::{mark, rich, Agent, Error, Media, Message, Result};
-use minijinja::value::{Serde, Value as Jinja};
+use minijinja::value::Value as Jinja;
 use serde::Serialize;
 use serde_json::Value;
 use std::borrow::Cow;
@@ -110,7 +110,7 @@ impl<'a> InputSink<'a> {
         if self.neutralise {
             mark::neutralise_value(&mut value);
         }
-        self.values.push((Cow::Borrowed(name), Jinja::from(Serde(&value))));
+        self.values.push((Cow::Borrowed(name), crate::renderers::json_value(&value)));
     }
 
     /// A `thread` input: its messages are spliced in where the template prints it.

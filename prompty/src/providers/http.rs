@@ -812,8 +812,18 @@ pub(crate) struct ApiRequest<'a> {
 impl<'a> ApiRequest<'a> {
     /// A POST of `body` as JSON.
     pub fn post(provider: &'a str, url: &'a str, headers: HeaderMap, body: &Value) -> Result<Self> {
-        let body = serde_json::to_vec(body)
-            .map_err(|e| Error::Execution { message: format!("{provider}: cannot serialize the request: {e}") })?;
+        Self::post_serialized(provider, url, headers, serde_json::to_vec(body))
+    }
+
+    /// A POST of a body already serialized as JSON (or the error serializing it).
+    pub fn post_serialized(
+        provider: &'a str,
+        url: &'a str,
+        headers: HeaderMap,
+        body: std::result::Result<Vec<u8>, serde_json::Error>,
+    ) -> Result<Self> {
+        let body =
+            body.map_err(|e| Error::Execution { message: format!("{provider}: cannot serialize the request: {e}") })?;
         Ok(ApiRequest { provider, method: Method::POST, url, headers, body: Some(Bytes::from(body)) })
     }
 

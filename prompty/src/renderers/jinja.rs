@@ -105,13 +105,38 @@ fn format_value(value: &Value, out: &mut impl std::fmt::Write) -> std::fmt::Resu
         ValueKind::Undefined | ValueKind::None => Ok(()),
         ValueKind::Bool => out.write_str(if value.is_true() { "true" } else { "false" }),
         ValueKind::String => out.write_str(value.as_str().unwrap_or_default()),
-        ValueKind::Number if !value.is_integer() => match f64::try_from(value.clone()) {
+        // An integer of 64 bits prints as its digits (what `{value}` prints), written without `fmt`.
+        ValueKind::Number if value.is_integer() => match value.as_i64() {
+            Some(i) => write_integer(out, i),
+            None => write!(out, "{value}"),
+        },
+        ValueKind::Number => match f64::try_from(value.clone()) {
             Ok(f) if f.is_finite() && f.fract() == 0.0 && f.abs() < 1e15 => write!(out, "{}", f as i64),
             Ok(f) => write!(out, "{f}"),
             Err(_) => write!(out, "{value}"),
         },
         _ => write!(out, "{value}"),
     }
+}
+
+/// Writes `i` in decimal, as `Display` does.
+fn write_integer(out: &mut impl std::fmt::Write, i: i64) -> std::fmt::Result {
+    let mut digits = [0u8; 20];
+    let mut at = digits.len();
+    let mut n = i.unsigned_abs();
+    loop {
+        at -= 1;
+        digits[at] = b'0' + (n % 10) as u8;
+        n /= 10;
+        if n == 0 {
+            break;
+        }
+    }
+    if i < 0 {
+        out.write_char('-')?;
+    }
+    // Only ASCII digits were written.
+    out.write_str(std::str::from_utf8(&digits[at..]).unwrap_or_default())
 }
 
 fn default(value: Value, fallback: Option<Value>, boolean: Option<bool>) -> Value {
@@ -131,7 +156,7 @@ fn trim(value: &str, chars: Option<&str>) -> String {
 }
 
 fn join(value: &Value, joiner: Option<&str>) -> std::result::Result<String, minijinja::Error> {
-    let mut out = String::new();
+    let mut out = String::with_capacity(64);
     if value.is_undefined() || value.is_none() {
         return Ok(out);
     }
@@ -242,7 +267,7 @@ fn render_pieces(agent: &Agent, pieces: &[Piece], inputs: &Inputs) -> Result<(St
         match piece {
             Piece::Text(text) => out.push_str(text),
             Piece::Var(name) => {
-                if let Some((_, value)) = inputs.0.iter().find(|(n, _)| n == name.as_ref()) {
+                if let Some(value) = inputs.get(name) {
                     let start = out.len();
                     // Writing into a String cannot fail.
                     let _ = format_value(value, &mut out);
@@ -325,8 +350,24 @@ pub(super) fn written(len: usize) {
 }
 
 /// The inputs of one render, looked up by name: a list, not a map (no hashing; inputs are few).
+/// Each name has a tag (its length and first and last bytes) compared before the name itself, so
+/// a lookup among names alike (`field_00` ... `field_49`) compares few of them in full.
 #[derive(Debug)]
-struct Inputs(Vec<(Cow<'static, str>, Value)>);
+struct Inputs(Vec<(Cow<'static, str>, Value)>, Vec<u32>);
+
+/// The tag of an input name (see [`Inputs`]).
+fn name_tag(name: &str) -> u32 {
+    let bytes = name.as_bytes();
+    let (first, last) = (bytes.first().copied().unwrap_or(0), bytes.last().copied().unwrap_or(0));
+    ((bytes.len().min(0xFFFF) as u32) << 16) | (u32::from(first) << 8) | u32::from(last)
+}
+
+impl Inputs {
+    fn get(&self, key: &str) -> Option<&Value> {
+        let tag = name_tag(key);
+        self.1.iter().zip(&self.0).find(|(t, (name, _))| **t == tag && name == key).map(|(_, (_, v))| v)
+    }
+}
 
 impl Object for Inputs {
     fn get_value(self: &Arc<Self>, key: &Value) -> Option<Value> {
@@ -334,7 +375,7 @@ impl Object for Inputs {
     }
 
     fn get_value_by_str(self: &Arc<Self>, key: &str) -> Option<Value> {
-        self.0.iter().find(|(name, _)| name == key).map(|(_, v)| v.clone())
+        self.get(key).cloned()
     }
 
     fn enumerate(self: &Arc<Self>) -> Enumerator {
@@ -344,18 +385,101 @@ impl Object for Inputs {
 
 /// The context a render of `prepare` looks its inputs up in.
 pub(crate) fn context(inputs: Vec<(Cow<'static, str>, Value)>) -> Value {
-    Value::from_object(Inputs(inputs))
+    let tags = inputs.iter().map(|(name, _)| name_tag(name)).collect();
+    Value::from_object(Inputs(inputs, tags))
 }
 
 /// The context a JSON input map renders with.
 pub(crate) fn json_context(inputs: &Map<String, Json>) -> Value {
-    context(inputs.iter().map(|(k, v)| (Cow::Owned(k.clone()), Value::from(Serde(v)))).collect())
+    context(inputs.iter().map(|(k, v)| (Cow::Owned(k.clone()), json_value(v))).collect())
+}
+
+/// A JSON value as a template value: the same value `Value::from(Serde(json))` gives (unsigned
+/// integers as `u64`, negative ones as `i64`, other numbers as `f64`, arrays as lists, objects as
+/// maps in their order), built directly rather than through serde. Inputs are depth-bounded
+/// before they get here, so the recursion is.
+pub(crate) fn json_value(json: &Json) -> Value {
+    match json {
+        Json::Null => Value::from(()),
+        Json::Bool(b) => Value::from(*b),
+        Json::Number(n) => match (n.as_u64(), n.as_i64()) {
+            (Some(u), _) => Value::from(u),
+            (None, Some(i)) => Value::from(i),
+            _ => Value::from(n.as_f64().unwrap_or(f64::NAN)),
+        },
+        Json::String(s) => Value::from(s.as_str()),
+        Json::Array(items) => Value::from_object(items.iter().map(json_value).collect::<Vec<Value>>()),
+        Json::Object(map) => {
+            let mut entries = indexmap::IndexMap::with_capacity(map.len());
+            for (k, v) in map {
+                entries.insert(Value::from(k.as_str()), json_value(v));
+            }
+            Value::from_object(entries)
+        }
+    }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
     use serde_json::json;
+
+    /// JSON inputs become the values serde would make of them, of the same kinds and reprs.
+    #[test]
+    fn json_values_are_the_serde_values() {
+        let json = json!({
+            "s": "text", "long": "a string longer than the twenty-two bytes of a small one", "e": "", "i": 42,
+            "n": -7, "big": u64::MAX, "min": i64::MIN, "f": 1.0, "g": -0.5, "t": true, "z": null,
+            "l": [1, "a", null, [2.5], {"k": "v"}], "o": {"b": 1, "a": {"n": [1, {"x": null}]}, "": "empty key"}
+        });
+        let direct = json_value(&json);
+        let serde = Value::from(Serde(&json));
+        assert_eq!(direct, serde);
+        assert_eq!(format!("{direct:?}"), format!("{serde:?}"));
+        for (k, v) in json.as_object().unwrap() {
+            let (a, b) = (json_value(v), Value::from(Serde(v)));
+            assert_eq!(a.kind(), b.kind(), "{k}");
+            assert_eq!(format!("{a:?}"), format!("{b:?}"), "{k}");
+            assert_eq!(a.to_string(), b.to_string(), "{k}");
+            assert_eq!(a.is_integer(), b.is_integer(), "{k}");
+            assert_eq!(a.as_object().map(|o| o.repr()), b.as_object().map(|o| o.repr()), "{k}");
+        }
+        let env = environment();
+        let source = "{{ o }} {{ l }} {{ o | dictsort }} {{ o.a.n[1] }} {{ big + 1 }} {{ min - 1 }} {{ f }} \
+                      {{ l | length }} {{ o | items | list }} {{ 'b' in o }} {{ o == o }} {{ l | reverse | list }}";
+        let tmpl = env.template_from_str(source).unwrap();
+        assert_eq!(tmpl.render(json_value(&json)).ok(), tmpl.render(Value::from(Serde(&json))).ok());
+    }
+
+    /// Integers print as `Display` prints them.
+    #[test]
+    fn integers_print_as_display_does() {
+        for i in [0, 7, -7, 10, -10, 99, 1000, i64::MAX, i64::MIN, i64::MIN + 1] {
+            let mut out = String::new();
+            format_value(&Value::from(i), &mut out).unwrap();
+            assert_eq!(out, i.to_string());
+            assert_eq!(out, Value::from(i).to_string());
+        }
+        for v in [Value::from(u64::MAX), Value::from(i128::MIN), Value::from(12u8)] {
+            let mut out = String::new();
+            format_value(&v, &mut out).unwrap();
+            assert_eq!(out, v.to_string());
+        }
+    }
+
+    /// Lookups by tag find every name, and nothing else.
+    #[test]
+    fn inputs_are_found_by_name() {
+        let names = ["field_00", "field_10", "field_01", "a", "", "é", "fieldX00"];
+        let ctx = context(names.iter().enumerate().map(|(i, n)| (Cow::Owned(n.to_string()), Value::from(i))).collect());
+        let inputs = ctx.downcast_object_ref::<Inputs>().unwrap();
+        for (i, n) in names.iter().enumerate() {
+            assert_eq!(inputs.get(n), Some(&Value::from(i)), "{n}");
+        }
+        for missing in ["field_0", "field_02", "b", "e", "field_000"] {
+            assert!(inputs.get(missing).is_none(), "{missing}");
+        }
+    }
 
     /// Templates of text and variables: the fast path prints exactly what the engine prints, values
     /// at the same places.

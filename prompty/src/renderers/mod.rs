@@ -8,7 +8,7 @@ use serde_json::{Map, Value};
 use std::ops::Range;
 use std::sync::Arc;
 
-pub(crate) use jinja::{context, render_prepared};
+pub(crate) use jinja::{context, json_value, render_prepared};
 
 /// The file that holds the agent's template and the line its body starts at, for error messages.
 pub(crate) fn body_origin(agent: &Agent) -> (String, usize) {

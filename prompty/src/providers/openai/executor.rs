@@ -314,8 +314,13 @@ fn streaming_body(agent: &Agent, messages: &[Message], dialect: &super::Dialect)
     Ok((body, responses))
 }
 
-async fn execute(http: &HttpClient, flavor: Flavor, target: Target, body: Value) -> Result<Value> {
-    let request = ApiRequest::post(flavor.provider(), &target.url, target.headers, &body)?;
+async fn execute(
+    http: &HttpClient,
+    flavor: Flavor,
+    target: Target,
+    body: std::result::Result<Vec<u8>, serde_json::Error>,
+) -> Result<Value> {
+    let request = ApiRequest::post_serialized(flavor.provider(), &target.url, target.headers, body)?;
     Ok(http.json(&request).await?)
 }
 
@@ -343,7 +348,7 @@ impl Executor for OpenAiExecutor {
     fn execute_async<'a>(&'a self, agent: &'a Agent, messages: &'a [Message]) -> BoxFuture<'a, Result<Value>> {
         Box::pin(async move {
             let target = openai_target(agent)?;
-            let body = super::request_body_with(agent, messages, &target.dialect)?;
+            let body = super::wire::request_body_bytes(agent, messages, &target.dialect)?;
             execute(&self.http, Flavor::OpenAi, target, body).await
         })
     }
@@ -373,7 +378,7 @@ impl Executor for FoundryExecutor {
     fn execute_async<'a>(&'a self, agent: &'a Agent, messages: &'a [Message]) -> BoxFuture<'a, Result<Value>> {
         Box::pin(async move {
             let target = azure_target(agent, self.api_version.as_deref())?;
-            let body = super::request_body_with(agent, messages, &target.dialect)?;
+            let body = super::wire::request_body_bytes(agent, messages, &target.dialect)?;
             execute(&self.http, Flavor::Azure, target, body).await
         })
     }

@@ -249,6 +249,131 @@ pub fn chat_request_with(agent: &Agent, messages: &[Message], dialect: &Dialect)
     Ok(Value::Object(body))
 }
 
+/// The request body of [`request_body_with`], serialized: the same bytes as
+/// `serde_json::to_vec(&request_body_with(..))`. A chat request without tools, outputs, tool choice
+/// or additional properties, whose messages are text without metadata (most prompts), is written
+/// straight from the messages and options, without building a JSON value first.
+pub(crate) fn request_body_bytes(
+    agent: &Agent,
+    messages: &[Message],
+    dialect: &Dialect,
+) -> Result<std::result::Result<Vec<u8>, serde_json::Error>> {
+    if api_type(agent) == "chat" {
+        if let Some(body) = plain_chat_body(agent, messages, dialect)? {
+            return Ok(serde_json::to_vec(&body));
+        }
+    }
+    Ok(serde_json::to_vec(&request_body_with(agent, messages, dialect)?))
+}
+
+/// The chat body of a prompt [`request_body_bytes`] writes directly, `None` for any other.
+fn plain_chat_body<'a>(
+    agent: &'a Agent,
+    messages: &'a [Message],
+    dialect: &Dialect,
+) -> Result<Option<PlainChatBody<'a>>> {
+    let model = model_of(agent)?;
+    let options = model.options.as_ref();
+    let plain_options =
+        options.is_none_or(|o| o.tool_choice.is_none() && o.additional_properties.as_ref().is_none_or(Map::is_empty));
+    let plain = plain_options
+        && agent.outputs.as_deref().is_none_or(<[_]>::is_empty)
+        && messages.iter().all(|m| m.metadata.is_empty() && m.content.iter().all(|p| p.as_text().is_some()))
+        && project_tools(agent)?.is_empty();
+    Ok(plain.then_some(PlainChatBody {
+        model: &model.id,
+        messages,
+        options,
+        tokens: dialect.max_tokens_field.as_str(),
+    }))
+}
+
+/// What [`chat_request_with`] builds for a plain prompt, in the same key order.
+struct PlainChatBody<'a> {
+    model: &'a str,
+    messages: &'a [Message],
+    options: Option<&'a ModelOptions>,
+    tokens: &'static str,
+}
+
+impl serde::Serialize for PlainChatBody<'_> {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> std::result::Result<S::Ok, S::Error> {
+        use serde::ser::SerializeMap;
+        let mut map = serializer.serialize_map(None)?;
+        map.serialize_entry("model", self.model)?;
+        map.serialize_entry("messages", &PlainMessages(self.messages))?;
+        if let Some(o) = self.options {
+            // As `put`: an option that is set, in `chat_request_with`'s order.
+            fn entry<M: SerializeMap, T: serde::Serialize>(
+                map: &mut M,
+                key: &str,
+                v: Option<&T>,
+            ) -> std::result::Result<(), M::Error> {
+                match v {
+                    Some(v) => map.serialize_entry(key, v),
+                    None => Ok(()),
+                }
+            }
+            entry(&mut map, "temperature", o.temperature.as_ref())?;
+            entry(&mut map, self.tokens, o.max_output_tokens.as_ref())?;
+            entry(&mut map, "top_p", o.top_p.as_ref())?;
+            entry(&mut map, "frequency_penalty", o.frequency_penalty.as_ref())?;
+            entry(&mut map, "presence_penalty", o.presence_penalty.as_ref())?;
+            entry(&mut map, "seed", o.seed.as_ref())?;
+            entry(&mut map, "stop", o.stop_sequences.as_ref())?;
+        }
+        map.end()
+    }
+}
+
+/// Text messages without metadata, as [`chat_message`] writes them.
+struct PlainMessages<'a>(&'a [Message]);
+
+impl serde::Serialize for PlainMessages<'_> {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> std::result::Result<S::Ok, S::Error> {
+        use serde::ser::{SerializeMap, SerializeSeq};
+        struct TextPart<'a>(&'a str);
+        impl serde::Serialize for TextPart<'_> {
+            fn serialize<S: serde::Serializer>(&self, serializer: S) -> std::result::Result<S::Ok, S::Error> {
+                let mut map = serializer.serialize_map(Some(2))?;
+                map.serialize_entry("type", "text")?;
+                map.serialize_entry("text", self.0)?;
+                map.end()
+            }
+        }
+        struct Content<'a>(&'a [ContentPart]);
+        impl serde::Serialize for Content<'_> {
+            fn serialize<S: serde::Serializer>(&self, serializer: S) -> std::result::Result<S::Ok, S::Error> {
+                match self.0 {
+                    [] => serializer.serialize_str(""),
+                    [one] => serializer.serialize_str(one.as_text().unwrap_or_default()),
+                    parts => {
+                        let mut seq = serializer.serialize_seq(Some(parts.len()))?;
+                        for p in parts {
+                            seq.serialize_element(&TextPart(p.as_text().unwrap_or_default()))?;
+                        }
+                        seq.end()
+                    }
+                }
+            }
+        }
+        let mut seq = serializer.serialize_seq(Some(self.0.len()))?;
+        for m in self.0 {
+            struct Wire<'a>(&'a Message);
+            impl serde::Serialize for Wire<'_> {
+                fn serialize<S: serde::Serializer>(&self, serializer: S) -> std::result::Result<S::Ok, S::Error> {
+                    let mut map = serializer.serialize_map(Some(2))?;
+                    map.serialize_entry("role", self.0.role.as_str())?;
+                    map.serialize_entry("content", &Content(&self.0.content))?;
+                    map.end()
+                }
+            }
+            seq.serialize_element(&Wire(m))?;
+        }
+        seq.end()
+    }
+}
+
 /// The `toolChoice` to send: none without tools (a named tool must then still be declared), and
 /// an error for a named tool the prompt does not declare.
 pub(crate) fn tool_choice<'a>(
@@ -842,6 +967,51 @@ mod tests {
 
     fn user(text: &str) -> Message {
         Message::new(Role::User, text)
+    }
+
+    /// The body written directly is byte for byte the serialized JSON value, and other prompts
+    /// fall back to the JSON value.
+    #[test]
+    fn plain_chat_bodies_are_the_serialized_values() {
+        let text_parts = Message {
+            role: Role::Tool,
+            content: vec![ContentPart::text("a \"quoted\"\n"), ContentPart::text("é \u{1F600}")],
+            metadata: Map::new(),
+        };
+        let empty = Message { role: Role::Assistant, content: vec![], metadata: Map::new() };
+        let mut with_meta = user("hi");
+        with_meta.metadata.insert("name".into(), json!("ann"));
+        let image =
+            Message { role: Role::User, content: vec![ContentPart::image("https://x/cat.png")], metadata: Map::new() };
+        let models = [
+            json!({"id": "gpt-4"}),
+            json!({"id": "m", "options": {"temperature": 0.2, "maxOutputTokens": 5, "topP": 1.0, "frequencyPenalty": -0.5,
+                "presencePenalty": 0, "seed": -3, "stopSequences": ["END", "\u{0}"]}}),
+            json!({"id": "m", "options": {"additionalProperties": {"temperature": 1, "user": "u"}, "temperature": 0.5}}),
+            json!({"id": "m", "connection": {"kind": "anonymous", "endpoint": "http://localhost:1/v1"},
+                "options": {"maxOutputTokens": 7}}),
+        ];
+        let conversations: [Vec<Message>; 5] = [
+            vec![Message::new(Role::System, "Be brief."), user("Hi \u{FFFD} </script>")],
+            vec![text_parts, empty],
+            vec![with_meta],
+            vec![image],
+            vec![],
+        ];
+        for model in models {
+            let a = agent(model);
+            for messages in &conversations {
+                let dialect = Dialect::of(&a);
+                let direct = request_body_bytes(&a, messages, &dialect).unwrap().unwrap();
+                let value = serde_json::to_vec(&request_body_with(&a, messages, &dialect).unwrap()).unwrap();
+                assert_eq!(String::from_utf8(direct).unwrap(), String::from_utf8(value).unwrap());
+            }
+        }
+        let mut nan = agent(json!({"id": "m"}));
+        nan.model.as_mut().unwrap().options = Some(ModelOptions { temperature: Some(f64::NAN), ..Default::default() });
+        let dialect = Dialect::of(&nan);
+        let direct = request_body_bytes(&nan, &[user("x")], &dialect).unwrap().unwrap();
+        assert_eq!(direct, serde_json::to_vec(&request_body_with(&nan, &[user("x")], &dialect).unwrap()).unwrap());
     }
 
     #[test]
