@@ -67,7 +67,7 @@ pub async fn render_async(agent: &Agent, inputs: &Value) -> Result<String> {
 pub fn prepare(agent: &Agent, inputs: &Value) -> Result<Vec<Message>> {
     in_span(
         Stage::new("prepare", "prompty.prepare"),
-        || json!({"agent": agent.name, "inputs": inputs}),
+        || json!({"agent": agent, "inputs": inputs}),
         || {
             let (inputs, rich) = prepare_inputs(agent, inputs)?;
             prepare_ready(agent, &inputs, rich)
@@ -193,7 +193,7 @@ pub async fn prepare_async(agent: &Agent, inputs: &Value) -> Result<Vec<Message>
     };
     in_span_async(
         Stage::new("prepare", "prompty.prepare"),
-        || json!({"agent": agent.name, "inputs": inputs}),
+        || json!({"agent": agent, "inputs": inputs}),
         prepare,
         |messages, _| json!(messages),
     )
@@ -320,7 +320,7 @@ async fn run_stages(agent: &Agent, messages: &[Message]) -> Result<Value> {
 pub fn invoke<T: DeserializeOwned>(agent: &Agent, inputs: &Value) -> Result<T> {
     let answer = in_span(
         Stage::new("invoke", "prompty.invoke"),
-        || json!({"agent": agent.name, "inputs": inputs}),
+        || json!({"agent": agent, "inputs": inputs}),
         || run(agent, &prepare(agent, inputs)?),
         |result, _| result.clone(),
     )?;
@@ -339,7 +339,7 @@ pub async fn invoke_async<T: DeserializeOwned>(agent: &Agent, inputs: &Value) ->
     let invoke = async { run_async(agent, &prepare_async(agent, inputs).await?).await };
     let answer = in_span_async(
         Stage::new("invoke", "prompty.invoke"),
-        || json!({"agent": agent.name, "inputs": inputs}),
+        || json!({"agent": agent, "inputs": inputs}),
         invoke,
         |result, _| result.clone(),
     )

@@ -156,7 +156,7 @@ impl Default for FinishedSpan {
 
 impl FinishedSpan {
     /// The span as a `.tracy` frame: `{name, __time{start, end, duration}, signature, inputs,
-    /// result, __frames, __usage}` (times in UTC, duration in milliseconds).
+    /// __frames, result, __usage}` (in the reference runtime's order) (times in UTC, duration in milliseconds).
     ///
     /// ```
     /// use prompty::trace::FinishedSpan;
@@ -183,13 +183,13 @@ impl FinishedSpan {
         frame.insert("__time".into(), Value::Object(t));
         frame.insert("signature".into(), Value::String(self.signature.clone()));
         frame.insert("inputs".into(), self.inputs.clone());
-        frame.insert("result".into(), self.result.clone());
         if !self.frames.is_empty() {
             frame.insert("__frames".into(), Value::Array(self.frames.clone()));
         }
         if self.dropped_frames > 0 {
             frame.insert("__dropped_frames".into(), Value::from(self.dropped_frames));
         }
+        frame.insert("result".into(), self.result.clone());
         if !self.usage.is_empty() {
             frame.insert("__usage".into(), Value::Object(self.usage.clone()));
         }

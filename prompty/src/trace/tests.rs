@@ -257,7 +257,7 @@ fn tracy_files_are_named_and_shaped_like_the_reference() {
     assert_eq!(doc["version"], env!("CARGO_PKG_VERSION"));
     let trace = &doc["trace"];
     let keys: Vec<&str> = trace.as_object().unwrap().keys().map(String::as_str).collect();
-    assert_eq!(keys, ["name", "__time", "signature", "inputs", "result", "__frames", "__usage"]);
+    assert_eq!(keys, ["name", "__time", "signature", "inputs", "__frames", "result", "__usage"]);
     assert_eq!(trace["name"], "capital: France?");
     assert_eq!(trace["inputs"], json!({"country": "France"}));
     assert_eq!(trace["result"], "Paris");
