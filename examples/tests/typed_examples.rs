@@ -72,3 +72,29 @@ fn locales() {
         "{out}"
     );
 }
+
+#[test]
+fn examples_write_tracy_files_when_asked() {
+    let dir = std::env::temp_dir().join(format!("prompty-examples-traces-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    let out = Command::new(env!("CARGO_BIN_EXE_quickstart"))
+        .env_remove("OPENAI_API_KEY")
+        .env_remove("OPENAI_BASE_URL")
+        .env("PROMPTY_TRACE_DIR", &dir)
+        .output()
+        .expect("the example runs");
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let mut names: Vec<String> =
+        std::fs::read_dir(&dir).unwrap().map(|e| e.unwrap().file_name().to_string_lossy().into_owned()).collect();
+    names.sort();
+    // The quickstart loads, then prepares: two roots, two files.
+    assert_eq!(names.len(), 2, "{names:?}");
+    assert!(names[0].starts_with("load.") && names[0].ends_with(".tracy"), "{names:?}");
+    assert!(names[1].starts_with("prepare.") && names[1].ends_with(".tracy"), "{names:?}");
+    let prepare: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.join(&names[1])).unwrap()).unwrap();
+    assert_eq!(prepare["trace"]["signature"], "prompty.prepare");
+    let frames: Vec<&str> =
+        prepare["trace"]["__frames"].as_array().unwrap().iter().map(|f| f["name"].as_str().unwrap()).collect();
+    assert_eq!(frames, ["render", "parse"]);
+}

@@ -33,7 +33,7 @@ use std::ops::Range;
 pub fn parse(agent: &Agent, rendered: &str) -> Result<Vec<Message>> {
     crate::trace::in_span(
         crate::trace::Stage::new("parse", "prompty.parse"),
-        || serde_json::json!({"rendered": rendered}),
+        |_| serde_json::json!({"rendered": rendered}),
         || get_parser(&agent.template.parser.kind)?.parse(agent, RenderedText { text: rendered, values: &[] }),
         |messages, _| serde_json::json!(messages),
     )
@@ -53,7 +53,7 @@ pub async fn parse_async(agent: &Agent, rendered: &str) -> Result<Vec<Message>> 
     };
     crate::trace::in_span_async(
         crate::trace::Stage::new("parse", "prompty.parse"),
-        || serde_json::json!({"rendered": rendered}),
+        |_| serde_json::json!({"rendered": rendered}),
         parse,
         |messages, _| serde_json::json!(messages),
     )

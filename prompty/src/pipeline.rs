@@ -23,7 +23,7 @@ use std::path::Path;
 pub fn render(agent: &Agent, inputs: &Value) -> Result<String> {
     in_span(
         Stage::new("render", "prompty.render"),
-        || json!({"inputs": inputs}),
+        |_| json!({"inputs": inputs}),
         || {
             let mut inputs = crate::validate_inputs(agent, inputs)?;
             rich::substitute(agent, &mut inputs)?;
@@ -47,7 +47,7 @@ pub async fn render_async(agent: &Agent, inputs: &Value) -> Result<String> {
         rich::substitute(agent, &mut inputs)?;
         renderers::render_validated_async(agent, &inputs, RenderContext::plain()).await
     };
-    in_span_async(Stage::new("render", "prompty.render"), || json!({"inputs": inputs}), render, |text, _| json!(text))
+    in_span_async(Stage::new("render", "prompty.render"), |_| json!({"inputs": inputs}), render, |text, _| json!(text))
         .await
 }
 
@@ -67,7 +67,7 @@ pub async fn render_async(agent: &Agent, inputs: &Value) -> Result<String> {
 pub fn prepare(agent: &Agent, inputs: &Value) -> Result<Vec<Message>> {
     in_span(
         Stage::new("prepare", "prompty.prepare"),
-        || json!({"agent": agent, "inputs": inputs}),
+        |_| json!({"agent": agent, "inputs": inputs}),
         || {
             let (inputs, rich) = prepare_inputs(agent, inputs)?;
             prepare_ready(agent, &inputs, rich)
@@ -86,7 +86,7 @@ pub(crate) fn prepare_map(agent: &Agent, inputs: Map<String, Value>) -> Result<V
 fn prepare_ready(agent: &Agent, inputs: &Map<String, Value>, rich: rich::RichInputs) -> Result<Vec<Message>> {
     let (text, values) = in_span(
         Stage::new("render", "prompty.render"),
-        || json!({"inputs": inputs}),
+        |_| json!({"inputs": inputs}),
         || renderers::render_for_prepare(agent, inputs),
         |(text, _), _| json!(text),
     )?;
@@ -102,7 +102,7 @@ pub(crate) fn parse_rendered(
 ) -> Result<Vec<Message>> {
     let messages = in_span(
         Stage::new("parse", "prompty.parse"),
-        || json!({"rendered": text}),
+        |_| json!({"rendered": text}),
         || get_parser(&agent.template.parser.kind)?.parse(agent, RenderedText { text, values }),
         |messages, _| json!(messages),
     )?;
@@ -173,7 +173,7 @@ pub async fn prepare_async(agent: &Agent, inputs: &Value) -> Result<Vec<Message>
         let (inputs, rich) = prepare_inputs(agent, inputs)?;
         let (text, values) = in_span_async(
             Stage::new("render", "prompty.render"),
-            || json!({"inputs": inputs}),
+            |_| json!({"inputs": inputs}),
             renderers::render_for_prepare_async(agent, &inputs),
             |(text, _), _| json!(text),
         )
@@ -184,7 +184,7 @@ pub async fn prepare_async(agent: &Agent, inputs: &Value) -> Result<Vec<Message>
         };
         let messages = in_span_async(
             Stage::new("parse", "prompty.parse"),
-            || json!({"rendered": text}),
+            |_| json!({"rendered": text}),
             parse,
             |messages, _| json!(messages),
         )
@@ -193,7 +193,7 @@ pub async fn prepare_async(agent: &Agent, inputs: &Value) -> Result<Vec<Message>
     };
     in_span_async(
         Stage::new("prepare", "prompty.prepare"),
-        || json!({"agent": agent, "inputs": inputs}),
+        |_| json!({"agent": agent, "inputs": inputs}),
         prepare,
         |messages, _| json!(messages),
     )
@@ -237,20 +237,23 @@ pub fn run(agent: &Agent, messages: &[Message]) -> Result<Value> {
         let provider = provider(agent)?;
         let executor = get_executor(provider)?;
         let raw = in_span(
-            Stage::client("execute", "prompty.execute", genai::request(agent)),
-            || json!({"messages": messages}),
+            Stage::client("execute", "prompty.execute"),
+            |attributes: &mut crate::trace::Attributes| {
+                genai::request(agent, attributes);
+                json!({"messages": messages})
+            },
             || executor.execute(agent, messages),
             genai::execute_result,
         )?;
         let processor = get_processor(provider)?;
         in_span(
             Stage::new("process", "prompty.process"),
-            || json!({"provider": provider}),
+            |_| json!({"provider": provider}),
             || processor.process(agent, raw),
             |result, _| result.clone(),
         )
     };
-    in_span(Stage::new("run", "prompty.run"), || json!({"messages": messages}), run, |result, _| result.clone())
+    in_span(Stage::new("run", "prompty.run"), |_| json!({"messages": messages}), run, |result, _| result.clone())
 }
 
 /// Async form of [`run`]; gives the same result.
@@ -265,7 +268,7 @@ pub fn run(agent: &Agent, messages: &[Message]) -> Result<Value> {
 pub async fn run_async(agent: &Agent, messages: &[Message]) -> Result<Value> {
     in_span_async(
         Stage::new("run", "prompty.run"),
-        || json!({"messages": messages}),
+        |_| json!({"messages": messages}),
         run_stages(agent, messages),
         |result, _| result.clone(),
     )
@@ -277,8 +280,11 @@ async fn run_stages(agent: &Agent, messages: &[Message]) -> Result<Value> {
     let provider = provider(agent)?;
     let executor = get_executor(provider)?;
     let raw = in_span_async(
-        Stage::client("execute", "prompty.execute", genai::request(agent)),
-        || json!({"messages": messages}),
+        Stage::client("execute", "prompty.execute"),
+        |attributes: &mut crate::trace::Attributes| {
+            genai::request(agent, attributes);
+            json!({"messages": messages})
+        },
         executor.execute_async(agent, messages),
         genai::execute_result,
     )
@@ -286,7 +292,7 @@ async fn run_stages(agent: &Agent, messages: &[Message]) -> Result<Value> {
     let processor = get_processor(provider)?;
     in_span_async(
         Stage::new("process", "prompty.process"),
-        || json!({"provider": provider}),
+        |_| json!({"provider": provider}),
         processor.process_async(agent, raw),
         |result, _| result.clone(),
     )
@@ -320,7 +326,7 @@ async fn run_stages(agent: &Agent, messages: &[Message]) -> Result<Value> {
 pub fn invoke<T: DeserializeOwned>(agent: &Agent, inputs: &Value) -> Result<T> {
     let answer = in_span(
         Stage::new("invoke", "prompty.invoke"),
-        || json!({"agent": agent, "inputs": inputs}),
+        |_| json!({"agent": agent, "inputs": inputs}),
         || run(agent, &prepare(agent, inputs)?),
         |result, _| result.clone(),
     )?;
@@ -339,7 +345,7 @@ pub async fn invoke_async<T: DeserializeOwned>(agent: &Agent, inputs: &Value) ->
     let invoke = async { run_async(agent, &prepare_async(agent, inputs).await?).await };
     let answer = in_span_async(
         Stage::new("invoke", "prompty.invoke"),
-        || json!({"agent": agent, "inputs": inputs}),
+        |_| json!({"agent": agent, "inputs": inputs}),
         invoke,
         |result, _| result.clone(),
     )
@@ -370,12 +376,9 @@ pub async fn load_async(path: impl AsRef<Path>) -> Result<Agent> {
 pub async fn load_with_async(path: impl AsRef<Path>, options: &LoadOptions) -> Result<Agent> {
     let path = path.as_ref().to_path_buf();
     let options = options.clone();
-    let load = crate::trace::carry(async move {
-        tokio::task::spawn_blocking(move || load_with(&path, &options))
-            .await
-            .map_err(|e| crate::Error::Task(format!("the background load task failed: {e}")))?
-    });
-    load.await
+    tokio::task::spawn_blocking(crate::trace::carry_fn(move || load_with(&path, &options)))
+        .await
+        .map_err(|e| crate::Error::Task(format!("the background load task failed: {e}")))?
 }
 
 /// Loads a `.prompty` file ([`prompty_core::load`]), traced as `prompty.load`.
@@ -401,7 +404,7 @@ pub fn load_with(path: impl AsRef<Path>, options: &LoadOptions) -> Result<Agent>
     let path = path.as_ref();
     in_span(
         Stage::new("load", "prompty.load"),
-        || json!({"path": path.display().to_string()}),
+        |_| json!({"path": path.display().to_string()}),
         || prompty_core::load_with(path, options),
         |agent, _| json!(agent),
     )

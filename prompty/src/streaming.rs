@@ -33,8 +33,12 @@ pub async fn run_stream(agent: &Agent, messages: &[Message]) -> Result<ChunkStre
     let processor = get_processor(provider)?;
     let events = executor.execute_stream(agent, messages).await?;
     let chunks = processor.process_stream(agent, events);
-    let stage = crate::trace::Stage::client("stream", "prompty.stream", crate::trace::genai::request(agent));
-    Ok(crate::trace::traced_stream(stage, || serde_json::json!({"messages": messages}), chunks))
+    let stage = crate::trace::Stage::client("stream", "prompty.stream");
+    let recorded = |attributes: &mut crate::trace::Attributes| {
+        crate::trace::genai::request(agent, attributes);
+        serde_json::json!({"messages": messages})
+    };
+    Ok(crate::trace::traced_stream(stage, recorded, chunks))
 }
 
 /// Prepares the prompt with `inputs` and runs it streamed: [`crate::prepare_async`] then

@@ -168,7 +168,7 @@ pub fn prepare_typed<I: crate::typed_context::TypedInputs + Serialize>(
 ) -> Result<Vec<Message>> {
     crate::trace::in_span(
         crate::trace::Stage::new("prepare", "prompty.prepare"),
-        || serde_json::json!({"agent": agent, "inputs": inputs}),
+        |_| serde_json::json!({"agent": agent, "inputs": inputs}),
         || crate::typed_context::prepare(agent, inputs),
         |messages, _| serde_json::json!(messages),
     )
@@ -188,7 +188,7 @@ pub async fn invoke_typed<I: crate::typed_context::TypedInputs + Serialize, O: D
     };
     let answer = crate::trace::in_span_async(
         crate::trace::Stage::new("invoke", "prompty.invoke"),
-        || serde_json::json!({"agent": agent, "inputs": inputs}),
+        |_| serde_json::json!({"agent": agent, "inputs": inputs}),
         invoke,
         |result, _| result.clone(),
     )

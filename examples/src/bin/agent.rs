@@ -16,6 +16,7 @@ use prompty_examples::prompts::weather_assistant::{self, Inputs};
 
 #[tokio::main]
 async fn main() -> Result<(), Box<dyn std::error::Error>> {
+    prompty_examples::trace_from_env();
     let question = std::env::args().nth(1).unwrap_or_else(|| "Weather in Oslo, and 100 EUR in USD?".to_owned());
     if !prompty_examples::model_configured() {
         println!("(offline: a local scripted model answers; {})\n", prompty_examples::OFFLINE_HINT);

@@ -14,6 +14,7 @@ use prompty::ToolCall;
 use serde_json::json;
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
+    prompty_examples::trace_from_env();
     let here = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tools");
     let catalog = ToolCatalog::new();
     catalog.add_source("file", json!({"path": here.join("tools.yaml")}))?;

@@ -30,6 +30,7 @@ fn show(title: &str, messages: &[prompty::Message]) {
 
 #[tokio::main]
 async fn main() -> Result<(), Box<dyn std::error::Error>> {
+    prompty_examples::trace_from_env();
     let mut args = std::env::args().skip(1);
     let name = args.next().unwrap_or_else(|| "Ana".to_owned());
     let mut locales: Vec<String> = args.collect();

@@ -17,6 +17,7 @@ use std::path::Path;
 
 #[tokio::main]
 async fn main() -> Result<(), Box<dyn std::error::Error>> {
+    prompty_examples::trace_from_env();
     let question = std::env::args().nth(1).unwrap_or_else(|| "What is a .prompty file?".to_owned());
     let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("prompts/chat.prompty");
     let agent = prompty::load_async(&path).await?;

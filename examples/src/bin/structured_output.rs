@@ -15,6 +15,7 @@ use prompty_examples::prompts::extract_weather::{self, Inputs, Output};
 
 #[tokio::main]
 async fn main() -> Result<(), Box<dyn std::error::Error>> {
+    prompty_examples::trace_from_env();
     let report = std::env::args()
         .nth(1)
         .unwrap_or_else(|| "Greetings from Lisbon! 24 degrees and sunny, with a light breeze of 10 km/h.".to_owned());

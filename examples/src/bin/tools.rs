@@ -12,6 +12,7 @@ use prompty::{Agent, ToolCall, ToolContext, Tools};
 use serde_json::json;
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
+    prompty_examples::trace_from_env();
     println!("registered tools: {}", prompty::registered_tools().join(", "));
 
     let definition = weather_tools::get_weather::definition();

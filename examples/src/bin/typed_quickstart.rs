@@ -15,6 +15,7 @@ use prompty_examples::prompts::chat;
 
 #[tokio::main]
 async fn main() -> Result<(), Box<dyn std::error::Error>> {
+    prompty_examples::trace_from_env();
     let question = std::env::args().nth(1).unwrap_or_else(|| "What is a .prompty file?".to_owned());
     let inputs = chat::Inputs {
         // Required: a plain field.

@@ -2,14 +2,18 @@
 //! (`gen_ai.request.*`) from the agent, what came back (`gen_ai.response.*`, `gen_ai.usage.*`)
 //! from the provider's raw response (OpenAI Chat Completions and Responses, Anthropic Messages).
 
-use crate::Agent;
+use crate::{Agent, Model};
 use serde_json::{Map, Value};
 
-/// `gen_ai.operation.name`, `gen_ai.provider.name`, `gen_ai.request.model` and the request
-/// options the agent sets.
-pub(crate) fn request(agent: &Agent) -> Map<String, Value> {
-    let mut a = Map::new();
-    let Some(model) = &agent.model else { return a };
+/// Adds `gen_ai.operation.name`, `gen_ai.provider.name`, `gen_ai.request.model` and the request
+/// options of the agent's model to `a`.
+pub(crate) fn request(agent: &Agent, a: &mut Map<String, Value>) {
+    request_of(agent.model.as_ref(), a);
+}
+
+/// [`request`] from the model alone.
+pub(crate) fn request_of(model: Option<&Model>, a: &mut Map<String, Value>) {
+    let Some(model) = model else { return };
     let operation = match model.api_type() {
         "embedding" | "embeddings" => "embeddings",
         "image" | "images" => "image_generation",
@@ -42,7 +46,6 @@ pub(crate) fn request(agent: &Agent) -> Map<String, Value> {
         put("seed", o.seed.map(Value::from));
         put("stop_sequences", o.stop_sequences.clone().map(Value::from));
     }
-    a
 }
 
 /// `gen_ai.response.id`, `gen_ai.response.model`, `gen_ai.response.finish_reasons` and
@@ -97,7 +100,8 @@ mod tests {
             "a.prompty",
         )
         .unwrap();
-        let mut a = request(&agent);
+        let mut a = Map::new();
+        request(&agent, &mut a);
         assert_eq!(a["gen_ai.operation.name"], "chat");
         assert_eq!(a["gen_ai.provider.name"], "openai");
         assert_eq!(a["gen_ai.request.model"], "gpt-4o");

@@ -57,7 +57,7 @@ mod time;
 
 pub use backends::{ConsoleBackend, TracyBackend};
 pub use redaction::{redact, redact_value};
-pub(crate) use span::{carry, in_span, in_span_async, traced_stream, Stage};
+pub(crate) use span::{carry, carry_fn, in_span, in_span_async, traced_stream, Attributes, Stage};
 pub use span::{traced, traced_async};
 
 use serde_json::{Map, Value};

@@ -21,18 +21,21 @@ pub(crate) struct Stage {
     pub(crate) name: Cow<'static, str>,
     pub(crate) signature: &'static str,
     pub(crate) kind: SpanKind,
-    pub(crate) attributes: Map<String, Value>,
 }
+
+/// The attributes of a span (`gen_ai.*`), filled by the closures that record its inputs and
+/// result, which only run when something listens.
+pub(crate) type Attributes = Map<String, Value>;
 
 impl Stage {
     /// An internal stage: `Stage::new("prepare", "prompty.prepare")`.
     pub(crate) fn new(name: impl Into<Cow<'static, str>>, signature: &'static str) -> Stage {
-        Stage { name: name.into(), signature, kind: SpanKind::Internal, attributes: Map::new() }
+        Stage { name: name.into(), signature, kind: SpanKind::Internal }
     }
 
-    /// A call to a model provider, with its request attributes.
-    pub(crate) fn client(name: &'static str, signature: &'static str, attributes: Map<String, Value>) -> Stage {
-        Stage { name: Cow::Borrowed(name), signature, kind: SpanKind::Client, attributes }
+    /// A call to a model provider (its inputs closure adds the request attributes).
+    pub(crate) fn client(name: &'static str, signature: &'static str) -> Stage {
+        Stage { name: Cow::Borrowed(name), signature, kind: SpanKind::Client }
     }
 }
 
@@ -119,6 +122,7 @@ pub(crate) struct Active {
     tspan: tracing::Span,
     start: SystemTime,
     inputs: Value,
+    attributes: Attributes,
 }
 
 /// Runs `f` to get a value for a trace: secrets redacted by type and by key.
@@ -131,7 +135,7 @@ fn recorded(f: impl FnOnce() -> Value) -> Value {
 impl Active {
     /// Starts a span when anything listens (a backend, or a `tracing` subscriber interested in
     /// it); `None` costs nothing more.
-    pub(crate) fn start(stage: Stage, inputs: impl FnOnce() -> Value) -> Option<Active> {
+    pub(crate) fn start(stage: Stage, inputs: impl FnOnce(&mut Attributes) -> Value) -> Option<Active> {
         let record = any_backend();
         let tspan = tracing_span(stage.signature, &stage.name);
         if !record && tspan.is_disabled() {
@@ -148,11 +152,12 @@ impl Active {
             record: record || parent.as_ref().is_some_and(|p| p.record),
             children: Mutex::new(Children::default()),
         });
-        let inputs = recorded(inputs);
+        let mut attributes = Attributes::new();
+        let inputs = recorded(|| inputs(&mut attributes));
         if !tspan.is_disabled() {
             tspan.record("inputs", tracing::field::display(&inputs));
         }
-        Some(Active { stage, node, parent, tspan, start: SystemTime::now(), inputs })
+        Some(Active { stage, node, parent, tspan, start: SystemTime::now(), inputs, attributes })
     }
 
     /// Runs sync code inside the span.
@@ -165,7 +170,7 @@ impl Active {
     /// Ends the span with the outcome of its work.
     pub(crate) fn finish<T>(self, out: &Result<T>, result: impl FnOnce(&T, &mut Map<String, Value>) -> Value) {
         let end = SystemTime::now();
-        let mut attributes = self.stage.attributes;
+        let mut attributes = self.attributes;
         let (result, failed) = match out {
             Ok(v) => (recorded(|| result(v, &mut attributes)), false),
             Err(e) => (exception(e), true),
@@ -245,7 +250,7 @@ impl<F: Future> Future for Scoped<F> {
 /// Runs `f` in a span of `stage`; `inputs` and `result` are only called when something listens.
 pub(crate) fn in_span<T>(
     stage: Stage,
-    inputs: impl FnOnce() -> Value,
+    inputs: impl FnOnce(&mut Attributes) -> Value,
     f: impl FnOnce() -> Result<T>,
     result: impl FnOnce(&T, &mut Map<String, Value>) -> Value,
 ) -> Result<T> {
@@ -258,7 +263,7 @@ pub(crate) fn in_span<T>(
 /// Runs `fut` in a span of `stage` (see [`in_span`]).
 pub(crate) async fn in_span_async<T, F: Future<Output = Result<T>>>(
     stage: Stage,
-    inputs: impl FnOnce() -> Value,
+    inputs: impl FnOnce(&mut Attributes) -> Value,
     fut: F,
     result: impl FnOnce(&T, &mut Map<String, Value>) -> Value,
 ) -> Result<T> {
@@ -273,6 +278,16 @@ pub(crate) async fn in_span_async<T, F: Future<Output = Result<T>>>(
 /// thread will run (a blocking call's helper thread, a spawned task).
 pub(crate) fn carry<F: Future>(fut: F) -> impl Future<Output = F::Output> {
     Scoped { node: current(), tspan: tracing::Span::current(), fut: Box::pin(fut) }
+}
+
+/// `f` with the current span (ours and `tracing`'s) carried along: for a closure another thread
+/// will run (`spawn_blocking`).
+pub(crate) fn carry_fn<T>(f: impl FnOnce() -> T) -> impl FnOnce() -> T {
+    let (node, tspan) = (current(), tracing::Span::current());
+    move || {
+        let _current = SetCurrent::new(node);
+        tspan.in_scope(f)
+    }
 }
 
 /// Runs `f` as a span named `name` (signature `name` too) for every backend and subscriber, with
@@ -290,7 +305,7 @@ pub fn traced<T: Serialize, I: Serialize + ?Sized>(
 ) -> Result<T> {
     in_span(
         Stage::new(name, name),
-        || serde_json::to_value(inputs).unwrap_or(Value::Null),
+        |_| serde_json::to_value(inputs).unwrap_or(Value::Null),
         f,
         |v, _| serde_json::to_value(v).unwrap_or(Value::Null),
     )
@@ -310,7 +325,7 @@ pub async fn traced_async<T: Serialize, I: Serialize + ?Sized>(
     fut: impl Future<Output = Result<T>>,
 ) -> Result<T> {
     let inputs = serde_json::to_value(inputs).unwrap_or(Value::Null);
-    in_span_async(Stage::new(name, name), || inputs, fut, |v, _| serde_json::to_value(v).unwrap_or(Value::Null)).await
+    in_span_async(Stage::new(name, name), |_| inputs, fut, |v, _| serde_json::to_value(v).unwrap_or(Value::Null)).await
 }
 
 /// A stream of chunks recorded as one span, ended when the stream is exhausted or dropped.
@@ -386,7 +401,7 @@ impl Drop for TracedStream {
 /// holds the text, the usage, the tool calls and the number of chunks.
 pub(crate) fn traced_stream(
     stage: Stage,
-    inputs: impl FnOnce() -> Value,
+    inputs: impl FnOnce(&mut Attributes) -> Value,
     stream: crate::ChunkStream,
 ) -> crate::ChunkStream {
     match Active::start(stage, inputs) {

@@ -370,3 +370,15 @@ fn long_strings_are_cut_and_frames_bounded() {
     assert_eq!(root.dropped_frames, 3);
     assert_eq!(root.frame()["__dropped_frames"], 3);
 }
+
+#[test]
+fn an_async_load_nests_under_its_caller() {
+    let c = Collecting::new("async-load");
+    let dir = std::env::temp_dir().join(format!("prompty-trace-async-load-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let file = dir.join("plain.prompty");
+    std::fs::write(&file, "---\nname: plain\n---\nuser:\nHi").unwrap();
+    rt().block_on(traced_async("load caller", &json!({}), crate::load_async(&file))).unwrap();
+    let spans = c.1.trace("load caller");
+    assert_eq!(by_name(&spans, "load").parent_id, Some(by_name(&spans, "load caller").span_id));
+}

@@ -278,7 +278,7 @@ impl<'a> Loop<'a> {
             let stage = crate::trace::Stage::new(format!("turn {n}"), "prompty.turn");
             let iteration = crate::trace::in_span_async(
                 stage,
-                || json!({"iteration": n}),
+                |_| json!({"iteration": n}),
                 self.iterate(&mode),
                 |a, _| match a {
                     Some(answer) => answer.result.clone(),
@@ -370,10 +370,14 @@ impl<'a> Loop<'a> {
         let mut attempt = 0;
         loop {
             attempt += 1;
-            let stage = Stage::client("execute", "prompty.execute", genai::request(self.model_agent()));
-            let messages = &self.messages;
-            let execute = self.executor.execute_async(self.model_agent(), messages);
-            let execute = in_span_async(stage, || json!({"messages": messages}), execute, genai::execute_result);
+            let stage = Stage::client("execute", "prompty.execute");
+            let (agent, messages) = (self.model_agent(), &self.messages);
+            let recorded = |attributes: &mut crate::trace::Attributes| {
+                genai::request(agent, attributes);
+                json!({"messages": messages})
+            };
+            let execute =
+                in_span_async(stage, recorded, self.executor.execute_async(agent, messages), genai::execute_result);
             let outcome = cancellable(self.token(), execute).await;
             match outcome {
                 None => return Err(self.cancelled("Cancellation requested during the model call")),
@@ -382,7 +386,7 @@ impl<'a> Loop<'a> {
                     let process = self.processor.process_async(self.model_agent(), raw.clone());
                     let stage = Stage::new("process", "prompty.process");
                     let provider = self.model_agent().model.as_ref().and_then(|m| m.provider.clone());
-                    let process = in_span_async(stage, || json!({"provider": provider}), process, |r, _| r.clone());
+                    let process = in_span_async(stage, |_| json!({"provider": provider}), process, |r, _| r.clone());
                     return match process.await {
                         Ok(result) => Ok(Answer { raw: Some(raw), result, text: None, chunks: Vec::new() }),
                         Err(e) => Err(self.fail(TurnStop::Model { source: Box::new(e), attempts: attempt })),
@@ -395,11 +399,15 @@ impl<'a> Loop<'a> {
     /// One model call, streamed: every chunk held back until the response is known to be the
     /// final answer; tool calls arrive whole.
     async fn call_streamed(&mut self) -> Result<Answer> {
-        let stage = Stage::client("stream", "prompty.stream", genai::request(self.model_agent()));
+        let stage = Stage::client("stream", "prompty.stream");
         let count = self.messages.len();
+        let model = self.model_agent().model.clone();
         in_span_async(
             stage,
-            || json!({"messages": count}),
+            |attributes: &mut crate::trace::Attributes| {
+                genai::request_of(model.as_ref(), attributes);
+                json!({"messages": count})
+            },
             self.call_streamed_untraced(),
             |answer, _| json!({"result": answer.result, "text": answer.text}),
         )
@@ -585,7 +593,8 @@ impl<'a> Loop<'a> {
             attachments: Some(&attachments),
         };
         let stage = Stage::new(call.name.clone(), "prompty.tool");
-        let recorded = || json!({"id": call.id, "name": call.name, "arguments": call.arguments});
+        let recorded =
+            |_: &mut crate::trace::Attributes| json!({"id": call.id, "name": call.name, "arguments": call.arguments});
         let r = match in_span_async(stage, recorded, run_tool(&call.name, decl, args, ctx), |v, _| v.clone()).await {
             Ok(value) => {
                 let mut r = ToolResult::ok(

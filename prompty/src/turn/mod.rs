@@ -206,7 +206,7 @@ pub async fn run_turn_async(
     options: TurnOptions,
 ) -> Result<TurnOutput> {
     let count = messages.len();
-    let recorded = || json!({"messages": count, "inputs": inputs});
+    let recorded = |_: &mut crate::trace::Attributes| json!({"messages": count, "inputs": inputs});
     let stage = crate::trace::Stage::new("turn", "prompty.turn");
     crate::trace::in_span_async(stage, recorded, run_loop(agent, messages, inputs, options), turn_result).await
 }
@@ -279,7 +279,7 @@ pub(crate) async fn turn_output(prompt: PromptRef<'_>, inputs: &Value, options: 
         run_loop(&agent, messages, &inputs, options).await
     };
     let stage = crate::trace::Stage::new("turn", "prompty.turn");
-    crate::trace::in_span_async(stage, || json!({"inputs": inputs}), turn, turn_result).await
+    crate::trace::in_span_async(stage, |_| json!({"inputs": inputs}), turn, turn_result).await
 }
 
 /// Streamed form of [`turn`]: the final answer's chunks (text, thinking, usage) as a

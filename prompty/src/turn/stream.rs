@@ -71,7 +71,7 @@ impl<'a> TurnStream<'a> {
             let stage = crate::trace::Stage::new("turn", "prompty.turn");
             crate::trace::in_span_async(
                 stage,
-                || serde_json::json!({"messages": count}),
+                |_| serde_json::json!({"messages": count}),
                 run,
                 |out, _| serde_json::json!({"result": out.result, "iterations": out.iterations}),
             )
