@@ -173,25 +173,35 @@ impl FinishedSpan {
     /// assert_eq!(frame["__time"]["duration"], 1500);
     /// ```
     pub fn frame(&self) -> Value {
+        self.clone().into_frame()
+    }
+
+    /// [`FinishedSpan::frame`], taking the span apart instead of copying it.
+    ///
+    /// ```
+    /// let frame = prompty::trace::FinishedSpan::default().into_frame();
+    /// assert!(frame["__time"]["start"].is_string());
+    /// ```
+    pub fn into_frame(self) -> Value {
         let mut frame = Map::new();
-        frame.insert("name".into(), Value::String(self.name.clone()));
+        frame.insert("name".into(), Value::String(self.name));
         let mut t = Map::new();
         t.insert("start".into(), Value::String(time::iso(self.start)));
         t.insert("end".into(), Value::String(time::iso(self.end)));
         let ms = self.end.duration_since(self.start).map(|d| d.as_millis()).unwrap_or(0);
         t.insert("duration".into(), Value::from(u64::try_from(ms).unwrap_or(u64::MAX)));
         frame.insert("__time".into(), Value::Object(t));
-        frame.insert("signature".into(), Value::String(self.signature.clone()));
-        frame.insert("inputs".into(), self.inputs.clone());
+        frame.insert("signature".into(), Value::String(self.signature));
+        frame.insert("inputs".into(), self.inputs);
         if !self.frames.is_empty() {
-            frame.insert("__frames".into(), Value::Array(self.frames.clone()));
+            frame.insert("__frames".into(), Value::Array(self.frames));
         }
         if self.dropped_frames > 0 {
             frame.insert("__dropped_frames".into(), Value::from(self.dropped_frames));
         }
-        frame.insert("result".into(), self.result.clone());
+        frame.insert("result".into(), self.result);
         if !self.usage.is_empty() {
-            frame.insert("__usage".into(), Value::Object(self.usage.clone()));
+            frame.insert("__usage".into(), Value::Object(self.usage));
         }
         Value::Object(frame)
     }

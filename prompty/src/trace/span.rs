@@ -207,16 +207,16 @@ impl Active {
             frames: children.frames,
             dropped_frames: children.dropped,
         };
+        emit(&span);
         if let Some(parent) = &self.parent {
             let mut up = parent.children.lock().unwrap_or_else(|e| e.into_inner());
             add_usage(&mut up.usage, &span.usage);
             if up.frames.len() < MAX_FRAMES {
-                up.frames.push(span.frame());
+                up.frames.push(span.into_frame());
             } else {
                 up.dropped += 1;
             }
         }
-        emit(&span);
     }
 }
 
