@@ -5,6 +5,7 @@
 use super::redaction::{add_usage, redact_in_place, usage_of};
 use super::{any_backend, emit, FinishedSpan, SpanKind, MAX_FRAMES};
 use crate::{Error, Result};
+use futures_util::future::Either;
 use serde::Serialize;
 use serde_json::{Map, Value};
 use std::borrow::Cow;
@@ -137,6 +138,10 @@ impl Active {
     /// it); `None` costs nothing more.
     pub(crate) fn start(stage: Stage, inputs: impl FnOnce(&mut Attributes) -> Value) -> Option<Active> {
         let record = any_backend();
+        // Nothing listens: no backend, and no subscriber takes INFO spans (one atomic load each).
+        if !record && !tracing::level_enabled!(tracing::Level::INFO) {
+            return None;
+        }
         let tspan = tracing_span(stage.signature, &stage.name);
         if !record && tspan.is_disabled() {
             return None;
@@ -260,18 +265,25 @@ pub(crate) fn in_span<T>(
     out
 }
 
-/// Runs `fut` in a span of `stage` (see [`in_span`]).
-pub(crate) async fn in_span_async<T, F: Future<Output = Result<T>>>(
+/// Runs `fut` in a span of `stage` (see [`in_span`]). The span starts now, under the span
+/// current now (call it where the future is awaited); when nothing listens, `fut` itself is
+/// returned, with no state added.
+pub(crate) fn in_span_async<T, F: Future<Output = Result<T>>>(
     stage: Stage,
     inputs: impl FnOnce(&mut Attributes) -> Value,
     fut: F,
     result: impl FnOnce(&T, &mut Map<String, Value>) -> Value,
-) -> Result<T> {
-    let Some(active) = Active::start(stage, inputs) else { return fut.await };
-    let scoped = Scoped { node: Some(Arc::clone(&active.node)), tspan: active.tspan.clone(), fut: Box::pin(fut) };
-    let out = scoped.await;
-    active.finish(&out, result);
-    out
+) -> impl Future<Output = Result<T>> {
+    match Active::start(stage, inputs) {
+        None => Either::Left(fut),
+        Some(active) => Either::Right(async move {
+            let scoped =
+                Scoped { node: Some(Arc::clone(&active.node)), tspan: active.tspan.clone(), fut: Box::pin(fut) };
+            let out = scoped.await;
+            active.finish(&out, result);
+            out
+        }),
+    }
 }
 
 /// `fut` with the current span (ours and `tracing`'s) carried along: for a future that another
@@ -324,8 +336,8 @@ pub async fn traced_async<T: Serialize, I: Serialize + ?Sized>(
     inputs: &I,
     fut: impl Future<Output = Result<T>>,
 ) -> Result<T> {
-    let inputs = serde_json::to_value(inputs).unwrap_or(Value::Null);
-    in_span_async(Stage::new(name, name), |_| inputs, fut, |v, _| serde_json::to_value(v).unwrap_or(Value::Null)).await
+    let inputs = |_: &mut Attributes| serde_json::to_value(inputs).unwrap_or(Value::Null);
+    in_span_async(Stage::new(name, name), inputs, fut, |v, _| serde_json::to_value(v).unwrap_or(Value::Null)).await
 }
 
 /// A stream of chunks recorded as one span, ended when the stream is exhausted or dropped.
