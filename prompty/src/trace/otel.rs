@@ -686,7 +686,7 @@ fn encode(config: &Config, spans: Vec<proto::Span>) -> Vec<u8> {
 
 /// What woke the export thread.
 enum Wake {
-    Span(Option<proto::Span>),
+    Span(Option<Box<proto::Span>>),
     Flush,
     Tick,
 }
@@ -698,7 +698,7 @@ async fn next(rx: &mut mpsc::Receiver<proto::Span>, flush: &Notify, deadline: Op
     let flushed = std::pin::pin!(flush.notified());
     let tick = std::pin::pin!(tokio::time::sleep_until(deadline.unwrap_or(far)));
     match select(recv, select(flushed, tick)).await {
-        Either::Left((span, _)) => Wake::Span(span),
+        Either::Left((span, _)) => Wake::Span(span.map(Box::new)),
         Either::Right((Either::Left(_), _)) => Wake::Flush,
         Either::Right((Either::Right(_), _)) => Wake::Tick,
     }
@@ -722,7 +722,7 @@ fn export_thread(config: &Config, mut rx: mpsc::Receiver<proto::Span>, flush: &N
         loop {
             match next(&mut rx, flush, deadline).await {
                 Wake::Span(Some(span)) => {
-                    batch.push(span);
+                    batch.push(*span);
                     deadline.get_or_insert_with(|| tokio::time::Instant::now() + BATCH_INTERVAL);
                     if batch.len() >= MAX_BATCH {
                         export(client.as_ref(), config, &mut batch, counters).await;
@@ -820,7 +820,6 @@ async fn export(client: Option<&reqwest::Client>, config: &Config, batch: &mut V
 #[cfg(test)]
 mod tests {
     use super::*;
-    use prost::Message as _;
     use serde_json::Map;
 
     #[test]
@@ -908,7 +907,7 @@ mod tests {
             Some(proto::Value::String(r#"[{"role":"user","parts":[{"type":"text","content":"Hi"}]}]"#.into()))
         );
         // The body decodes back to the same span.
-        let config = OtelBackend::new("http://x").config;
+        let config = Arc::clone(&OtelBackend::new("http://x").config);
         let body = encode(&config, vec![p.clone()]);
         let back = proto::ExportTraceServiceRequest::decode(body.as_slice()).unwrap();
         assert_eq!(back.resource_spans[0].scope_spans[0].spans, [p]);

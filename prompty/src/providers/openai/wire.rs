@@ -253,6 +253,7 @@ pub fn chat_request_with(agent: &Agent, messages: &[Message], dialect: &Dialect)
 /// `serde_json::to_vec(&request_body_with(..))`. A chat request without tools, outputs, tool choice
 /// or additional properties, whose messages are text without metadata (most prompts), is written
 /// straight from the messages and options, without building a JSON value first.
+#[cfg_attr(not(feature = "openai"), allow(dead_code))] // used by the HTTP executor only
 pub(crate) fn request_body_bytes(
     agent: &Agent,
     messages: &[Message],
@@ -267,6 +268,7 @@ pub(crate) fn request_body_bytes(
 }
 
 /// The chat body of a prompt [`request_body_bytes`] writes directly, `None` for any other.
+#[cfg_attr(not(feature = "openai"), allow(dead_code))] // used by the HTTP executor only
 fn plain_chat_body<'a>(
     agent: &'a Agent,
     messages: &'a [Message],
@@ -289,6 +291,7 @@ fn plain_chat_body<'a>(
 }
 
 /// What [`chat_request_with`] builds for a plain prompt, in the same key order.
+#[cfg_attr(not(feature = "openai"), allow(dead_code))] // used by the HTTP executor only
 struct PlainChatBody<'a> {
     model: &'a str,
     messages: &'a [Message],
@@ -327,6 +330,7 @@ impl serde::Serialize for PlainChatBody<'_> {
 }
 
 /// Text messages without metadata, as [`chat_message`] writes them.
+#[cfg_attr(not(feature = "openai"), allow(dead_code))] // used by the HTTP executor only
 struct PlainMessages<'a>(&'a [Message]);
 
 impl serde::Serialize for PlainMessages<'_> {
