@@ -56,6 +56,9 @@
 //!   `rmcp` (module `prompty::mcp`).
 //! - `openapi`: `kind: openapi` tools, every operation of an OpenAPI 3.0/3.1 or Swagger 2.0
 //!   document called over HTTP (module `prompty::openapi`).
+//! - `otel`: `prompty::trace::OtelBackend`, an exporter of every span to an OpenTelemetry
+//!   collector over OTLP/HTTP with protobuf (GenAI semantic conventions on the model call),
+//!   batched on a thread of its own so the pipeline never waits for it.
 //! - `tls-ring` (default): TLS for those HTTP clients with rustls and the `ring` crypto provider;
 //!   no C toolchain beyond `cc` and no cmake.
 //! - `tls-aws-lc`: rustls with the `aws-lc-rs` provider instead (builds the aws-lc C library).

@@ -1,0 +1,928 @@
+//! An OpenTelemetry exporter: every finished span sent over OTLP/HTTP (protobuf) to a collector
+//! ([`OtelBackend`], feature `otel`).
+//!
+//! ```no_run
+//! let otel = std::sync::Arc::new(prompty::trace::otel::OtelBackend::from_env());
+//! prompty::trace::add("otel", otel.clone());
+//! ```
+
+mod proto;
+
+use super::{FinishedSpan, SpanKind, TraceBackend};
+use prost::Message as _;
+use reqwest::header::{HeaderMap, HeaderName, HeaderValue, CONTENT_TYPE};
+use serde_json::{json, Value};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Condvar, Mutex, OnceLock};
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+use tokio::sync::{mpsc, Notify};
+
+/// The most spans waiting to be exported; a span that ends while the queue is full is dropped
+/// and counted ([`OtelStats::dropped`]).
+///
+/// ```
+/// assert_eq!(prompty::trace::otel::QUEUE_CAPACITY, 2048);
+/// ```
+pub const QUEUE_CAPACITY: usize = 2048;
+
+/// The most spans in one export request.
+///
+/// ```
+/// assert_eq!(prompty::trace::otel::MAX_BATCH, 512);
+/// ```
+pub const MAX_BATCH: usize = 512;
+
+/// How long a span waits for others to join its batch before the batch is sent.
+///
+/// ```
+/// assert_eq!(prompty::trace::otel::BATCH_INTERVAL, std::time::Duration::from_secs(1));
+/// ```
+pub const BATCH_INTERVAL: Duration = Duration::from_secs(1);
+
+/// The time limit of one export request, unless [`OtelBackend::with_timeout`] sets another.
+///
+/// ```
+/// assert_eq!(prompty::trace::otel::DEFAULT_TIMEOUT, std::time::Duration::from_secs(10));
+/// ```
+pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(10);
+
+/// How long dropping an [`OtelBackend`] waits for its queue to be sent.
+///
+/// ```
+/// assert_eq!(prompty::trace::otel::DROP_TIMEOUT, std::time::Duration::from_secs(5));
+/// ```
+pub const DROP_TIMEOUT: Duration = Duration::from_secs(5);
+
+/// The default collector: OTLP/HTTP on the local machine.
+const DEFAULT_ENDPOINT: &str = "http://localhost:4318";
+
+/// Exports every finished span to an OpenTelemetry collector over OTLP/HTTP with protobuf
+/// (`POST {endpoint}/v1/traces`, `Content-Type: application/x-protobuf`), following the GenAI
+/// semantic conventions for the model call.
+///
+/// ## What is sent
+/// - ids: the trace id (16 bytes), the span id and the parent's (8 bytes) of the [`FinishedSpan`];
+/// - kind `CLIENT` for the model call (`prompty.execute`, `prompty.stream`), `INTERNAL` for the
+///   rest; the model call is named `"{gen_ai.operation.name} {gen_ai.request.model}"`
+///   (`chat gpt-4o`), every other span after its signature (`prompty.prepare`);
+/// - every attribute of the span as a typed attribute (strings, integers, doubles, booleans and
+///   arrays of them; any other JSON as JSON text): `gen_ai.operation.name`,
+///   `gen_ai.provider.name`, `gen_ai.request.*`, `gen_ai.response.*`, `gen_ai.usage.*`; plus
+///   `prompty.name` and `prompty.signature`;
+/// - status `ERROR` with the error's message (and `error.type`) when the span failed;
+/// - the resource attribute `service.name` (`prompty` unless [`OtelBackend::with_service_name`]
+///   says otherwise) and the instrumentation scope `prompty`.
+///
+/// Content (the span's inputs and result as JSON text under `prompty.inputs` /
+/// `prompty.result`, and on the model call `gen_ai.input.messages` / `gen_ai.output.messages`)
+/// is only sent with [`OtelBackend::with_content`]`(true)`. Values are redacted before any
+/// backend sees them (see [`crate::trace`]).
+///
+/// ## Never in the way
+/// [`TraceBackend::span_ended`] converts the span and pushes it into a queue of at most
+/// [`QUEUE_CAPACITY`] spans, or drops it when the queue is full; it never waits. A thread of the
+/// exporter's own (with a one-thread tokio runtime, started with the first span) sends batches of
+/// up to [`MAX_BATCH`] spans, at the latest [`BATCH_INTERVAL`] after the first span of the batch.
+/// A request that fails or takes longer than [`DEFAULT_TIMEOUT`] is logged through `tracing`
+/// (never with header values) and its spans are dropped. [`OtelBackend::flush`] waits until what
+/// was queued is sent; dropping the exporter flushes for at most [`DROP_TIMEOUT`].
+///
+/// ```no_run
+/// use std::sync::Arc;
+/// use prompty::trace::OtelBackend;
+///
+/// let otel = Arc::new(OtelBackend::new("http://localhost:4318").with_service_name("my-app"));
+/// prompty::trace::add("otel", otel.clone());
+/// // ... run prompts ...
+/// otel.flush();
+/// ```
+pub struct OtelBackend {
+    config: Arc<Config>,
+    worker: OnceLock<Option<Worker>>,
+    counters: Arc<Counters>,
+}
+
+/// What the exporter was told.
+#[derive(Clone)]
+struct Config {
+    url: String,
+    headers: HeaderMap,
+    service_name: String,
+    content: bool,
+    timeout: Duration,
+}
+
+/// The queue's side of the exporter thread.
+struct Worker {
+    tx: Mutex<Option<mpsc::Sender<proto::Span>>>,
+    flush: Arc<Notify>,
+    thread: Mutex<Option<std::thread::JoinHandle<()>>>,
+}
+
+/// What happened to the spans so far.
+#[derive(Default)]
+struct Counters {
+    queued: AtomicU64,
+    exported: AtomicU64,
+    failed: AtomicU64,
+    dropped: AtomicU64,
+    /// Spans exported or failed, and whether the thread stopped.
+    settled: Mutex<(u64, bool)>,
+    changed: Condvar,
+}
+
+impl Counters {
+    fn settle(&self, n: u64) {
+        let mut s = self.settled.lock().unwrap_or_else(|e| e.into_inner());
+        s.0 += n;
+        self.changed.notify_all();
+    }
+
+    fn stop(&self) {
+        let mut s = self.settled.lock().unwrap_or_else(|e| e.into_inner());
+        s.1 = true;
+        self.changed.notify_all();
+    }
+
+    /// Waits until `done(settled, stopped)` holds, at most `timeout`; whether it does.
+    fn wait(&self, timeout: Duration, done: impl Fn(u64, bool) -> bool) -> bool {
+        let s = self.settled.lock().unwrap_or_else(|e| e.into_inner());
+        let (s, _) =
+            self.changed.wait_timeout_while(s, timeout, |s| !done(s.0, s.1)).unwrap_or_else(|e| e.into_inner());
+        done(s.0, s.1)
+    }
+}
+
+/// How many spans an [`OtelBackend`] queued, sent, failed to send and dropped.
+///
+/// ```
+/// let stats = prompty::trace::OtelBackend::new("http://127.0.0.1:4318").stats();
+/// assert_eq!(stats, prompty::trace::OtelStats::default());
+/// ```
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct OtelStats {
+    /// Spans accepted into the queue.
+    pub queued: u64,
+    /// Spans the collector accepted (a 2xx answer).
+    pub exported: u64,
+    /// Spans whose request failed (no connection, a timeout, a non-2xx answer).
+    pub failed: u64,
+    /// Spans dropped because the queue was full or the exporter was shut down.
+    pub dropped: u64,
+}
+
+impl std::fmt::Debug for OtelBackend {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        // Header names only: their values may hold keys.
+        let headers: Vec<&str> = self.config.headers.keys().map(HeaderName::as_str).collect();
+        f.debug_struct("OtelBackend")
+            .field("url", &self.config.url)
+            .field("headers", &headers)
+            .field("service_name", &self.config.service_name)
+            .field("content", &self.config.content)
+            .field("timeout", &self.config.timeout)
+            .finish_non_exhaustive()
+    }
+}
+
+impl OtelBackend {
+    /// Exports to the collector at `endpoint` (its base URL: spans are posted to
+    /// `{endpoint}/v1/traces`).
+    ///
+    /// ```
+    /// let otel = prompty::trace::OtelBackend::new("http://localhost:4318/");
+    /// assert_eq!(otel.traces_url(), "http://localhost:4318/v1/traces");
+    /// ```
+    pub fn new(endpoint: &str) -> OtelBackend {
+        OtelBackend::with_url(format!("{}/v1/traces", endpoint.trim_end_matches('/')))
+    }
+
+    fn with_url(url: String) -> OtelBackend {
+        OtelBackend {
+            config: Arc::new(Config {
+                url,
+                headers: HeaderMap::new(),
+                service_name: "prompty".to_owned(),
+                content: false,
+                timeout: DEFAULT_TIMEOUT,
+            }),
+            worker: OnceLock::new(),
+            counters: Arc::new(Counters::default()),
+        }
+    }
+
+    /// Configured the standard way, from the environment:
+    ///
+    /// - `OTEL_EXPORTER_OTLP_TRACES_ENDPOINT` (the full URL, used as it is), else
+    ///   `OTEL_EXPORTER_OTLP_ENDPOINT` (a base URL, `/v1/traces` appended), else
+    ///   `http://localhost:4318/v1/traces`;
+    /// - `OTEL_EXPORTER_OTLP_HEADERS` then `OTEL_EXPORTER_OTLP_TRACES_HEADERS` (which wins for a
+    ///   name in both): `name=value` pairs separated by commas, values percent-decoded;
+    /// - `OTEL_EXPORTER_OTLP_TRACES_TIMEOUT`, else `OTEL_EXPORTER_OTLP_TIMEOUT` (milliseconds);
+    /// - `OTEL_SERVICE_NAME` for `service.name`.
+    ///
+    /// A header that is not valid is skipped with a warning that names it (never its value).
+    ///
+    /// ```
+    /// let otel = prompty::trace::OtelBackend::from_env();
+    /// assert!(otel.traces_url().starts_with("http"));
+    /// ```
+    pub fn from_env() -> OtelBackend {
+        OtelBackend::from_vars(|name| std::env::var(name).ok().filter(|v| !v.trim().is_empty()))
+    }
+
+    fn from_vars(var: impl Fn(&str) -> Option<String>) -> OtelBackend {
+        let url = match (var("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT"), var("OTEL_EXPORTER_OTLP_ENDPOINT")) {
+            (Some(url), _) => url.trim().to_owned(),
+            (None, Some(base)) => format!("{}/v1/traces", base.trim().trim_end_matches('/')),
+            (None, None) => format!("{DEFAULT_ENDPOINT}/v1/traces"),
+        };
+        let mut otel = OtelBackend::with_url(url);
+        for name in ["OTEL_EXPORTER_OTLP_HEADERS", "OTEL_EXPORTER_OTLP_TRACES_HEADERS"] {
+            if let Some(list) = var(name) {
+                for (key, value) in parse_headers(&list) {
+                    otel = otel.with_header(&key, &value);
+                }
+            }
+        }
+        let timeout = var("OTEL_EXPORTER_OTLP_TRACES_TIMEOUT").or_else(|| var("OTEL_EXPORTER_OTLP_TIMEOUT"));
+        if let Some(ms) = timeout.and_then(|t| t.trim().parse::<u64>().ok()) {
+            otel = otel.with_timeout(Duration::from_millis(ms));
+        }
+        if let Some(service) = var("OTEL_SERVICE_NAME") {
+            otel = otel.with_service_name(service.trim());
+        }
+        otel
+    }
+
+    fn config_mut(&mut self) -> &mut Config {
+        // Only before the first span: the worker holds a clone of the `Arc` after that.
+        Arc::make_mut(&mut self.config)
+    }
+
+    /// Adds a header to every export request (e.g. `authorization` or `api-key` for a hosted
+    /// collector). Its value is marked sensitive and never logged or shown by `Debug`; a name or
+    /// value that cannot be a header is skipped with a warning that names it.
+    ///
+    /// ```
+    /// let otel = prompty::trace::OtelBackend::new("https://otlp.example").with_header("api-key", "k-123");
+    /// assert!(!format!("{otel:?}").contains("k-123"));
+    /// ```
+    pub fn with_header(mut self, name: &str, value: &str) -> OtelBackend {
+        match (HeaderName::from_bytes(name.trim().as_bytes()), HeaderValue::from_str(value.trim())) {
+            (Ok(name), Ok(mut value)) => {
+                value.set_sensitive(true);
+                self.config_mut().headers.insert(name, value);
+            }
+            _ => tracing::warn!("the OTLP export header `{}` is not a valid header: skipped", name.trim()),
+        }
+        self
+    }
+
+    /// Sets the resource attribute `service.name` (default `prompty`).
+    ///
+    /// ```
+    /// let otel = prompty::trace::OtelBackend::new("http://localhost:4318").with_service_name("billing");
+    /// assert_eq!(otel.service_name(), "billing");
+    /// ```
+    pub fn with_service_name(mut self, name: &str) -> OtelBackend {
+        self.config_mut().service_name = name.to_owned();
+        self
+    }
+
+    /// Whether message content is exported (default `false`): the inputs and result of every span
+    /// as JSON text (`prompty.inputs`, `prompty.result`), and on the model call the messages sent
+    /// and received (`gen_ai.input.messages`, `gen_ai.output.messages`). Prompts and answers may
+    /// hold personal data: turn it on only where the collector may keep them.
+    ///
+    /// ```
+    /// let otel = prompty::trace::OtelBackend::new("http://localhost:4318").with_content(true);
+    /// assert!(otel.content());
+    /// ```
+    pub fn with_content(mut self, content: bool) -> OtelBackend {
+        self.config_mut().content = content;
+        self
+    }
+
+    /// The time limit of one export request (default [`DEFAULT_TIMEOUT`]).
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// let otel = prompty::trace::OtelBackend::new("http://localhost:4318").with_timeout(Duration::from_secs(3));
+    /// assert_eq!(otel.timeout(), Duration::from_secs(3));
+    /// ```
+    pub fn with_timeout(mut self, timeout: Duration) -> OtelBackend {
+        self.config_mut().timeout = timeout;
+        self
+    }
+
+    /// The URL spans are posted to.
+    ///
+    /// ```
+    /// assert_eq!(prompty::trace::OtelBackend::new("http://c:4318").traces_url(), "http://c:4318/v1/traces");
+    /// ```
+    pub fn traces_url(&self) -> &str {
+        &self.config.url
+    }
+
+    /// The `service.name` sent.
+    ///
+    /// ```
+    /// assert_eq!(prompty::trace::OtelBackend::new("http://c:4318").service_name(), "prompty");
+    /// ```
+    pub fn service_name(&self) -> &str {
+        &self.config.service_name
+    }
+
+    /// Whether message content is exported.
+    ///
+    /// ```
+    /// assert!(!prompty::trace::OtelBackend::new("http://c:4318").content());
+    /// ```
+    pub fn content(&self) -> bool {
+        self.config.content
+    }
+
+    /// The time limit of one export request.
+    ///
+    /// ```
+    /// let otel = prompty::trace::OtelBackend::new("http://c:4318");
+    /// assert_eq!(otel.timeout(), prompty::trace::otel::DEFAULT_TIMEOUT);
+    /// ```
+    pub fn timeout(&self) -> Duration {
+        self.config.timeout
+    }
+
+    /// How many spans were queued, exported, failed and dropped so far.
+    ///
+    /// ```
+    /// assert_eq!(prompty::trace::OtelBackend::new("http://c:4318").stats().dropped, 0);
+    /// ```
+    pub fn stats(&self) -> OtelStats {
+        let c = &self.counters;
+        OtelStats {
+            queued: c.queued.load(Ordering::Acquire),
+            exported: c.exported.load(Ordering::Acquire),
+            failed: c.failed.load(Ordering::Acquire),
+            dropped: c.dropped.load(Ordering::Acquire),
+        }
+    }
+
+    /// Sends what is queued now and waits until it was sent or failed, at most the request time
+    /// limit plus one second per batch queued; whether everything was settled in time. It blocks
+    /// the calling thread: from async code, call it through `spawn_blocking`.
+    ///
+    /// ```
+    /// // Nothing queued: returns at once.
+    /// assert!(prompty::trace::OtelBackend::new("http://127.0.0.1:9").flush());
+    /// ```
+    pub fn flush(&self) -> bool {
+        let batches = (self.counters.queued.load(Ordering::Acquire) as usize).min(QUEUE_CAPACITY) / MAX_BATCH + 1;
+        let batches = u32::try_from(batches).unwrap_or(u32::MAX);
+        self.flush_within(self.config.timeout.saturating_add(Duration::from_secs(1)).saturating_mul(batches))
+    }
+
+    /// [`OtelBackend::flush`] waiting at most `timeout`.
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// assert!(prompty::trace::OtelBackend::new("http://127.0.0.1:9").flush_within(Duration::from_secs(1)));
+    /// ```
+    pub fn flush_within(&self, timeout: Duration) -> bool {
+        let Some(Some(worker)) = self.worker.get() else { return true };
+        let target = self.counters.queued.load(Ordering::Acquire);
+        worker.flush.notify_one();
+        self.counters.wait(timeout, |settled, stopped| settled >= target || stopped)
+    }
+
+    /// Stops taking spans, sends what is queued (waiting at most `timeout`) and stops the export
+    /// thread; whether it stopped in time. Spans that end afterwards are dropped.
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// let otel = prompty::trace::OtelBackend::new("http://127.0.0.1:9");
+    /// assert!(otel.shutdown(Duration::from_secs(1)));
+    /// ```
+    pub fn shutdown(&self, timeout: Duration) -> bool {
+        let Some(Some(worker)) = self.worker.get() else { return true };
+        // Closing the queue ends the thread once it has sent what the queue holds.
+        drop(worker.tx.lock().unwrap_or_else(|e| e.into_inner()).take());
+        let stopped = self.counters.wait(timeout, |_, stopped| stopped);
+        if stopped {
+            if let Some(thread) = worker.thread.lock().unwrap_or_else(|e| e.into_inner()).take() {
+                let _ = thread.join();
+            }
+        }
+        stopped
+    }
+
+    /// The export thread, started on first use; `None` when it could not be started.
+    fn worker(&self) -> Option<&Worker> {
+        self.worker
+            .get_or_init(|| {
+                let (tx, rx) = mpsc::channel(QUEUE_CAPACITY);
+                let flush = Arc::new(Notify::new());
+                let (config, counters, notify) = (Arc::clone(&self.config), Arc::clone(&self.counters), flush.clone());
+                let spawned = std::thread::Builder::new()
+                    .name("prompty-otel".into())
+                    .spawn(move || export_thread(&config, rx, &notify, &counters));
+                match spawned {
+                    Ok(thread) => Some(Worker { tx: Mutex::new(Some(tx)), flush, thread: Mutex::new(Some(thread)) }),
+                    Err(e) => {
+                        tracing::warn!("cannot start the OpenTelemetry export thread: {e}; spans are dropped");
+                        None
+                    }
+                }
+            })
+            .as_ref()
+    }
+}
+
+impl Drop for OtelBackend {
+    fn drop(&mut self) {
+        self.shutdown(DROP_TIMEOUT);
+    }
+}
+
+impl TraceBackend for OtelBackend {
+    fn span_ended(&self, span: &FinishedSpan) {
+        let Some(worker) = self.worker() else {
+            self.counters.dropped.fetch_add(1, Ordering::Relaxed);
+            return;
+        };
+        let sent = match &*worker.tx.lock().unwrap_or_else(|e| e.into_inner()) {
+            Some(tx) => tx.try_send(to_proto(span, self.config.content)).is_ok(),
+            None => false,
+        };
+        if sent {
+            self.counters.queued.fetch_add(1, Ordering::AcqRel);
+        } else {
+            self.counters.dropped.fetch_add(1, Ordering::Relaxed);
+        }
+    }
+}
+
+/// `name=value` pairs separated by commas, values percent-decoded (the OTLP exporter
+/// configuration's format); pairs without `=` are skipped.
+fn parse_headers(list: &str) -> Vec<(String, String)> {
+    list.split(',')
+        .filter_map(|pair| {
+            let (name, value) = pair.split_once('=')?;
+            let name = name.trim();
+            (!name.is_empty()).then(|| (name.to_owned(), percent_decode(value.trim())))
+        })
+        .collect()
+}
+
+fn percent_decode(s: &str) -> String {
+    let bytes = s.as_bytes();
+    let mut out = Vec::with_capacity(bytes.len());
+    let mut i = 0;
+    while i < bytes.len() {
+        let hex = |b: u8| (b as char).to_digit(16);
+        match (bytes[i], bytes.get(i + 1).copied().and_then(hex), bytes.get(i + 2).copied().and_then(hex)) {
+            (b'%', Some(h), Some(l)) => {
+                out.push(u8::try_from(h * 16 + l).unwrap_or(b'?'));
+                i += 3;
+            }
+            (b, _, _) => {
+                out.push(b);
+                i += 1;
+            }
+        }
+    }
+    String::from_utf8_lossy(&out).into_owned()
+}
+
+/// Nanoseconds since the Unix epoch (0 before it).
+fn unix_nanos(t: SystemTime) -> u64 {
+    t.duration_since(UNIX_EPOCH).map(|d| u64::try_from(d.as_nanos()).unwrap_or(u64::MAX)).unwrap_or(0)
+}
+
+/// A scalar JSON value as an `AnyValue` (`None` for null, arrays and objects).
+fn scalar(v: &Value) -> Option<proto::AnyValue> {
+    let value = match v {
+        Value::String(s) => proto::Value::String(s.clone()),
+        Value::Bool(b) => proto::Value::Bool(*b),
+        Value::Number(n) => match n.as_i64() {
+            Some(i) => proto::Value::Int(i),
+            None => proto::Value::Double(n.as_f64()?),
+        },
+        _ => return None,
+    };
+    Some(proto::AnyValue { value: Some(value) })
+}
+
+/// A JSON value as an attribute value: scalars typed, arrays of scalars as arrays, anything
+/// else as its JSON text; `None` for null.
+fn any_value(v: &Value) -> Option<proto::AnyValue> {
+    match v {
+        Value::Null => None,
+        Value::Array(items) => match items.iter().map(scalar).collect::<Option<Vec<_>>>() {
+            Some(values) => Some(proto::AnyValue { value: Some(proto::Value::Array(proto::ArrayValue { values })) }),
+            None => Some(text_value(v.to_string())),
+        },
+        Value::Object(_) => Some(text_value(v.to_string())),
+        _ => scalar(v),
+    }
+}
+
+fn text_value(s: String) -> proto::AnyValue {
+    proto::AnyValue { value: Some(proto::Value::String(s)) }
+}
+
+fn key_value(key: &str, value: proto::AnyValue) -> proto::KeyValue {
+    proto::KeyValue { key: key.to_owned(), value: Some(value) }
+}
+
+/// The span's name: `"{operation} {model}"` for a model call, the signature otherwise.
+fn span_name(span: &FinishedSpan) -> String {
+    let attr = |k: &str| span.attributes.get(k).and_then(Value::as_str).filter(|s| !s.is_empty());
+    if span.kind == SpanKind::Client {
+        match (attr("gen_ai.operation.name"), attr("gen_ai.request.model")) {
+            (Some(op), Some(model)) => return format!("{op} {model}"),
+            (Some(op), None) => return op.to_owned(),
+            _ => {}
+        }
+    }
+    if span.signature.is_empty() {
+        span.name.clone()
+    } else {
+        span.signature.clone()
+    }
+}
+
+/// A finished span as an OTLP span.
+fn to_proto(span: &FinishedSpan, content: bool) -> proto::Span {
+    let mut attributes: Vec<proto::KeyValue> =
+        span.attributes.iter().filter_map(|(k, v)| Some(key_value(k, any_value(v)?))).collect();
+    attributes.push(key_value("prompty.name", text_value(span.name.clone())));
+    attributes.push(key_value("prompty.signature", text_value(span.signature.clone())));
+    let status = span.failed.then(|| {
+        let exception = &span.result["exception"];
+        if let Some(kind) = exception["type"].as_str().filter(|s| !s.is_empty()) {
+            attributes.push(key_value("error.type", text_value(kind.to_owned())));
+        }
+        let message = exception["message"].as_str().unwrap_or("failed").to_owned();
+        proto::Status { message, code: proto::STATUS_CODE_ERROR }
+    });
+    if content {
+        attributes.push(key_value("prompty.inputs", text_value(span.inputs.to_string())));
+        attributes.push(key_value("prompty.result", text_value(span.result.to_string())));
+        if span.kind == SpanKind::Client {
+            if let Some(messages) = input_messages(&span.inputs) {
+                attributes.push(key_value("gen_ai.input.messages", text_value(messages.to_string())));
+            }
+            if let Some(messages) = output_messages(&span.result).filter(|_| !span.failed) {
+                attributes.push(key_value("gen_ai.output.messages", text_value(messages.to_string())));
+            }
+        }
+    }
+    proto::Span {
+        trace_id: span.trace_id.to_be_bytes().to_vec(),
+        span_id: span.span_id.to_be_bytes().to_vec(),
+        trace_state: String::new(),
+        parent_span_id: span.parent_id.map(|p| p.to_be_bytes().to_vec()).unwrap_or_default(),
+        name: span_name(span),
+        kind: match span.kind {
+            SpanKind::Client => proto::SPAN_KIND_CLIENT,
+            SpanKind::Internal => proto::SPAN_KIND_INTERNAL,
+        },
+        start_time_unix_nano: unix_nanos(span.start),
+        end_time_unix_nano: unix_nanos(span.end),
+        attributes,
+        dropped_attributes_count: 0,
+        status,
+        // Sampled (W3C trace flags), and "the parent is not remote" known.
+        flags: 0x101,
+    }
+}
+
+/// The messages sent to the model (`{"messages": [Message...]}`) in the GenAI conventions'
+/// shape: `[{role, parts: [{type: "text", content}, ...]}]`.
+fn input_messages(inputs: &Value) -> Option<Value> {
+    let messages = inputs.get("messages")?.as_array()?;
+    let mapped = messages
+        .iter()
+        .map(|m| {
+            let parts: Vec<Value> = match &m["content"] {
+                Value::String(s) => vec![json!({"type": "text", "content": s})],
+                Value::Array(parts) => parts
+                    .iter()
+                    .map(|p| match (p["kind"].as_str(), p.get("value")) {
+                        (Some("text"), Some(text)) => json!({"type": "text", "content": text}),
+                        (kind, _) => json!({"type": kind.unwrap_or("unknown")}),
+                    })
+                    .collect(),
+                _ => Vec::new(),
+            };
+            json!({"role": m["role"], "parts": parts})
+        })
+        .collect();
+    Some(Value::Array(mapped))
+}
+
+/// The model's answer (a raw Chat Completions or Anthropic Messages response) in the GenAI
+/// conventions' shape: `[{role, parts, finish_reason}]`.
+fn output_messages(result: &Value) -> Option<Value> {
+    if let Some(choices) = result.get("choices").and_then(Value::as_array) {
+        let mapped = choices
+            .iter()
+            .map(|c| {
+                let m = &c["message"];
+                let mut parts = Vec::new();
+                if let Some(text) = m["content"].as_str() {
+                    parts.push(json!({"type": "text", "content": text}));
+                }
+                for call in m["tool_calls"].as_array().into_iter().flatten() {
+                    parts.push(json!({"type": "tool_call", "id": call["id"], "name": call["function"]["name"],
+                                      "arguments": call["function"]["arguments"]}));
+                }
+                json!({"role": m.get("role").cloned().unwrap_or_else(|| "assistant".into()), "parts": parts,
+                       "finish_reason": c["finish_reason"]})
+            })
+            .collect();
+        return Some(Value::Array(mapped));
+    }
+    let blocks = result.get("content").and_then(Value::as_array)?;
+    let parts: Vec<Value> = blocks
+        .iter()
+        .map(|b| match b["type"].as_str() {
+            Some("text") => json!({"type": "text", "content": b["text"]}),
+            Some("tool_use") => json!({"type": "tool_call", "id": b["id"], "name": b["name"], "arguments": b["input"]}),
+            other => json!({"type": other.unwrap_or("unknown")}),
+        })
+        .collect();
+    Some(json!([{"role": "assistant", "parts": parts, "finish_reason": result["stop_reason"]}]))
+}
+
+/// The body of one export request.
+fn encode(config: &Config, spans: Vec<proto::Span>) -> Vec<u8> {
+    let text = |k: &str, v: &str| key_value(k, text_value(v.to_owned()));
+    let request = proto::ExportTraceServiceRequest {
+        resource_spans: vec![proto::ResourceSpans {
+            resource: Some(proto::Resource {
+                attributes: vec![
+                    text("service.name", &config.service_name),
+                    text("telemetry.sdk.name", "prompty"),
+                    text("telemetry.sdk.language", "rust"),
+                    text("telemetry.sdk.version", env!("CARGO_PKG_VERSION")),
+                ],
+                dropped_attributes_count: 0,
+            }),
+            scope_spans: vec![proto::ScopeSpans {
+                scope: Some(proto::InstrumentationScope {
+                    name: "prompty".to_owned(),
+                    version: env!("CARGO_PKG_VERSION").to_owned(),
+                }),
+                spans,
+                schema_url: String::new(),
+            }],
+            schema_url: String::new(),
+        }],
+    };
+    request.encode_to_vec()
+}
+
+/// What woke the export thread.
+enum Wake {
+    Span(Option<Box<proto::Span>>),
+    Flush,
+    Tick,
+}
+
+async fn next(rx: &mut mpsc::Receiver<proto::Span>, flush: &Notify, deadline: Option<tokio::time::Instant>) -> Wake {
+    use futures_util::future::{select, Either};
+    let far = tokio::time::Instant::now() + Duration::from_secs(24 * 3600);
+    let recv = std::pin::pin!(rx.recv());
+    let flushed = std::pin::pin!(flush.notified());
+    let tick = std::pin::pin!(tokio::time::sleep_until(deadline.unwrap_or(far)));
+    match select(recv, select(flushed, tick)).await {
+        Either::Left((span, _)) => Wake::Span(span.map(Box::new)),
+        Either::Right((Either::Left(_), _)) => Wake::Flush,
+        Either::Right((Either::Right(_), _)) => Wake::Tick,
+    }
+}
+
+/// The body of the export thread: batches the queue and posts each batch.
+fn export_thread(config: &Config, mut rx: mpsc::Receiver<proto::Span>, flush: &Notify, counters: &Counters) {
+    let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build();
+    let runtime = match runtime {
+        Ok(rt) => rt,
+        Err(e) => {
+            tracing::warn!("cannot start the OpenTelemetry export runtime: {e}; spans are dropped");
+            counters.stop();
+            return;
+        }
+    };
+    runtime.block_on(async {
+        let client = client(config);
+        let mut batch = Vec::new();
+        let mut deadline = None;
+        loop {
+            match next(&mut rx, flush, deadline).await {
+                Wake::Span(Some(span)) => {
+                    batch.push(*span);
+                    deadline.get_or_insert_with(|| tokio::time::Instant::now() + BATCH_INTERVAL);
+                    if batch.len() >= MAX_BATCH {
+                        export(client.as_ref(), config, &mut batch, counters).await;
+                        deadline = None;
+                    }
+                }
+                Wake::Span(None) => {
+                    export(client.as_ref(), config, &mut batch, counters).await;
+                    break;
+                }
+                Wake::Flush => {
+                    while let Ok(span) = rx.try_recv() {
+                        batch.push(span);
+                        if batch.len() >= MAX_BATCH {
+                            export(client.as_ref(), config, &mut batch, counters).await;
+                        }
+                    }
+                    export(client.as_ref(), config, &mut batch, counters).await;
+                    deadline = None;
+                }
+                Wake::Tick => {
+                    export(client.as_ref(), config, &mut batch, counters).await;
+                    deadline = None;
+                }
+            }
+        }
+    });
+    counters.stop();
+}
+
+/// The HTTP client of the export thread; `None` (logged) when it cannot be built.
+fn client(config: &Config) -> Option<reqwest::Client> {
+    if !crate::providers::http::ensure_tls_provider() {
+        tracing::warn!("no TLS crypto provider for the OpenTelemetry exporter: enable prompty's `tls-ring` feature");
+    }
+    let built = reqwest::Client::builder()
+        .connect_timeout(config.timeout)
+        .user_agent(concat!("prompty-rs/", env!("CARGO_PKG_VERSION")))
+        .build();
+    match built {
+        Ok(client) => Some(client),
+        Err(e) => {
+            tracing::warn!("cannot build the OpenTelemetry exporter's HTTP client: {e}; spans are dropped");
+            None
+        }
+    }
+}
+
+/// Posts `batch` (emptied) and settles its spans, exported or failed.
+async fn export(client: Option<&reqwest::Client>, config: &Config, batch: &mut Vec<proto::Span>, counters: &Counters) {
+    if batch.is_empty() {
+        return;
+    }
+    let spans = std::mem::take(batch);
+    let n = spans.len() as u64;
+    let started = Instant::now();
+    let outcome = match client {
+        None => Err("no HTTP client".to_owned()),
+        Some(client) => {
+            let request = client
+                .post(&config.url)
+                .headers(config.headers.clone())
+                .header(CONTENT_TYPE, "application/x-protobuf")
+                .timeout(config.timeout)
+                .body(encode(config, spans));
+            match request.send().await {
+                Ok(response) if response.status().is_success() => {
+                    // Read the (partial-success) answer so the connection can be reused.
+                    let _ = response.bytes().await;
+                    Ok(())
+                }
+                Ok(response) => Err(format!("the collector answered {}", response.status())),
+                Err(e) => Err(crate::providers::http::error_chain(&e.without_url())),
+            }
+        }
+    };
+    match outcome {
+        Ok(()) => {
+            counters.exported.fetch_add(n, Ordering::AcqRel);
+        }
+        Err(why) => {
+            counters.failed.fetch_add(n, Ordering::AcqRel);
+            tracing::warn!(
+                url = %config.url,
+                spans = n,
+                "cannot export {n} spans to {} (after {} ms): {why}; they are dropped",
+                config.url,
+                started.elapsed().as_millis()
+            );
+        }
+    }
+    counters.settle(n);
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::Map;
+
+    #[test]
+    fn headers_and_endpoints_from_the_environment() {
+        let vars = |pairs: &'static [(&'static str, &'static str)]| {
+            move |name: &str| pairs.iter().find(|(k, _)| *k == name).map(|(_, v)| (*v).to_owned())
+        };
+        assert_eq!(OtelBackend::from_vars(vars(&[])).traces_url(), "http://localhost:4318/v1/traces");
+        let base = OtelBackend::from_vars(vars(&[("OTEL_EXPORTER_OTLP_ENDPOINT", "https://c:4318/")]));
+        assert_eq!(base.traces_url(), "https://c:4318/v1/traces");
+        let full = OtelBackend::from_vars(vars(&[
+            ("OTEL_EXPORTER_OTLP_ENDPOINT", "https://c:4318"),
+            ("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT", "https://t/custom"),
+            ("OTEL_EXPORTER_OTLP_HEADERS", "api-key=abc%3D%3D, x-team = red ,broken"),
+            ("OTEL_EXPORTER_OTLP_TRACES_HEADERS", "x-team=blue"),
+            ("OTEL_EXPORTER_OTLP_TIMEOUT", "2500"),
+            ("OTEL_SERVICE_NAME", "svc"),
+        ]));
+        assert_eq!(full.traces_url(), "https://t/custom");
+        assert_eq!(full.config.headers["api-key"], "abc==");
+        assert!(full.config.headers["api-key"].is_sensitive());
+        assert_eq!(full.config.headers["x-team"], "blue");
+        assert_eq!(full.config.headers.len(), 2);
+        assert_eq!(full.timeout(), Duration::from_millis(2500));
+        assert_eq!(full.service_name(), "svc");
+        let debug = format!("{full:?}");
+        assert!(debug.contains("api-key") && !debug.contains("abc"), "{debug}");
+    }
+
+    #[test]
+    fn a_span_maps_to_a_typed_otlp_span() {
+        let mut attributes = Map::new();
+        for (k, v) in [
+            ("gen_ai.operation.name", json!("chat")),
+            ("gen_ai.request.model", json!("gpt-4o")),
+            ("gen_ai.request.temperature", json!(0.5)),
+            ("gen_ai.usage.input_tokens", json!(7)),
+            ("gen_ai.response.finish_reasons", json!(["stop"])),
+            ("flag", json!(true)),
+            ("nested", json!({"a": [1, {"b": 2}]})),
+            ("nothing", Value::Null),
+        ] {
+            attributes.insert(k.into(), v);
+        }
+        let span = FinishedSpan {
+            trace_id: 0x0102_0304_0506_0708_090a_0b0c_0d0e_0f10,
+            span_id: 0x1112_1314_1516_1718,
+            parent_id: Some(7),
+            name: "execute".into(),
+            signature: "prompty.execute".into(),
+            kind: SpanKind::Client,
+            start: UNIX_EPOCH + Duration::from_nanos(1_500),
+            end: UNIX_EPOCH + Duration::from_nanos(2_500),
+            inputs: json!({"messages": [{"role": "user", "content": [{"kind": "text", "value": "Hi"}]}]}),
+            result: json!({"exception": {"type": "Execution", "message": "boom"}}),
+            failed: true,
+            attributes,
+            ..Default::default()
+        };
+        let p = to_proto(&span, false);
+        assert_eq!(p.name, "chat gpt-4o");
+        assert_eq!(p.kind, proto::SPAN_KIND_CLIENT);
+        assert_eq!(p.trace_id, (1..=16).collect::<Vec<u8>>());
+        assert_eq!(p.span_id, (0x11..=0x18).collect::<Vec<u8>>());
+        assert_eq!(p.parent_span_id, 7u64.to_be_bytes());
+        assert_eq!((p.start_time_unix_nano, p.end_time_unix_nano), (1_500, 2_500));
+        assert_eq!(p.status, Some(proto::Status { message: "boom".into(), code: proto::STATUS_CODE_ERROR }));
+        let get = |k: &str| p.attributes.iter().find(|a| a.key == k).and_then(|a| a.value.clone()?.value);
+        assert_eq!(get("gen_ai.request.temperature"), Some(proto::Value::Double(0.5)));
+        assert_eq!(get("gen_ai.usage.input_tokens"), Some(proto::Value::Int(7)));
+        assert_eq!(get("flag"), Some(proto::Value::Bool(true)));
+        assert_eq!(
+            get("gen_ai.response.finish_reasons"),
+            Some(proto::Value::Array(proto::ArrayValue { values: vec![text_value("stop".into())] }))
+        );
+        assert_eq!(get("nested"), Some(proto::Value::String(r#"{"a":[1,{"b":2}]}"#.into())));
+        assert_eq!(get("nothing"), None);
+        assert_eq!(get("error.type"), Some(proto::Value::String("Execution".into())));
+        assert_eq!(get("prompty.signature"), Some(proto::Value::String("prompty.execute".into())));
+        assert_eq!(get("prompty.inputs"), None);
+        let with = to_proto(&span, true);
+        let get = |k: &str| with.attributes.iter().find(|a| a.key == k).and_then(|a| a.value.clone()?.value);
+        assert_eq!(
+            get("gen_ai.input.messages"),
+            Some(proto::Value::String(r#"[{"role":"user","parts":[{"type":"text","content":"Hi"}]}]"#.into()))
+        );
+        // The body decodes back to the same span.
+        let config = Arc::clone(&OtelBackend::new("http://x").config);
+        let body = encode(&config, vec![p.clone()]);
+        let back = proto::ExportTraceServiceRequest::decode(body.as_slice()).unwrap();
+        assert_eq!(back.resource_spans[0].scope_spans[0].spans, [p]);
+    }
+
+    #[test]
+    fn internal_spans_are_named_after_their_signature() {
+        let span = FinishedSpan { name: "turn 1".into(), signature: "prompty.turn".into(), ..Default::default() };
+        let p = to_proto(&span, false);
+        assert_eq!((p.name.as_str(), p.kind, p.status), ("prompty.turn", proto::SPAN_KIND_INTERNAL, None));
+        assert!(p.parent_span_id.is_empty());
+    }
+
+    #[test]
+    fn percent_decoding() {
+        assert_eq!(percent_decode("Bearer%20a%2Cb%zz%4"), "Bearer a,b%zz%4");
+    }
+}
