@@ -276,13 +276,14 @@ pub(crate) fn in_span_async<T, F: Future<Output = Result<T>>>(
 ) -> impl Future<Output = Result<T>> {
     match Active::start(stage, inputs) {
         None => Either::Left(fut),
-        Some(active) => Either::Right(async move {
+        // Boxed: the future of a recorded span stays the size of `fut` plus a pointer.
+        Some(active) => Either::Right(Box::pin(async move {
             let scoped =
                 Scoped { node: Some(Arc::clone(&active.node)), tspan: active.tspan.clone(), fut: Box::pin(fut) };
             let out = scoped.await;
             active.finish(&out, result);
             out
-        }),
+        })),
     }
 }
 
