@@ -12,6 +12,7 @@
 //! | `load large (new text)` | the same for `tests/bench/large.prompty` (50 inputs, a 20 KB template) |
 //! | `load basic (same text)` | `load_str` of a text loaded before (the finished agent is cached) |
 //! | `prepare basic` / `threaded` / `large` | `prompty::prepare` with the inputs of `tests/bench/`, the agent loaded once |
+//! | `prepare basic traced` | the same with a trace backend that keeps nothing: every span recorded, redacted and handed over |
 //! | `typed prepare basic` / `threaded` | the typed module's `prepare(&Inputs)` (`include_prompty!`) |
 //! | `invoke basic` | `prompty::invoke_async` of basic against a local HTTP server, on a current-thread runtime, connection kept alive |
 //! | `bare POST` | a bare `reqwest` POST of the same request body, and `serde_json` of the answer, on the same runtime |
@@ -46,6 +47,7 @@ const ROWS: &[&str] = &[
     "load large (new text)",
     "load basic (same text)",
     "prepare basic",
+    "prepare basic traced",
     "prepare threaded",
     "prepare large",
     "typed prepare basic",
@@ -103,6 +105,21 @@ fn prompty_bench_measured_load_basic_same_text(text: &str, dir: &Path) {
 #[inline(never)]
 fn prompty_bench_measured_prepare_basic(agent: &prompty::Agent, inputs: &Value) {
     black_box(prompty::prepare(agent, black_box(inputs)).expect("prepares"));
+}
+
+#[inline(never)]
+fn prompty_bench_measured_prepare_basic_traced(agent: &prompty::Agent, inputs: &Value) {
+    black_box(prompty::prepare(agent, black_box(inputs)).expect("prepares"));
+}
+
+/// A trace backend that keeps nothing: what recording the spans costs (built, redacted, handed
+/// over), without any output.
+struct Discard;
+
+impl prompty::trace::TraceBackend for Discard {
+    fn span_ended(&self, span: &prompty::trace::FinishedSpan) {
+        black_box(span);
+    }
 }
 
 #[inline(never)]
@@ -202,6 +219,15 @@ fn run_row(row: &str) {
                 _ => prompty_bench_measured_prepare_large,
             };
             repeat(&mut |_| measured(&agent, &inputs));
+        }
+        "prepare basic traced" => {
+            let agent = prompty::load_str(&read("fixtures/basic.prompty"), &dir, "bench.prompty").expect("loads");
+            let inputs = inputs("basic");
+            prompty::trace::add("discard", std::sync::Arc::new(Discard));
+            for _ in 0..3 {
+                prompty::prepare(&agent, &inputs).expect("prepares");
+            }
+            repeat(&mut |_| prompty_bench_measured_prepare_basic_traced(&agent, &inputs));
         }
         "typed prepare basic" => {
             let typed: basic::Inputs = serde_json::from_value(inputs("basic")).expect("fits");

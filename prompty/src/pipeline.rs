@@ -384,8 +384,11 @@ pub async fn load_with_async(path: impl AsRef<Path>, options: &LoadOptions) -> R
 /// Loads a `.prompty` file ([`prompty_core::load`]), traced as `prompty.load`.
 ///
 /// ```
-/// let agent = prompty::load("../tests/fixtures/basic.prompty")?;
-/// assert_eq!(agent.name, "basic-prompt");
+/// let dir = std::env::temp_dir().join(format!("prompty-doc-load-{}", std::process::id()));
+/// std::fs::create_dir_all(&dir).unwrap();
+/// std::fs::write(dir.join("greet.prompty"), "---\nname: greet\n---\nuser:\nHi").unwrap();
+/// let agent = prompty::load(dir.join("greet.prompty"))?;
+/// assert_eq!(agent.name, "greet");
 /// # Ok::<(), prompty::Error>(())
 /// ```
 pub fn load(path: impl AsRef<Path>) -> Result<Agent> {
@@ -395,9 +398,13 @@ pub fn load(path: impl AsRef<Path>) -> Result<Agent> {
 /// Loads a `.prompty` file with options ([`prompty_core::load_with`]), traced as `prompty.load`.
 ///
 /// ```
-/// let opts = prompty::LoadOptions::new().allow_root("../tests");
-/// let agent = prompty::load_with("../tests/fixtures/basic.prompty", &opts)?;
-/// assert_eq!(agent.name, "basic-prompt");
+/// let dir = std::env::temp_dir().join(format!("prompty-doc-load-with-{}", std::process::id()));
+/// std::fs::create_dir_all(dir.join("prompts")).unwrap();
+/// std::fs::write(dir.join("shared.txt"), "Be brief.").unwrap();
+/// std::fs::write(dir.join("prompts/a.prompty"), "---\nname: a\ndescription: ${file:../shared.txt}\n---\nHi").unwrap();
+/// let opts = prompty::LoadOptions::new().allow_root(&dir);
+/// let agent = prompty::load_with(dir.join("prompts/a.prompty"), &opts)?;
+/// assert_eq!(agent.description.as_deref(), Some("Be brief."));
 /// # Ok::<(), prompty::Error>(())
 /// ```
 pub fn load_with(path: impl AsRef<Path>, options: &LoadOptions) -> Result<Agent> {

@@ -25,24 +25,39 @@ const SENSITIVE: &[&str] = &["secret", "password", "api_key", "apikey", "token",
 /// }
 /// ```
 pub fn is_sensitive(key: &str) -> bool {
-    let lower = key.to_ascii_lowercase();
-    SENSITIVE.iter().any(|word| {
-        lower.match_indices(word).any(|(at, _)| {
-            let after = &lower[at + word.len()..];
-            match *word {
-                "token" => !(after.starts_with('s') || after.starts_with("count") || after.starts_with("_count")),
-                "auth" => !is_author(after),
-                _ => true,
+    let b = key.as_bytes();
+    (0..b.len()).any(|i| {
+        let rest = &b[i..];
+        SENSITIVE.iter().any(|word| {
+            starts_with_ci(rest, word) && {
+                let after = &rest[word.len()..];
+                match *word {
+                    "token" => {
+                        !(starts_with_ci(after, "s")
+                            || starts_with_ci(after, "count")
+                            || starts_with_ci(after, "_count"))
+                    }
+                    "auth" => !is_author(after),
+                    _ => true,
+                }
             }
         })
     })
 }
 
+/// Whether `hay` starts with `word` (lower case), ignoring ASCII case.
+fn starts_with_ci(hay: &[u8], word: &str) -> bool {
+    hay.len() >= word.len() && hay[..word.len()].eq_ignore_ascii_case(word.as_bytes())
+}
+
 /// Whether what follows `auth` makes the word `author` or `authors` (not `authorization`).
-fn is_author(after: &str) -> bool {
-    let Some(rest) = after.strip_prefix("or") else { return false };
-    let rest = rest.strip_prefix('s').unwrap_or(rest);
-    !rest.starts_with(|c: char| c.is_ascii_alphabetic())
+fn is_author(after: &[u8]) -> bool {
+    if !starts_with_ci(after, "or") {
+        return false;
+    }
+    let rest = &after[2..];
+    let rest = if starts_with_ci(rest, "s") { &rest[1..] } else { rest };
+    !rest.first().is_some_and(u8::is_ascii_alphabetic)
 }
 
 /// Redacts a JSON value in place: the value of every sensitive key ([`is_sensitive`]), at any
