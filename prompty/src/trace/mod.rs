@@ -40,7 +40,7 @@
 //! ## Redaction
 //! Before any backend or subscriber sees a value, [`redact`] ([`redaction`]) replaces the value of every key that
 //! contains `secret`, `password`, `api_key`, `apikey`, `token`, `auth`, `credential` or `cookie`
-//! (case-insensitive, at any depth) with `[REDACTED]`, except usage counts (`prompt_tokens`,
+//! (case-insensitive, `-` and `.` taken as `_` so `x-api-key` counts, at any depth) with `[REDACTED]`, except usage counts (`prompt_tokens`,
 //! `completion_tokens`, `total_tokens`, `input_tokens`, `cached_tokens`, `totalTokenCount`, ...:
 //! `token` followed by `s` or `count`) and look-alikes such as `author`; [`crate::Secret`] values
 //! serialize as `[REDACTED]` whatever their key.

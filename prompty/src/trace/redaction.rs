@@ -13,11 +13,11 @@ const SENSITIVE: &[&str] = &["secret", "password", "api_key", "apikey", "token",
 /// Whether the value of `key` is secret: the key contains one of `secret`, `password`, `api_key`,
 /// `apikey`, `token`, `auth`, `credential`, `cookie` (ASCII case-insensitive), except where
 /// `token` is followed by `s` or `count` (usage counts: `prompt_tokens`, `totalTokenCount`) and
-/// `auth` begins the word `author` or `authors`.
+/// `auth` begins the word `author` or `authors`. `-` and `.` count as `_` (`x-api-key`).
 ///
 /// ```
 /// use prompty::trace::redaction;
-/// for key in ["apiKey", "api_key", "Authorization", "authorization_code", "OAuth", "x-auth-token", "session_cookie", "clientSecret", "refresh_token", "credentials"] {
+/// for key in ["apiKey", "api_key", "x-api-key", "API.KEY", "Authorization", "authorization_code", "OAuth", "x-auth-token", "session_cookie", "clientSecret", "refresh_token", "credentials"] {
 ///     assert!(redaction::is_sensitive(key), "{key}");
 /// }
 /// for key in ["prompt_tokens", "completion_tokens", "total_tokens", "cached_tokens", "promptTokenCount", "author", "authors", "author_name", "key", "name"] {
@@ -45,9 +45,14 @@ pub fn is_sensitive(key: &str) -> bool {
     })
 }
 
-/// Whether `hay` starts with `word` (lower case), ignoring ASCII case.
+/// Whether `hay` starts with `word` (lower case), ignoring ASCII case and taking `-` and `.` for
+/// `_` (`x-api-key`, `api.key`).
 fn starts_with_ci(hay: &[u8], word: &str) -> bool {
-    hay.len() >= word.len() && hay[..word.len()].eq_ignore_ascii_case(word.as_bytes())
+    let same = |h: &u8, w: &u8| match h {
+        b'-' | b'.' => *w == b'_',
+        h => h.eq_ignore_ascii_case(w),
+    };
+    hay.len() >= word.len() && hay.iter().zip(word.as_bytes()).all(|(h, w)| same(h, w))
 }
 
 /// Whether what follows `auth` makes the word `author` or `authors` (not `authorization`).
