@@ -649,10 +649,17 @@ impl PromptRegistry {
         crate::typed::cast_answer(crate::blocking::block_on(self.invoke_value(id, inputs, locale))??)
     }
 
+    /// The `invoke` span of a call by id: the picked prompt prepared (appenders applied) and run.
     async fn invoke_value(&self, id: &str, inputs: &Value, locale: Option<&str>) -> Result<Value> {
-        let picked = self.get(id, locale)?;
-        let messages = picked.prepare_async(inputs).await?;
-        crate::run_async(&picked.agent, &messages).await
+        let invoke = async {
+            let picked = self.get(id, locale)?;
+            let messages = picked.prepare_async(inputs).await?;
+            crate::run_async(&picked.agent, &messages).await
+        };
+        let stage = crate::trace::Stage::new("invoke", "prompty.invoke");
+        let recorded =
+            |_: &mut crate::trace::Attributes| serde_json::json!({"id": id, "locale": locale, "inputs": inputs});
+        crate::trace::in_span_async(stage, recorded, invoke, |result, _| result.clone()).await
     }
 
     /// Async form of [`PromptRegistry::invoke`].
@@ -697,11 +704,20 @@ impl PromptRegistry {
         crate::typed::cast_answer(crate::blocking::block_on(self.turn_value(id, inputs, locale, options))??)
     }
 
+    /// The `turn` span of a call by id: the picked prompt prepared (appenders applied) and the
+    /// agent loop run on its messages.
     async fn turn_value(&self, id: &str, inputs: &Value, locale: Option<&str>, options: TurnOptions) -> Result<Value> {
-        let picked = self.get(id, locale)?;
-        let inputs = Value::Object(crate::validate_inputs(&picked.agent, inputs)?);
-        let messages = picked.prepare_async(&inputs).await?;
-        Ok(crate::run_turn_async(&picked.agent, messages, &inputs, options).await?.result)
+        let turn = async {
+            let picked = self.get(id, locale)?;
+            let inputs = Value::Object(crate::validate_inputs(&picked.agent, inputs)?);
+            let messages = picked.prepare_async(&inputs).await?;
+            crate::turn::run_loop(&picked.agent, messages, &inputs, options).await
+        };
+        let stage = crate::trace::Stage::new("turn", "prompty.turn");
+        let recorded =
+            |_: &mut crate::trace::Attributes| serde_json::json!({"id": id, "locale": locale, "inputs": inputs});
+        let out = crate::trace::in_span_async(stage, recorded, turn, crate::turn::turn_result).await?;
+        Ok(out.result)
     }
 
     /// Async form of [`PromptRegistry::turn`].

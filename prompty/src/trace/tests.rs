@@ -382,3 +382,26 @@ fn an_async_load_nests_under_its_caller() {
     let spans = c.1.trace("load caller");
     assert_eq!(by_name(&spans, "load").parent_id, Some(by_name(&spans, "load caller").span_id));
 }
+
+#[test]
+fn calls_by_id_are_invoke_and_turn_spans() {
+    let c = Collecting::new("registry");
+    let agent = scripted("trace-registry", vec![answer("one"), answer("two")]);
+    let registry = crate::PromptRegistry::new();
+    registry.register("ask", agent).unwrap();
+    traced("by id", &json!({}), || {
+        let a: String = registry.invoke("ask", &json!({"q": "x"}), Some("fr"))?;
+        let b: String = registry.turn("ask", &json!({"q": "y"}), None, TurnOptions::new())?;
+        Ok((a, b))
+    })
+    .unwrap();
+    let spans = c.1.trace("by id");
+    let root = by_name(&spans, "by id");
+    let invoke = by_name(&spans, "invoke");
+    let turn = by_name(&spans, "turn");
+    assert_eq!((invoke.parent_id, turn.parent_id), (Some(root.span_id), Some(root.span_id)));
+    assert_eq!((invoke.inputs["id"].as_str(), invoke.inputs["locale"].as_str()), (Some("ask"), Some("fr")));
+    let parents: Vec<Option<u64>> = spans.iter().filter(|s| s.name == "prepare").map(|s| s.parent_id).collect();
+    assert_eq!(parents, [Some(invoke.span_id), Some(turn.span_id)]);
+    assert_eq!(spans.iter().filter(|s| s.signature == "prompty.turn").count(), 2, "the turn and its one iteration");
+}

@@ -212,14 +212,19 @@ pub async fn run_turn_async(
 }
 
 /// The agent loop, unrecorded (its callers record it as the `turn` span).
-async fn run_loop(agent: &Agent, messages: Vec<Message>, inputs: &Value, options: TurnOptions) -> Result<TurnOutput> {
+pub(crate) async fn run_loop(
+    agent: &Agent,
+    messages: Vec<Message>,
+    inputs: &Value,
+    options: TurnOptions,
+) -> Result<TurnOutput> {
     let agent = with_call_tools(agent, &options);
     let inputs = input_map(inputs);
     Loop::new(&agent, messages, &inputs, &options)?.run(Mode::Call).await
 }
 
 /// The recorded result of a turn: the answer and the number of model calls.
-fn turn_result(out: &TurnOutput, _: &mut serde_json::Map<String, Value>) -> Value {
+pub(crate) fn turn_result(out: &TurnOutput, _: &mut serde_json::Map<String, Value>) -> Value {
     json!({"result": out.result, "iterations": out.iterations})
 }
 
