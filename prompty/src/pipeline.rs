@@ -238,10 +238,7 @@ pub fn run(agent: &Agent, messages: &[Message]) -> Result<Value> {
         let executor = get_executor(provider)?;
         let raw = in_span(
             Stage::client("execute", "prompty.execute"),
-            |attributes: &mut crate::trace::Attributes| {
-                genai::request(agent, attributes);
-                json!({"messages": messages})
-            },
+            genai::execute_inputs(agent, messages),
             || executor.execute(agent, messages),
             genai::execute_result,
         )?;
@@ -281,10 +278,7 @@ async fn run_stages(agent: &Agent, messages: &[Message]) -> Result<Value> {
     let executor = get_executor(provider)?;
     let raw = in_span_async(
         Stage::client("execute", "prompty.execute"),
-        |attributes: &mut crate::trace::Attributes| {
-            genai::request(agent, attributes);
-            json!({"messages": messages})
-        },
+        genai::execute_inputs(agent, messages),
         executor.execute_async(agent, messages),
         genai::execute_result,
     )

@@ -80,6 +80,18 @@ pub(crate) fn response(raw: &Value, a: &mut Map<String, Value>) {
     }
 }
 
+/// The recorded inputs of a model call (its messages), with the request's `gen_ai.*` attributes
+/// added: one recorder for every `execute` span.
+pub(crate) fn execute_inputs<'a>(
+    agent: &'a Agent,
+    messages: &'a [crate::Message],
+) -> impl FnOnce(&mut Map<String, Value>) -> Value + 'a {
+    move |attributes| {
+        request(agent, attributes);
+        serde_json::json!({"messages": messages})
+    }
+}
+
 /// The recorded result of a model call (its raw response), with the response's `gen_ai.*`
 /// attributes added.
 pub(crate) fn execute_result(raw: &Value, attributes: &mut Map<String, Value>) -> Value {

@@ -372,10 +372,7 @@ impl<'a> Loop<'a> {
             attempt += 1;
             let stage = Stage::client("execute", "prompty.execute");
             let (agent, messages) = (self.model_agent(), &self.messages);
-            let recorded = |attributes: &mut crate::trace::Attributes| {
-                genai::request(agent, attributes);
-                json!({"messages": messages})
-            };
+            let recorded = genai::execute_inputs(agent, messages);
             let execute =
                 in_span_async(stage, recorded, self.executor.execute_async(agent, messages), genai::execute_result);
             let outcome = cancellable(self.token(), execute).await;
