@@ -5,6 +5,7 @@
 //! `[ \t\r\n]`, `join` prints its items the same way. Templates cannot reach the file system or
 //! the network: no loader is configured, so `include`/`import` fail.
 
+use super::direct;
 use crate::{Agent, Error, Location, RenderContext, Result};
 use minijinja::value::{Enumerator, Object, Serde, Value, ValueKind};
 use minijinja::Environment;
@@ -41,15 +42,9 @@ struct Compiled {
     /// `{% set %}` or `{% filter %}` block and no recursive loop captures output to print it
     /// later), and its text holds no mark character.
     in_order: bool,
-    /// The template as text and variables, when it is nothing else (no expression but a plain
-    /// variable, no statement): `prepare` then renders it without the template engine.
-    pieces: Option<Vec<Piece>>,
-}
-
-/// A part of a template made only of text and `{{ variable }}`s.
-enum Piece {
-    Text(Box<str>),
-    Var(Box<str>),
+    /// The template as a program of the subset [`direct`] renders, when it prints in order and
+    /// is made of nothing else: `prepare` then renders it without the template engine.
+    program: Option<direct::Program>,
 }
 
 fn environment() -> Environment<'static> {
@@ -100,7 +95,7 @@ fn write_error() -> minijinja::Error {
 }
 
 /// Prints a value the way the Prompty Jinja subset prints it.
-fn format_value(value: &Value, out: &mut impl std::fmt::Write) -> std::fmt::Result {
+pub(super) fn format_value(value: &Value, out: &mut impl std::fmt::Write) -> std::fmt::Result {
     match value.kind() {
         ValueKind::Undefined | ValueKind::None => Ok(()),
         ValueKind::Bool => out.write_str(if value.is_true() { "true" } else { "false" }),
@@ -202,8 +197,8 @@ fn compiled(agent: &Agent, source: &str) -> Result<Arc<Compiled>> {
     // A mark character in the template's own text is refused the same way whichever way values
     // are tracked: the marks find it.
     let in_order = prints_in_order(source, &env) && !source.contains(['\u{FDD0}', '\u{FDD1}']);
-    let pieces = if in_order { pieces(source, &env) } else { None };
-    let c = Arc::new(Compiled { source: source.to_owned(), env, in_order, pieces });
+    let program = if in_order { program(source, &env) } else { None };
+    let c = Arc::new(Compiled { source: source.to_owned(), env, in_order, program });
     cache.set(Arc::clone(&c));
     Ok(c)
 }
@@ -232,56 +227,27 @@ fn prints_in_order(source: &str, env: &Environment<'static>) -> bool {
     minijinja::machinery::parse(source, NAME, env.syntax().clone()).is_ok_and(|ast| stmt(&ast))
 }
 
-/// The template as text and plain variables, when it is made of nothing else. A variable that
-/// names a global of the environment (a function such as `range`) is left to the engine, which
-/// prints the global when no input has its name.
-fn pieces(source: &str, env: &Environment<'static>) -> Option<Vec<Piece>> {
-    use minijinja::machinery::ast::{Expr, Stmt};
-    let Stmt::Template(t) = minijinja::machinery::parse(source, NAME, env.syntax().clone()).ok()? else {
-        return None;
-    };
-    let mut pieces = Vec::with_capacity(t.children.len());
-    for stmt in &t.children {
-        match stmt {
-            Stmt::EmitRaw(r) => pieces.push(Piece::Text(r.raw.into())),
-            Stmt::EmitExpr(e) => match &e.expr {
-                Expr::Var(v) if env.globals().all(|(name, _)| name != v.id) => pieces.push(Piece::Var(v.id.into())),
-                _ => return None,
-            },
-            _ => return None,
-        }
-    }
-    // Each piece is at least one engine instruction: a template beyond the render budget is left to
-    // the engine, which refuses it.
-    (pieces.len() as u64 <= prompty_core::jinja::render_limits().fuel).then_some(pieces)
+/// The template as a [`direct::Program`], when it is made of the subset that module renders.
+fn program(source: &str, env: &Environment<'static>) -> Option<direct::Program> {
+    let ast = minijinja::machinery::parse(source, NAME, env.syntax().clone()).ok()?;
+    direct::Program::compile(&ast, env.globals().map(|(name, _)| name.into()).collect())
 }
 
-/// Renders text-and-variable pieces with the inputs of `context`, exactly as the engine prints
-/// them (see [`format_value`]), recording where each value lands.
-fn render_pieces(agent: &Agent, pieces: &[Piece], inputs: &Inputs) -> Result<(String, Vec<Range<usize>>)> {
-    let max = usize::try_from(prompty_core::jinja::render_limits().max_output_bytes).unwrap_or(usize::MAX);
-    let text_len: usize = pieces.iter().map(|p| if let Piece::Text(t) = p { t.len() } else { 16 }).sum();
-    let mut out = String::with_capacity(text_len.min(max));
-    let mut ranges = Vec::new();
-    for piece in pieces {
-        match piece {
-            Piece::Text(text) => out.push_str(text),
-            Piece::Var(name) => {
-                if let Some(value) = inputs.get(name) {
-                    let start = out.len();
-                    // Writing into a String cannot fail.
-                    let _ = format_value(value, &mut out);
-                    if out.len() > start {
-                        ranges.push(start..out.len());
-                    }
-                }
-            }
-        }
-        if out.len() > max {
-            return Err(super::output_too_large(agent, max as u64));
-        }
+/// Renders `c`'s program, if it has one and it can render these inputs exactly as the engine
+/// would; `None` when the engine must.
+fn render_direct(
+    agent: &Agent,
+    c: &Compiled,
+    inputs: direct::Inputs<'_>,
+) -> Option<Result<(String, Vec<Range<usize>>)>> {
+    let program = c.program.as_ref()?;
+    let limits = prompty_core::jinja::render_limits();
+    let max = usize::try_from(limits.max_output_bytes).unwrap_or(usize::MAX);
+    match program.render(inputs, limits.fuel, max) {
+        Ok(done) => Some(Ok(done)),
+        Err(direct::Outcome::TooLarge) => Some(Err(super::output_too_large(agent, limits.max_output_bytes))),
+        Err(direct::Outcome::Unsupported) => None,
     }
-    Ok((out, ranges))
 }
 
 /// Sets how this thread's render writes values, until dropped.
@@ -319,10 +285,23 @@ pub(crate) fn render_prepared(
     let source = agent.instructions.as_deref().unwrap_or("");
     let c = compiled(agent, source)?;
     let context = context(!c.in_order)?;
-    if let (Some(pieces), Some(inputs)) = (&c.pieces, context.downcast_object_ref::<Inputs>()) {
-        return render_pieces(agent, pieces, inputs);
+    if let Some(inputs) = context.downcast_object_ref::<Inputs>() {
+        if let Some(done) = render_direct(agent, &c, direct::Inputs::Values(inputs)) {
+            return done;
+        }
     }
     render_engine(agent, &c, context)
+}
+
+/// [`render_prepared`] of JSON inputs (already validated, with no mark character): read where
+/// they are when the template is of the subset [`direct`] renders, else turned into template values.
+pub(crate) fn render_prepared_json(agent: &Agent, inputs: &Map<String, Json>) -> Result<(String, Vec<Range<usize>>)> {
+    let source = agent.instructions.as_deref().unwrap_or("");
+    let c = compiled(agent, source)?;
+    if let Some(done) = render_direct(agent, &c, direct::Inputs::Json(inputs)) {
+        return done;
+    }
+    render_engine(agent, &c, json_context(inputs))
 }
 
 /// [`render_prepared`] by the template engine.
@@ -353,7 +332,7 @@ pub(super) fn written(len: usize) {
 /// Each name has a tag (its length and first and last bytes) compared before the name itself, so
 /// a lookup among names alike (`field_00` ... `field_49`) compares few of them in full.
 #[derive(Debug)]
-struct Inputs(Vec<(Cow<'static, str>, Value)>, Vec<u32>);
+pub(super) struct Inputs(Vec<(Cow<'static, str>, Value)>, Vec<u32>);
 
 /// The tag of an input name (see [`Inputs`]).
 fn name_tag(name: &str) -> u32 {
@@ -363,7 +342,7 @@ fn name_tag(name: &str) -> u32 {
 }
 
 impl Inputs {
-    fn get(&self, key: &str) -> Option<&Value> {
+    pub(super) fn get(&self, key: &str) -> Option<&Value> {
         let tag = name_tag(key);
         self.1.iter().zip(&self.0).find(|(t, (name, _))| **t == tag && name == key).map(|(_, (_, v))| v)
     }
@@ -481,40 +460,255 @@ mod tests {
         }
     }
 
-    /// Templates of text and variables: the fast path prints exactly what the engine prints, values
-    /// at the same places.
-    #[test]
-    fn pieces_render_as_the_engine_renders() {
-        let inputs = json!({
+    /// The engine's render of `source` and the direct one (when it renders it), with the inputs
+    /// as JSON and as template values.
+    type Rendered = Result<(String, Vec<Range<usize>>)>;
+
+    fn both_ways(source: &str, map: &Map<String, Json>) -> (Rendered, [Option<Rendered>; 2]) {
+        try_both_ways(source, map).unwrap_or_else(|| panic!("{source:?} does not compile"))
+    }
+
+    fn try_both_ways(source: &str, map: &Map<String, Json>) -> Option<(Rendered, [Option<Rendered>; 2])> {
+        let agent = prompty_core::load_str(source, ".", "t.prompty").ok()?;
+        let c = compiled(&agent, source).ok()?;
+        let ctx = json_context(map);
+        let direct_json = render_direct(&agent, &c, direct::Inputs::Json(map));
+        let direct_values =
+            render_direct(&agent, &c, direct::Inputs::Values(ctx.downcast_object_ref::<Inputs>().unwrap()));
+        Some((render_engine(&agent, &c, ctx), [direct_json, direct_values]))
+    }
+
+    fn bench_inputs() -> Json {
+        json!({
             "s": "text", "e": "", "i": 42, "n": -7, "f": 1.0, "g": 0.5, "h": 1e20, "t": true, "u": false,
-            "z": null, "l": [1, "a", null], "o": {"k": "v", "n": [1]}, "x": "\u{FDD0}mark\nuser:\nhi", "é": "ü"
-        });
+            "z": null, "l": [1, "a", null], "o": {"k": "v", "n": [1], "": 0}, "x": "\u{FDD0}mark\nuser:\nhi", "é": "ü",
+            "big": u64::MAX, "w": "  Ünïcode ß  ", "num": "10",
+            "items": [
+                {"name": "ada", "score": 72, "tags": ["a", "b"]},
+                {"name": "Bob", "score": 50.5, "tags": []},
+                {"name": "", "score": -1, "tags": [1, true, null, 2.5]},
+                {"name": "ß", "score": 0, "tags": ["x"]}
+            ],
+            "odd": [{"tags": "x"}, {"score": null}],
+            "empty": [], "nested": [[1, 2], [], [3]]
+        })
+    }
+
+    /// Templates of the direct subset print exactly what the engine prints, values at the same
+    /// places, from JSON inputs and from template values.
+    #[test]
+    fn direct_renders_as_the_engine_renders() {
+        let inputs = bench_inputs();
         let map = inputs.as_object().unwrap();
         let templates = [
             "Hi {{ s }}!",
-            "{{s}}{{e}}{{i}}{{n}}{{f}}{{g}}{{h}}{{t}}{{u}}{{z}}",
-            "{{ l }} and {{ o }}",
-            "{{ missing }} x {{ x }}",
+            "{{s}}{{e}}{{i}}{{n}}{{f}}{{g}}{{h}}{{t}}{{u}}{{z}}{{big}}",
+            "{{ l }} and {{ o }} {{ items[0] }}",
+            "{{ missing }} x {{ x }} {{ missing.a.b }}",
             "a\n  {{- s -}}  \nb",
             "{% raw %}{{ s }}{% endraw %} {{ s }}",
             "{# comment #}line\n{{ i }}\n",
             "trailing newline\n",
             "{{ s }}é\n\n",
             "",
+            "{% for item in items %}{{ loop.index }}. {{ item.name | upper }} ({{ item.score }}){% if item.tags %} [{{ item.tags | join(', ') }}]{% endif %}{% if item.score > 50 %} high{% else %} low{% endif %}\n{% endfor %}",
+            "{% for a in nested %}{% for b in a %}{{ loop.index0 }}/{{ loop.length }}{{ b }}{% if loop.last %};{% endif %}{% else %}none{% endfor %}|{% endfor %}",
+            "{% for x in empty %}{{ x }}{% else %}nothing{% endfor %} {{ empty | length }} {{ s | length }} {{ o | count }}",
+            "{{ w | trim }}|{{ w | trim(' ß') }}|{{ w | lower }}|{{ z | default('dflt') }}|{{ missing | d(1) }}|{{ e | default('x', true) }}|{{ e | default('x') }}",
+            "{% if not t %}a{% elif u or i %}b{{ u or i }}{{ t and s }}{% else %}c{% endif %}",
+            "{{ 'y' if t else 'n' }}{{ 'y' if u }}{{ s if missing is defined else 'undef' }}{{ z is none }}{{ missing is undefined }}",
+            "{{ 1 < i < 50 }}{{ i == 42 }}{{ s != 'text' }}{{ s < 'u' }}{{ f == 1 }}{{ g >= 0.5 }}{{ n <= -8 }}",
+            "{{ o['k'] }}{{ o.n[0] }}{{ l[1] }}{{ l[5] }}{{ o['missing'] }}",
+            "{% for item in items %}{{ item.name }}{{ item.name == 'ada' }}{{ item.score is defined }}{% endfor %}",
+            "{{ items | length }} {{ (items[0]).tags | join }} {{ l | join('-') }} {{ z | join }}",
         ];
+        let mut failed = Vec::new();
         for source in templates {
-            let agent = prompty_core::load_str(source, ".", "t.prompty").unwrap();
-            let c = compiled(&agent, source).unwrap();
-            let pieces = c.pieces.as_deref().unwrap_or_else(|| panic!("{source:?} should be pieces"));
-            let ctx = json_context(map);
-            let fast = render_pieces(&agent, pieces, ctx.downcast_object_ref::<Inputs>().unwrap()).unwrap();
-            let engine = render_engine(&agent, &c, ctx).unwrap();
-            assert_eq!(fast, engine, "{source:?}");
+            let (engine, direct) = both_ways(source, map);
+            for (way, d) in ["json", "values"].iter().zip(direct) {
+                match d {
+                    Some(d) => assert_eq!(d.unwrap(), *engine.as_ref().unwrap(), "{source:?} ({way})"),
+                    None => failed.push(format!("{source:?} ({way})")),
+                }
+            }
         }
-        // Anything else goes to the engine.
-        for source in ["{{ s | upper }}", "{% if t %}x{% endif %}", "{{ o.k }}", "{{ range }}", "{{ 1 }}"] {
-            let agent = prompty_core::load_str(source, ".", "t.prompty").unwrap();
-            assert!(compiled(&agent, source).unwrap().pieces.is_none(), "{source:?}");
+        assert!(failed.is_empty(), "should render directly: {failed:#?}");
+        // Outside the subset: the engine.
+        for source in [
+            "{{ range }}",
+            "{% set a = 1 %}{{ a }}",
+            "{{ s | title }}",
+            "{{ i + 1 }}",
+            "{% for k in o %}{{ k }}{% endfor %}",
+            "{{ loop.cycle }}{% for x in l %}{{ loop.cycle('a') }}{% endfor %}",
+            "{{ missing > 1 }}",
+            "{{ s | upper(1) }}",
+            "{{ i | upper }}",
+            "{% for x in odd %}{{ x.tags | join }}{% endfor %}",
+            "{% for x in odd %}{{ x.score > 1 }}{% endfor %}",
+        ] {
+            let (_, direct) = both_ways(source, map);
+            assert!(direct.iter().all(Option::is_none), "{source:?} should be left to the engine");
         }
+    }
+
+    /// A small generator of templates of the subset (and a little beyond), rendered both ways: every
+    /// template the direct renderer takes prints what the engine prints.
+    #[test]
+    fn generated_templates_render_as_the_engine_renders() {
+        struct Gen(u64);
+        impl Gen {
+            fn next(&mut self, n: usize) -> usize {
+                self.0 ^= self.0 << 13;
+                self.0 ^= self.0 >> 7;
+                self.0 ^= self.0 << 17;
+                (self.0 % n as u64) as usize
+            }
+            fn pick<'a>(&mut self, from: &[&'a str]) -> &'a str {
+                from[self.next(from.len())]
+            }
+            fn value(&mut self, depth: usize, in_loop: bool) -> String {
+                let vars: &[&str] = if in_loop {
+                    &[
+                        "s",
+                        "i",
+                        "t",
+                        "u",
+                        "z",
+                        "l",
+                        "o",
+                        "items",
+                        "it",
+                        "it.name",
+                        "it.score",
+                        "it.tags",
+                        "loop.index",
+                        "loop.first",
+                        "loop.revindex",
+                        "missing",
+                        "w",
+                        "num",
+                    ]
+                } else {
+                    &[
+                        "s", "e", "i", "n", "f", "g", "t", "u", "z", "l", "o", "o.k", "o.n", "items", "missing", "w",
+                        "big", "num", "nested",
+                    ]
+                };
+                let atom = match self.next(4) {
+                    0 => self.pick(&["1", "0", "'text'", "''", "true", "none", "2.5", "-3"]).to_owned(),
+                    _ => self.pick(vars).to_owned(),
+                };
+                if depth == 0 {
+                    return atom;
+                }
+                match self.next(9) {
+                    0 => format!("not {}", self.value(depth - 1, in_loop)),
+                    1 => format!(
+                        "({} {} {})",
+                        self.value(depth - 1, in_loop),
+                        self.pick(&["and", "or"]),
+                        self.value(depth - 1, in_loop)
+                    ),
+                    2 => format!(
+                        "({} {} {})",
+                        self.value(depth - 1, in_loop),
+                        self.pick(&["==", "!=", "<", ">", "<=", ">="]),
+                        self.value(depth - 1, in_loop)
+                    ),
+                    3 => format!(
+                        "({} | {})",
+                        self.value(depth - 1, in_loop),
+                        self.pick(&[
+                            "upper",
+                            "lower",
+                            "length",
+                            "join(', ')",
+                            "join",
+                            "default('d')",
+                            "d(0, true)",
+                            "trim",
+                            "count",
+                            "title"
+                        ])
+                    ),
+                    4 => format!(
+                        "({} is {})",
+                        self.value(depth - 1, in_loop),
+                        self.pick(&["defined", "undefined", "none", "not none"])
+                    ),
+                    5 => format!(
+                        "({} if {} else {})",
+                        self.value(depth - 1, in_loop),
+                        self.value(depth - 1, in_loop),
+                        self.value(depth - 1, in_loop)
+                    ),
+                    6 => format!(
+                        "{}[{}]",
+                        self.pick(&["l", "o", "items", "nested"]),
+                        self.pick(&["0", "1", "'k'", "-1", "9"])
+                    ),
+                    _ => atom,
+                }
+            }
+            fn body(&mut self, depth: usize, in_loop: bool, out: &mut String) {
+                for _ in 0..1 + self.next(4) {
+                    match self.next(if depth == 0 { 2 } else { 5 }) {
+                        0 => out.push_str(self.pick(&["a", " ", "\n", "user:\n", "é-", "{{ '{' }}"])),
+                        1 => out.push_str(&format!("{{{{ {} }}}}", self.value(2, in_loop))),
+                        2 => {
+                            out.push_str(&format!("{{% if {} %}}", self.value(2, in_loop)));
+                            self.body(depth - 1, in_loop, out);
+                            if self.next(2) == 0 {
+                                out.push_str(&format!("{{% elif {} %}}", self.value(1, in_loop)));
+                                self.body(depth - 1, in_loop, out);
+                            }
+                            if self.next(2) == 0 {
+                                out.push_str("{% else %}");
+                                self.body(depth - 1, in_loop, out);
+                            }
+                            out.push_str("{% endif %}");
+                        }
+                        3 => {
+                            out.push_str(&format!(
+                                "{{% for it in {} %}}",
+                                self.pick(&[
+                                    "items", "l", "empty", "nested", "o.n", "s", "z", "missing", "it.tags", "o"
+                                ])
+                            ));
+                            self.body(depth - 1, true, out);
+                            if self.next(3) == 0 {
+                                out.push_str("{% else %}");
+                                self.body(depth - 1, in_loop, out);
+                            }
+                            out.push_str("{% endfor %}");
+                        }
+                        _ => out.push_str(&format!("{{{{ {} }}}}", self.value(1, in_loop))),
+                    }
+                }
+            }
+        }
+        let inputs = bench_inputs();
+        let map = inputs.as_object().unwrap();
+        let mut gen = Gen(0x9E37_79B9_7F4A_7C15);
+        let (mut direct_count, mut total) = (0, 0);
+        for _ in 0..3000 {
+            let mut source = String::new();
+            gen.body(3, false, &mut source);
+            let Some((engine, direct)) = try_both_ways(&source, map) else { continue };
+            total += 1;
+            for (way, d) in ["json", "values"].iter().zip(direct) {
+                if let Some(d) = d {
+                    direct_count += 1;
+                    match (&d, &engine) {
+                        (Ok(a), Ok(b)) => assert_eq!(a, b, "{source:?} ({way})"),
+                        (a, b) => assert_eq!(a.is_ok(), b.is_ok(), "{source:?} ({way}): {a:?} / {b:?}"),
+                    }
+                }
+            }
+        }
+        eprintln!("{direct_count} direct renders of {total} templates");
+        // The test must exercise the direct renderer: most generated templates are of its subset.
+        assert!(total > 2500 && direct_count > total / 2, "{direct_count} direct renders of {total} templates");
     }
 }

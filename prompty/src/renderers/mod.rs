@@ -1,5 +1,6 @@
 //! The built-in renderers, and rendering through the renderer registry.
 
+mod direct;
 mod jinja;
 mod mustache;
 
@@ -44,7 +45,7 @@ pub(crate) fn render_for_prepare(agent: &Agent, inputs: &Map<String, Value>) -> 
     rich::check_strict(agent, inputs)?;
     let renderer = get_renderer(&agent.template.format.kind)?;
     if is_builtin_jinja(&renderer) {
-        return jinja::render_prepared(agent, |_| Ok(jinja::json_context(inputs)));
+        return jinja::render_prepared_json(agent, inputs);
     }
     let marks = crate::mark::Marks::fresh();
     let out = check_output(agent, renderer.render(agent, inputs, &RenderContext { marks: Some(marks) })?)?;
@@ -59,7 +60,7 @@ pub(crate) async fn render_for_prepare_async(
     rich::check_strict(agent, inputs)?;
     let renderer = get_renderer(&agent.template.format.kind)?;
     if is_builtin_jinja(&renderer) {
-        return jinja::render_prepared(agent, |_| Ok(jinja::json_context(inputs)));
+        return jinja::render_prepared_json(agent, inputs);
     }
     let marks = crate::mark::Marks::fresh();
     let ctx = RenderContext { marks: Some(marks) };
