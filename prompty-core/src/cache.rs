@@ -1,36 +1,42 @@
-//! [`RuntimeCache`]: a slot where the runtime keeps the compiled template of an [`crate::Agent`].
+//! [`RuntimeCache`]: where the runtime keeps what it derives from an [`crate::Agent`] (its compiled
+//! template, the resolved address of its model), one value per type.
 
 use std::any::Any;
 use std::sync::{Arc, RwLock};
 
 type Entry = Arc<dyn Any + Send + Sync>;
 
-/// A type-erased, shareable slot for the runtime's compiled form of an agent's template.
+/// Type-erased, shareable slots for what the runtime derives from an agent: one value per type.
 ///
-/// The runtime stores a value that remembers which template text it was compiled from and checks
-/// that on every use, so editing an agent's `instructions` after a render is always safe. Clones of
-/// an agent share the slot.
+/// The runtime stores values that remember what they were derived from (the template text, the
+/// endpoint and key) and checks that on every use, so editing an agent after a call is always
+/// safe. Clones of an agent share the slots.
 ///
 /// ```
 /// let cache = prompty_core::RuntimeCache::default();
 /// assert!(cache.get::<String>().is_none());
 /// cache.set(std::sync::Arc::new("compiled".to_string()));
+/// cache.set(std::sync::Arc::new(42u32));
 /// assert_eq!(cache.get::<String>().unwrap().as_str(), "compiled");
+/// assert_eq!(*cache.get::<u32>().unwrap(), 42);
 /// ```
 #[derive(Clone, Default)]
-pub struct RuntimeCache(Arc<RwLock<Option<Entry>>>);
+pub struct RuntimeCache(Arc<RwLock<Vec<Entry>>>);
 
 impl RuntimeCache {
-    /// The cached value, if one of type `T` is stored.
+    /// The cached value of type `T`, if one is stored.
     pub fn get<T: Any + Send + Sync>(&self) -> Option<Arc<T>> {
         let guard = self.0.read().unwrap_or_else(|e| e.into_inner());
-        guard.as_ref().and_then(|e| Arc::clone(e).downcast::<T>().ok())
+        guard.iter().find_map(|e| Arc::clone(e).downcast::<T>().ok())
     }
 
-    /// Stores a value, replacing what was there.
+    /// Stores a value, replacing the one of the same type.
     pub fn set<T: Any + Send + Sync>(&self, value: Arc<T>) {
         let mut guard = self.0.write().unwrap_or_else(|e| e.into_inner());
-        *guard = Some(value);
+        match guard.iter_mut().find(|e| (**e).type_id() == std::any::TypeId::of::<T>()) {
+            Some(slot) => *slot = value,
+            None => guard.push(value),
+        }
     }
 }
 

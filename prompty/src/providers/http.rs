@@ -643,7 +643,11 @@ impl HttpClient {
         secrets: &Secrets,
     ) -> std::result::Result<Sent, Failure> {
         let provider = request.provider;
-        let mut builder = client.request(request.method.clone(), request.url).headers(request.headers.clone());
+        let builder = match request.url {
+            Address::Text(url) => client.request(request.method.clone(), url),
+            Address::Parsed(url) => client.request(request.method.clone(), url.clone()),
+        };
+        let mut builder = builder.headers(request.headers.clone());
         if let Some(body) = &request.body {
             builder = builder.header(CONTENT_TYPE, HeaderValue::from_static("application/json")).body(body.clone());
         }
@@ -688,27 +692,27 @@ impl HttpClient {
                 );
                 return Err(Failure::Final(failure(message, None)));
             }
-            let read = tokio::time::timeout(timeout, read_body(&mut response, limit));
-            let body = match read.await {
-                Ok(Ok(ReadBody::Complete(b))) => b,
-                Ok(Ok(ReadBody::TooLarge(_))) => {
+            // reqwest's request timeout (set above) is a deadline for the body too.
+            let body = match read_body(&mut response, limit).await {
+                Ok(ReadBody::Complete(b)) => b,
+                Ok(ReadBody::TooLarge(_)) => {
                     let message = format!(
                         "the response body is larger than {limit} bytes (HttpConfig::max_response_bytes); not retried"
                     );
                     return Err(Failure::Final(failure(message, None)));
                 }
-                Ok(Err(e)) => {
+                Err(e) if e.is_timeout() => {
+                    let message = format!(
+                        "the response body did not arrive within {timeout:?} (request timeout); not retried, as \
+                         the provider may already have acted on the request"
+                    );
+                    return Err(Failure::Final(failure(message, None)));
+                }
+                Err(e) => {
                     let message = format!(
                         "the response was cut short ({}); not retried, as the provider may already have acted on \
                          the request",
                         error_chain(&e)
-                    );
-                    return Err(Failure::Final(failure(message, None)));
-                }
-                Err(_) => {
-                    let message = format!(
-                        "the response body did not arrive within {timeout:?} (request timeout); not retried, as \
-                         the provider may already have acted on the request"
                     );
                     return Err(Failure::Final(failure(message, None)));
                 }
@@ -802,34 +806,61 @@ pub(crate) struct ApiRequest<'a> {
     /// Provider name for errors.
     pub provider: &'a str,
     pub method: Method,
-    pub url: &'a str,
+    pub url: Address<'a>,
     /// Auth and provider headers (values holding keys are marked sensitive).
     pub headers: HeaderMap,
     /// The JSON body, serialized.
     pub body: Option<Bytes>,
 }
 
+/// Where a request goes.
+#[derive(Debug, Clone, Copy)]
+pub(crate) enum Address<'a> {
+    /// A URL as written, parsed for each request (an invalid one fails the request).
+    Text(&'a str),
+    /// A URL parsed once and kept (a target reused from call to call).
+    Parsed(&'a reqwest::Url),
+}
+
+impl<'a> From<&'a str> for Address<'a> {
+    fn from(url: &'a str) -> Self {
+        Address::Text(url)
+    }
+}
+
+impl<'a> From<&'a String> for Address<'a> {
+    fn from(url: &'a String) -> Self {
+        Address::Text(url)
+    }
+}
+
+impl<'a> From<&'a reqwest::Url> for Address<'a> {
+    fn from(url: &'a reqwest::Url) -> Self {
+        Address::Parsed(url)
+    }
+}
+
 impl<'a> ApiRequest<'a> {
     /// A POST of `body` as JSON.
-    pub fn post(provider: &'a str, url: &'a str, headers: HeaderMap, body: &Value) -> Result<Self> {
+    pub fn post(provider: &'a str, url: impl Into<Address<'a>>, headers: HeaderMap, body: &Value) -> Result<Self> {
         Self::post_serialized(provider, url, headers, serde_json::to_vec(body))
     }
 
     /// A POST of a body already serialized as JSON (or the error serializing it).
     pub fn post_serialized(
         provider: &'a str,
-        url: &'a str,
+        url: impl Into<Address<'a>>,
         headers: HeaderMap,
         body: std::result::Result<Vec<u8>, serde_json::Error>,
     ) -> Result<Self> {
         let body =
             body.map_err(|e| Error::Execution { message: format!("{provider}: cannot serialize the request: {e}") })?;
-        Ok(ApiRequest { provider, method: Method::POST, url, headers, body: Some(Bytes::from(body)) })
+        Ok(ApiRequest { provider, method: Method::POST, url: url.into(), headers, body: Some(Bytes::from(body)) })
     }
 
     /// A GET.
-    pub fn get(provider: &'a str, url: &'a str, headers: HeaderMap) -> Self {
-        ApiRequest { provider, method: Method::GET, url, headers, body: None }
+    pub fn get(provider: &'a str, url: impl Into<Address<'a>>, headers: HeaderMap) -> Self {
+        ApiRequest { provider, method: Method::GET, url: url.into(), headers, body: None }
     }
 }
 

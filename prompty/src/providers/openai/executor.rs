@@ -17,9 +17,10 @@
 use crate::providers::discovery::{self, ModelInfo};
 use crate::providers::http::{self, ApiRequest, EnvNames, HttpClient, Resolved, RetryPolicy};
 use crate::providers::sse;
-use crate::{Agent, BoxFuture, Connection, Error, Executor, Message, RawStream, Result};
+use crate::{Agent, BoxFuture, Connection, Error, Executor, MaxTokensField, Message, RawStream, Result, Secret};
 use reqwest::header::{HeaderMap, HeaderName, AUTHORIZATION};
 use serde_json::{json, Value};
+use std::sync::Arc;
 
 /// The endpoint used when neither the prompt nor the environment names one.
 ///
@@ -214,20 +215,44 @@ fn auth_headers(flavor: Flavor, resolved: &Resolved) -> Result<HeaderMap> {
 /// Where one call goes, and what the server there understands.
 struct Target {
     url: String,
+    /// `url` parsed, when it was kept from an earlier call (else reqwest parses `url`).
+    parsed: Option<reqwest::Url>,
     headers: HeaderMap,
     dialect: super::Dialect,
+}
+
+impl Target {
+    fn address(&self) -> http::Address<'_> {
+        match &self.parsed {
+            Some(url) => http::Address::Parsed(url),
+            None => http::Address::Text(&self.url),
+        }
+    }
+}
+
+/// What an OpenAI target derives from the endpoint and key a call resolves to, kept on the agent
+/// and reused while they stay the same (the environment and the registered connections are read
+/// on every call; parsing the URL and building the headers are not repeated).
+struct Derived {
+    path: &'static str,
+    base: String,
+    key: Option<Secret>,
+    url: String,
+    parsed: Option<reqwest::Url>,
+    headers: HeaderMap,
+    host_rule: MaxTokensField,
 }
 
 /// The dialect of the server at `endpoint` (`None`: an Azure/Foundry deployment, which takes
 /// OpenAI's fields), with the settings of the prompt's connection, or of the registered one it
 /// refers to.
-fn dialect(agent: &Agent, endpoint: Option<&str>) -> super::Dialect {
+fn dialect(agent: &Agent, host_rule: impl FnOnce() -> MaxTokensField) -> super::Dialect {
     let connection = agent.model.as_ref().and_then(|m| m.connection.as_ref());
     let registered = match connection {
         Some(Connection::Reference { name, .. }) => crate::get_connection_as::<Connection>(name).ok(),
         _ => None,
     };
-    super::Dialect::resolve(agent, registered.as_deref().or(connection), endpoint)
+    super::Dialect::resolve_with(agent, registered.as_deref().or(connection), host_rule)
 }
 
 fn openai_target(agent: &Agent) -> Result<Target> {
@@ -235,10 +260,29 @@ fn openai_target(agent: &Agent) -> Result<Target> {
     let connection = agent.model.as_ref().and_then(|m| m.connection.as_ref());
     let resolved = http::resolve(connection, &OPENAI_ENV, "openai")?;
     let base = resolved.endpoint.as_deref().unwrap_or(OPENAI_DEFAULT_ENDPOINT);
+    let cache = agent.runtime_cache();
+    let derived = match cache.get::<Derived>() {
+        Some(d) if d.path == path && d.base == base && d.key == resolved.key => d,
+        _ => {
+            let url = format!("{base}/{path}");
+            let d = Arc::new(Derived {
+                path,
+                base: base.to_owned(),
+                parsed: reqwest::Url::parse(&url).ok(),
+                url,
+                headers: auth_headers(Flavor::OpenAi, &resolved)?,
+                host_rule: MaxTokensField::for_endpoint(Some(base)),
+                key: resolved.key,
+            });
+            cache.set(Arc::clone(&d));
+            d
+        }
+    };
     Ok(Target {
-        url: format!("{base}/{path}"),
-        headers: auth_headers(Flavor::OpenAi, &resolved)?,
-        dialect: dialect(agent, Some(base)),
+        url: derived.url.clone(),
+        parsed: derived.parsed.clone(),
+        headers: derived.headers.clone(),
+        dialect: dialect(agent, || derived.host_rule),
     })
 }
 
@@ -253,16 +297,17 @@ fn azure_target(agent: &Agent, api_version: Option<&str>) -> Result<Target> {
             .to_owned(),
     })?;
     let headers = auth_headers(Flavor::Azure, &resolved)?;
-    let dialect = dialect(agent, None);
+    let dialect = dialect(agent, || MaxTokensField::for_endpoint(None));
     if endpoint.ends_with("/openai/v1") {
-        return Ok(Target { url: format!("{endpoint}/{path}"), headers, dialect });
+        return Ok(Target { url: format!("{endpoint}/{path}"), parsed: None, headers, dialect });
     }
     let env_version = std::env::var("AZURE_OPENAI_API_VERSION").ok().filter(|v| !v.trim().is_empty());
     let default_version = if responses { AZURE_RESPONSES_API_VERSION } else { AZURE_API_VERSION };
     let version = api_version.map(str::to_owned).or(env_version).unwrap_or_else(|| default_version.to_owned());
     let version = encode_component(&version);
     if responses {
-        return Ok(Target { url: format!("{endpoint}/openai/responses?api-version={version}"), headers, dialect });
+        let url = format!("{endpoint}/openai/responses?api-version={version}");
+        return Ok(Target { url, parsed: None, headers, dialect });
     }
     let deployment = model
         .map(|m| m.id.as_str())
@@ -271,6 +316,7 @@ fn azure_target(agent: &Agent, api_version: Option<&str>) -> Result<Target> {
     let deployment = encode_component(deployment);
     Ok(Target {
         url: format!("{endpoint}/openai/deployments/{deployment}/{path}?api-version={version}"),
+        parsed: None,
         headers,
         dialect,
     })
@@ -317,21 +363,23 @@ fn streaming_body(agent: &Agent, messages: &[Message], dialect: &super::Dialect)
 async fn execute(
     http: &HttpClient,
     flavor: Flavor,
-    target: Target,
+    mut target: Target,
     body: std::result::Result<Vec<u8>, serde_json::Error>,
 ) -> Result<Value> {
-    let request = ApiRequest::post_serialized(flavor.provider(), &target.url, target.headers, body)?;
+    let headers = std::mem::take(&mut target.headers);
+    let request = ApiRequest::post_serialized(flavor.provider(), target.address(), headers, body)?;
     Ok(http.json(&request).await?)
 }
 
 async fn execute_stream(
     http: &HttpClient,
     flavor: Flavor,
-    target: Target,
+    mut target: Target,
     body: Value,
     responses: bool,
 ) -> Result<RawStream> {
-    let request = ApiRequest::post(flavor.provider(), &target.url, target.headers, &body)?;
+    let headers = std::mem::take(&mut target.headers);
+    let request = ApiRequest::post(flavor.provider(), target.address(), headers, &body)?;
     let end = if responses { RESPONSES_END } else { sse::End::Done };
     Ok(http.events(&request, end).await?)
 }

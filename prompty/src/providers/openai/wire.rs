@@ -114,12 +114,20 @@ impl Dialect {
     /// # Ok::<(), prompty::Error>(())
     /// ```
     pub fn resolve(agent: &Agent, connection: Option<&Connection>, endpoint: Option<&str>) -> Dialect {
+        Dialect::resolve_with(agent, connection, || MaxTokensField::for_endpoint(endpoint))
+    }
+
+    /// [`Dialect::resolve`] with the host rule's answer for the endpoint given (or computed
+    /// when the connection does not say).
+    pub(crate) fn resolve_with(
+        agent: &Agent,
+        connection: Option<&Connection>,
+        host_rule: impl FnOnce() -> MaxTokensField,
+    ) -> Dialect {
         let common = connection.and_then(connection_common);
         let option = agent.model.as_ref().and_then(|m| m.options.as_ref()).and_then(|o| o.structured_output);
         Dialect {
-            max_tokens_field: common
-                .and_then(|c| c.max_tokens_field)
-                .unwrap_or_else(|| MaxTokensField::for_endpoint(endpoint)),
+            max_tokens_field: common.and_then(|c| c.max_tokens_field).unwrap_or_else(host_rule),
             structured_output: option.or_else(|| common.and_then(|c| c.structured_output)).unwrap_or_default(),
         }
     }
