@@ -183,3 +183,24 @@ pub async fn ctrl_c() {
         std::future::pending::<()>().await;
     }
 }
+
+/// A command's result as its root span records it: the exit code and the error message.
+struct Recorded<T>(CliResult<T>);
+
+impl<T> serde::Serialize for Recorded<T> {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        match &self.0 {
+            Ok(_) => serde_json::json!({"ok": true}).serialize(s),
+            Err(e) => serde_json::json!({"ok": false, "exit": e.exit.code(), "error": e.message}).serialize(s),
+        }
+    }
+}
+
+/// Runs `work` as a root span named `name` (so `--trace` writes one `.tracy` file with every
+/// stage below it), recording `inputs` and whether it failed.
+pub async fn traced<T>(name: &'static str, inputs: &Value, work: impl Future<Output = CliResult<T>>) -> CliResult<T> {
+    match prompty::trace::traced_async(name, inputs, async { Ok(Recorded(work.await)) }).await {
+        Ok(Recorded(result)) => result,
+        Err(e) => Err(e.into()),
+    }
+}

@@ -123,14 +123,6 @@ pub async fn run(args: &ChatArgs) -> CliResult {
             Read::Line(line) => line,
         };
         let user = Message::new(Role::User, line.clone());
-        let messages = match build(&agent, &fixed, &message, &thread, &history, &conversation, &line).await {
-            Ok(m) => m,
-            Err(e) => {
-                ui::error(&e);
-                failure = Some(e.exit);
-                continue;
-            }
-        };
         let inputs = {
             let mut inputs = fixed.clone();
             if let Some(name) = &message {
@@ -138,8 +130,14 @@ pub async fn run(args: &ChatArgs) -> CliResult {
             }
             inputs
         };
-        match call::call(&agent, messages.clone(), &inputs, turn, true, call::ctrl_c()).await {
-            Ok(Answer::Done(result)) => {
+        let turn_of = async {
+            let messages = build(&agent, &fixed, &message, &thread, &history, &conversation, &line).await?;
+            let answer = call::call(&agent, messages.clone(), &inputs, turn, true, call::ctrl_c()).await?;
+            Ok((messages, answer))
+        };
+        let outcome = call::traced("cli-chat-turn", &serde_json::json!({"line": line}), turn_of).await;
+        match outcome {
+            Ok((messages, Answer::Done(result))) => {
                 ui::out("\n").map_err(call::write_error)?;
                 let text = match &result {
                     Value::String(s) => s.clone(),
@@ -152,7 +150,7 @@ pub async fn run(args: &ChatArgs) -> CliResult {
                 conversation = messages;
                 conversation.push(answer);
             }
-            Ok(Answer::Cancelled) => {
+            Ok((_, Answer::Cancelled)) => {
                 eprintln!();
                 ui::info("[cancelled]");
             }

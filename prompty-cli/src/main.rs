@@ -267,7 +267,10 @@ fn execute(cli: Cli) -> Result<Exit, CliError> {
     });
     let result = runtime.block_on(async {
         match &cli.command {
-            Command::Run(args) => run::run(args).await,
+            Command::Run(args) => {
+                let inputs = serde_json::json!({"file": args.prompt.file, "inputs": args.prompt.inputs});
+                call::traced("cli-run", &inputs, run::run(args)).await
+            }
             Command::Chat(args) => chat::run(args).await,
             Command::Render(args) => show::render(args).await,
             Command::Prepare(args) => show::prepare(args).await,
