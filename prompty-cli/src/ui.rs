@@ -56,8 +56,8 @@ pub fn out(text: &str) -> std::io::Result<()> {
     stdout.flush()
 }
 
-/// The span printer of `-v`: one line per finished span, indented by depth is not known here,
-/// so each names its signature; `-vv` adds the recorded (redacted) inputs and result.
+/// The span printer of `-v`: one line per finished span (children end before their parent),
+/// with its signature, time and usage; `-vv` adds the recorded (redacted) inputs and result.
 struct StderrSpans {
     detail: bool,
 }

@@ -79,3 +79,24 @@ fn ctrl_c_cancels_a_streamed_answer_and_the_session_goes_on() {
     p.send(ControlCode::EndOfText).unwrap();
     assert_eq!(exit_code(&p), 130);
 }
+
+#[test]
+fn a_batch_draws_a_progress_bar_on_a_terminal() {
+    let server = aimock();
+    let dir = scratch("pty-batch");
+    std::fs::write(dir.join("in.jsonl"), "{\"question\": \"quick one\"}\n{\"question\": \"slow one\"}\n").unwrap();
+    let mut command = std::process::Command::new(common::bin());
+    command.current_dir(&dir).arg("run").arg(chat_prompt()).args(["--inputs", "in.jsonl", "--jobs", "1"]);
+    for v in common::CLEARED {
+        command.env_remove(v);
+    }
+    command.env("OPENAI_BASE_URL", format!("{}/v1", server.url()));
+    let mut p = Session::spawn(command).unwrap();
+    p.set_expect_timeout(Some(Duration::from_secs(30)));
+    // The first result line, then the bar while the slow line runs, then the second line.
+    p.expect("\"the quick answer\"").unwrap();
+    p.expect("1/2 lines").unwrap();
+    p.expect("\"the slow answer\"").unwrap();
+    p.expect("2 lines: 2 succeeded, 0 failed").unwrap();
+    assert_eq!(exit_code(&p), 0);
+}

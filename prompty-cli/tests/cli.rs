@@ -669,3 +669,60 @@ fn chat_reads_lines_from_a_pipe_and_keeps_the_history_in_the_thread_input() {
         .unwrap();
     assert_eq!(out.status.code(), Some(4), "{out:?}");
 }
+
+#[test]
+fn tools_starts_an_mcp_server_and_lists_its_allowed_tools() {
+    let server_bin = common::npm_bin_dir().join("mcp-server-everything");
+    let dir = scratch("tools-mcp");
+    std::fs::write(
+        dir.join("mcp.prompty"),
+        format!(
+            "---\nname: mcp\ntools:\n  - name: everything_server\n    kind: mcp\n    serverName: everything\n    \
+             connection:\n      kind: stdio\n      command: {}\n      args: [stdio]\n    allowedTools: [echo]\n---\nuser:\nhi",
+            server_bin.display()
+        ),
+    )
+    .unwrap();
+    let out = prompty(&dir).args(["tools", "mcp.prompty"]).output().unwrap();
+    assert!(out.status.success(), "{out:?}");
+    let tools: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let names: Vec<(&str, &str, &str)> = tools
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| (t["name"].as_str().unwrap(), t["namespace"].as_str().unwrap(), t["kind"].as_str().unwrap()))
+        .collect();
+    assert_eq!(names, [("everything__echo", "everything", "mcp")]);
+    assert!(tools[0]["parameters"]["properties"]["message"].is_object(), "{tools:#}");
+}
+
+#[cfg(unix)]
+#[test]
+fn ctrl_c_cancels_a_run_with_exit_130() {
+    use std::io::BufRead;
+    let server = aimock();
+    let dir = scratch("run-ctrl-c");
+    let mut child = std::process::Command::new(common::bin())
+        .current_dir(&dir)
+        .arg("run")
+        .arg(chat_prompt())
+        .args(["--stream", "-i", "question=tell me a long story"])
+        .env_remove("OPENAI_API_KEY")
+        .env("OPENAI_BASE_URL", format!("{}/v1", server.url()))
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    // Wait for the first streamed words, then send SIGINT as a terminal's Ctrl-C does.
+    let mut stdout = std::io::BufReader::new(child.stdout.take().unwrap());
+    let mut first = Vec::new();
+    stdout.read_until(b'e', &mut first).unwrap();
+    assert!(String::from_utf8_lossy(&first).starts_with("Once"), "{first:?}");
+    let status = std::process::Command::new("kill").args(["-INT", &child.id().to_string()]).status().unwrap();
+    assert!(status.success());
+    let mut rest = String::new();
+    stdout.read_to_string(&mut rest).unwrap();
+    let code = child.wait().unwrap().code();
+    assert_eq!(code, Some(130), "cancelled, not killed by the signal");
+    assert!(!rest.contains("THE END"), "the answer ran to its end: {rest}");
+}

@@ -7,7 +7,7 @@
 mod e2e;
 
 #[allow(unused_imports)]
-pub use e2e::{free_port, Aimock};
+pub use e2e::{free_port, npm_bin_dir, Aimock};
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
