@@ -116,8 +116,11 @@ impl Diagnostic {
     /// let d = Diagnostic::error("prompts/a.prompty:3:14", "no good");
     /// let (at, message) = d.location();
     /// assert_eq!((at.file.as_str(), at.line, at.column, message), ("prompts/a.prompty", Some(3), Some(14), "no good"));
-    /// let (at, message) = Diagnostic::error("a.prompty", "file not found").location();
+    /// let missing = Diagnostic::error("a.prompty", "file not found");
+    /// let (at, message) = missing.location();
     /// assert_eq!((at.file.as_str(), at.line, message), ("a.prompty", None, "file not found"));
+    /// let (at, _) = Diagnostic::warning("a.prompty:7", "odd").location();
+    /// assert_eq!((at.line, at.column), (Some(7), None));
     /// assert_eq!(Diagnostic::error("", "odd").location().1, "odd");
     /// ```
     pub fn location(&self) -> (Location, &str) {
