@@ -218,7 +218,9 @@ fn main() -> ExitCode {
     let exit = match execute(cli) {
         Ok(exit) => exit,
         Err(e) => {
-            if e.exit != Exit::Cancelled {
+            if e.exit == Exit::Cancelled {
+                ui::info("cancelled");
+            } else {
                 ui::error(&e);
             }
             e.exit

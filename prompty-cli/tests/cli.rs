@@ -520,7 +520,7 @@ fn tools_lists_function_and_openapi_tools_as_the_model_sees_them() {
     // A document that is not there: a prompt error naming it.
     std::fs::remove_file(dir.join("pets.json")).unwrap();
     let out = prompty(&dir).args(["tools", "pets.prompty"]).output().unwrap();
-    assert_ne!(out.status.code(), Some(0));
+    assert_eq!(out.status.code(), Some(3));
     assert!(texts(&out).1.contains("pets.json"), "{}", texts(&out).1);
 }
 
@@ -543,6 +543,37 @@ fn run_goes_through_the_agent_loop_when_every_tool_has_a_handler() {
     // --quiet: the answer only.
     let out = prompty(&dir).args(["-q", "run", "pets.prompty", "-i", "question=find pet 7"]).output().unwrap();
     assert_eq!(texts(&out), ("Pet 7 is Rex.\n".to_owned(), String::new()));
+    // Streamed, and in a chat: the same loop, tool calls shown as they happen.
+    let out = prompty(&dir).args(["run", "pets.prompty", "--stream", "-i", "question=find pet 7"]).output().unwrap();
+    assert_eq!(texts(&out).0, "Pet 7 is Rex.\n", "{out:?}");
+    let out = prompty(&dir).args(["chat", "pets.prompty"]).write_stdin("find pet 7\n").output().unwrap();
+    let (stdout, stderr) = texts(&out);
+    assert!(out.status.success(), "{stderr}");
+    assert_eq!(stdout, "Pet 7 is Rex.\n");
+    assert!(stderr.contains("[tool] pets__getPetById({\"petId\":7})"), "{stderr}");
+    assert_eq!(requests.try_iter().count(), 3, "one tool call in each of the quiet, streamed and chat runs");
+}
+
+#[test]
+fn structured_output_is_printed_as_json() {
+    let server = aimock();
+    let dir = scratch("structured");
+    std::fs::write(
+        dir.join("s.prompty"),
+        format!(
+            "---\nname: s\nmodel:\n  id: gpt-4o\n  provider: openai\n  connection:\n    kind: key\n    endpoint: {}/v1\n\
+             outputs:\n  city: {{kind: string}}\n  temperature: {{kind: integer}}\n---\nuser:\nstructured",
+            server.url()
+        ),
+    )
+    .unwrap();
+    let out = prompty(&dir).args(["run", "s.prompty", "--json"]).output().unwrap();
+    assert!(out.status.success(), "{out:?}");
+    assert_eq!(texts(&out).0, "{\"city\":\"Paris\",\"temperature\":21}\n");
+    let out = prompty(&dir).args(["run", "s.prompty"]).output().unwrap();
+    assert_eq!(texts(&out).0, "{\n  \"city\": \"Paris\",\n  \"temperature\": 21\n}\n");
+    let body = &server.requests_to("/v1/chat/completions")[0]["body"];
+    assert_eq!(body["response_format"]["type"], "json_schema");
 }
 
 // ---------------------------------------------------------------- trace
