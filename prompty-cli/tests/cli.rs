@@ -757,3 +757,28 @@ fn ctrl_c_cancels_a_run_with_exit_130() {
     assert_eq!(code, Some(130), "cancelled, not killed by the signal");
     assert!(!rest.contains("THE END"), "the answer ran to its end: {rest}");
 }
+
+#[test]
+fn chat_without_a_thread_input_appends_the_turns_after_the_first_messages() {
+    let server = aimock();
+    let dir = scratch("chat-no-thread");
+    std::fs::write(
+        dir.join("q.prompty"),
+        format!(
+            "---\nname: q\nmodel:\n  id: gpt-4o\n  provider: openai\n  connection:\n    kind: key\n    endpoint: {}/v1\n\
+             inputs:\n  question: {{kind: string, required: true}}\n---\nsystem:\nBe brief.\n\nuser:\n{{{{question}}}}",
+            server.url()
+        ),
+    )
+    .unwrap();
+    let out =
+        prompty(&dir).args(["chat", "q.prompty"]).write_stdin("my name is Ana\n\nwhat is my name\n").output().unwrap();
+    assert!(out.status.success(), "{out:?}");
+    assert_eq!(texts(&out).0, "Nice to meet you, Ana.\nYou told me: Ana.\n");
+    let requests = server.requests_to("/v1/chat/completions");
+    assert_eq!(requests.len(), 2, "the blank line is no turn");
+    let roles: Vec<&str> =
+        requests[1]["body"]["messages"].as_array().unwrap().iter().map(|m| m["role"].as_str().unwrap()).collect();
+    assert_eq!(roles, ["system", "user", "assistant", "user"]);
+    assert_eq!(common::user_texts(&requests[1]), ["my name is Ana", "what is my name"]);
+}
