@@ -105,6 +105,40 @@ impl Diagnostic {
     pub fn warning(at: impl fmt::Display, message: impl fmt::Display) -> Diagnostic {
         Diagnostic { severity: Severity::Warning, message: format!("{at}: {message}") }
     }
+
+    /// The place the text starts with (`file`, `file:line` or `file:line:column`, as written by
+    /// [`Diagnostic::error`] and [`Diagnostic::warning`]) and the rest of the text, for tools that
+    /// show the two apart (the command line's rustc-style and JSON output). A text that names no
+    /// place gives an empty file name and the whole text.
+    ///
+    /// ```
+    /// use prompty_core::analysis::Diagnostic;
+    /// let d = Diagnostic::error("prompts/a.prompty:3:14", "no good");
+    /// let (at, message) = d.location();
+    /// assert_eq!((at.file.as_str(), at.line, at.column, message), ("prompts/a.prompty", Some(3), Some(14), "no good"));
+    /// let missing = Diagnostic::error("a.prompty", "file not found");
+    /// let (at, message) = missing.location();
+    /// assert_eq!((at.file.as_str(), at.line, message), ("a.prompty", None, "file not found"));
+    /// let (at, _) = Diagnostic::warning("a.prompty:7", "odd").location();
+    /// assert_eq!((at.line, at.column), (Some(7), None));
+    /// assert_eq!(Diagnostic::error("", "odd").location().1, "odd");
+    /// ```
+    pub fn location(&self) -> (Location, &str) {
+        let Some((head, rest)) = self.message.split_once(": ") else {
+            return (Location::file(""), &self.message);
+        };
+        let number = |s: &str| s.parse::<u32>().ok().filter(|n| *n > 0 && !s.starts_with('+'));
+        let mut at = Location::file(head);
+        if let Some((before, last)) = head.rsplit_once(':') {
+            if let Some(n) = number(last) {
+                match before.rsplit_once(':').and_then(|(file, line)| Some((file, number(line)?))) {
+                    Some((file, line)) => at = Location { file: file.to_owned(), line: Some(line), column: Some(n) },
+                    None => at = Location { file: before.to_owned(), line: Some(n), column: None },
+                }
+            }
+        }
+        (at, rest)
+    }
 }
 
 impl fmt::Display for Diagnostic {

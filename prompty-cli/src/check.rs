@@ -1,0 +1,207 @@
+//! `prompty check`: every `.prompty` file below the paths, checked by the analysis the compiler
+//! runs for typed prompts (`prompty::analysis`, shared with `include_prompty!`, the build script
+//! and `prompty::check`): YAML, kinds, template syntax, undeclared variables, bindings, locale
+//! variants, `${file:}` targets, local OpenAPI documents and child prompts.
+//!
+//! `${env:}` references are kept, not resolved: checking needs no secret.
+
+use crate::exit::{CliResult, Exit};
+use crate::{ui, CheckArgs, Format};
+use annotate_snippets::{AnnotationKind, Group, Level, Origin, Renderer, Snippet};
+use prompty::analysis::{self, Diagnostic, Report, Severity};
+use prompty::LoadOptions;
+use serde_json::{json, Value};
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+
+/// A diagnostic with the file it was found in (for its source line).
+struct Found {
+    diagnostic: Diagnostic,
+    /// The files of the analysis, as named in messages → on disk.
+    files: HashMap<String, PathBuf>,
+}
+
+/// Runs `prompty check`.
+pub fn run(args: &CheckArgs) -> CliResult {
+    let paths = if args.paths.is_empty() { vec![PathBuf::from(".")] } else { args.paths.clone() };
+    let options = LoadOptions::new().keep_env_references();
+    let mut found = Vec::new();
+    let mut checked = 0usize;
+    for path in &paths {
+        let display = path.to_string_lossy().replace('\\', "/");
+        if path.is_file() {
+            let report = analysis::check_file(path, &display, &options);
+            checked += 1;
+            collect(&report, path, &mut found);
+        } else if path.is_dir() {
+            match analysis::find_prompts(path, display.trim_end_matches('/')) {
+                Ok((prompts, problems)) => {
+                    found.extend(problems.into_iter().map(|d| Found { diagnostic: d, files: HashMap::new() }));
+                    for prompt in prompts {
+                        let default = analysis::check_file(&prompt.default, &prompt.default_display, &options);
+                        checked += 1;
+                        collect(&default, &prompt.default, &mut found);
+                        for (_, file, file_display) in &prompt.variants {
+                            let variant = analysis::check_file(file, file_display, &options);
+                            checked += 1;
+                            collect(&variant, file, &mut found);
+                            let files = files_of(&variant, file);
+                            found.extend(
+                                analysis::check_variant(&default, &variant)
+                                    .into_iter()
+                                    .map(|d| Found { diagnostic: d, files: files.clone() }),
+                            );
+                        }
+                    }
+                }
+                Err(e) => found.push(Found {
+                    diagnostic: Diagnostic::error(&display, format!("cannot read the folder: {e}")),
+                    files: HashMap::new(),
+                }),
+            }
+        } else {
+            found.push(Found {
+                diagnostic: Diagnostic::error(&display, "no such file or folder"),
+                files: HashMap::new(),
+            });
+        }
+    }
+    let errors = found.iter().filter(|f| f.diagnostic.severity == Severity::Error).count();
+    let warnings = found.len() - errors;
+    match args.format {
+        Format::Json => {
+            let items: Vec<Value> = found.iter().map(|f| to_json(&f.diagnostic)).collect();
+            let text = serde_json::to_string_pretty(&items).unwrap_or_default();
+            ui::out(&format!("{text}\n")).map_err(crate::call::write_error)?;
+        }
+        Format::Human => {
+            let renderer = if ui::stderr_is_terminal() && std::env::var_os("NO_COLOR").is_none() {
+                Renderer::styled()
+            } else {
+                Renderer::plain()
+            };
+            for f in &found {
+                if f.diagnostic.severity == Severity::Warning && !ui::shows_info() && !args.denies_warnings() {
+                    continue;
+                }
+                eprintln!("{}\n", render(&renderer, f));
+            }
+        }
+    }
+    let plural = |n: usize, what: &str| format!("{n} {what}{}", if n == 1 { "" } else { "s" });
+    ui::info(format!(
+        "checked {}: {}, {}",
+        plural(checked, "file"),
+        plural(errors, "error"),
+        plural(warnings, "warning")
+    ));
+    let failed = errors > 0 || (args.denies_warnings() && warnings > 0);
+    Ok(if failed { Exit::Failure } else { Exit::Ok })
+}
+
+/// Adds the diagnostics of a report (its children's included) to `found`.
+fn collect(report: &Report, path: &Path, found: &mut Vec<Found>) {
+    let files = files_of(report, path);
+    found.extend(report.diagnostics.iter().cloned().map(|d| Found { diagnostic: d, files: files.clone() }));
+}
+
+/// The files a report names, as named → on disk: the prompt and its children, at any depth.
+fn files_of(report: &Report, path: &Path) -> HashMap<String, PathBuf> {
+    let mut files = HashMap::new();
+    files.insert(report.display().to_owned(), path.to_path_buf());
+    let mut stack: Vec<&analysis::ChildReport> = report.children.iter().collect();
+    while let Some(child) = stack.pop() {
+        files.insert(child.report.display().to_owned(), child.path.clone());
+        stack.extend(child.report.children.iter());
+    }
+    files
+}
+
+/// A diagnostic's message without its place, and the suggestion it ends with, if any
+/// (`... (did you mean `x`?)` gives the help `did you mean `x`?`).
+fn split_help(message: &str) -> (&str, Option<&str>) {
+    if message.ends_with("?)") {
+        if let Some(i) = message.rfind(" (did you mean ") {
+            return (&message[..i], Some(&message[i + 2..message.len() - 1]));
+        }
+    }
+    (message, None)
+}
+
+/// The JSON form of a diagnostic.
+fn to_json(d: &Diagnostic) -> Value {
+    let (at, rest) = d.location();
+    let (message, help) = split_help(rest);
+    json!({
+        "file": at.file,
+        "line": at.line,
+        "column": at.column,
+        "severity": match d.severity { Severity::Error => "error", Severity::Warning => "warning" },
+        "message": message,
+        "help": help,
+    })
+}
+
+/// The most bytes of a prompt file read to show a diagnostic's line.
+const MAX_SOURCE_BYTES: u64 = 16 * 1024 * 1024;
+
+/// The line `line` (1-based) of the file, when it can be read.
+fn source_line(path: &Path, line: u32) -> Option<String> {
+    if std::fs::metadata(path).ok()?.len() > MAX_SOURCE_BYTES {
+        return None;
+    }
+    let text = std::fs::read_to_string(path).ok()?;
+    let index = usize::try_from(line).ok()?.checked_sub(1)?;
+    text.lines().nth(index).map(str::to_owned)
+}
+
+/// A diagnostic in rustc's style: `error: message`, ` --> file:line:col`, the source line with
+/// a caret under the column, and `= help: ...` when the message suggests something.
+fn render(renderer: &Renderer, f: &Found) -> String {
+    let (at, rest) = f.diagnostic.location();
+    let (message, help) = split_help(rest);
+    let level = match f.diagnostic.severity {
+        Severity::Error => Level::ERROR,
+        Severity::Warning => Level::WARNING,
+    };
+    let source = at.line.and_then(|line| Some((line, source_line(f.files.get(&at.file)?, line)?)));
+    let mut group = Group::with_title(level.primary_title(message));
+    match (source, at.line) {
+        (Some((line, text)), _) => {
+            // Columns count characters; the caret spans the character at the column.
+            let column = at.column.and_then(|c| usize::try_from(c).ok()).unwrap_or(1).max(1);
+            let start = text.char_indices().nth(column - 1).map(|(i, _)| i).unwrap_or(text.len());
+            // The caret spans the word at the column (a name, a key), else one character.
+            let word = |c: char| c.is_alphanumeric() || c == '_';
+            let rest = &text[start..];
+            let end = match rest.chars().next() {
+                Some(c) if word(c) => start + rest.find(|c: char| !word(c)).unwrap_or(rest.len()),
+                Some(c) => start + c.len_utf8(),
+                None => start,
+            };
+            let line = usize::try_from(line).unwrap_or(1);
+            group = group.element(
+                Snippet::source(text)
+                    .line_start(line)
+                    .path(at.file.clone())
+                    .annotation(AnnotationKind::Primary.span(start..end)),
+            );
+        }
+        (None, line) if !at.file.is_empty() => {
+            let mut origin = Origin::path(at.file.clone());
+            if let Some(line) = line.and_then(|l| usize::try_from(l).ok()) {
+                origin = origin.line(line);
+                if let Some(c) = at.column.and_then(|c| usize::try_from(c).ok()) {
+                    origin = origin.char_column(c);
+                }
+            }
+            group = group.element(origin);
+        }
+        _ => {}
+    }
+    if let Some(help) = help {
+        group = group.element(Level::HELP.message(help.to_owned()));
+    }
+    let report: [Group<'_>; 1] = [group];
+    renderer.render(&report)
+}

@@ -1,0 +1,178 @@
+//! The commands that only show something: `render`, `prepare` (offline), `tools`, `trace`,
+//! `models`.
+
+use crate::call;
+use crate::exit::{CliError, CliResult, Exit};
+use crate::inputs;
+use crate::{ModelsArgs, PromptArgs, ToolsArgs, TraceArgs};
+use prompty::catalog::ToolCatalog;
+use serde_json::{json, Map, Value};
+use std::fmt::Write as _;
+
+/// The inputs of `render` and `prepare`: the `--inputs` object, then the `--input` pairs.
+async fn load_with_inputs(args: &PromptArgs) -> CliResult<(prompty::Agent, Value)> {
+    let agent = call::load(&args.file, None).await?;
+    let mut all = match &args.inputs {
+        Some(file) if inputs::is_batch(file) => {
+            return Err(CliError::usage("a batch of inputs (--inputs FILE.jsonl) is only for `prompty run`"))
+        }
+        Some(file) => inputs::object_file(file)?,
+        None => Map::new(),
+    };
+    all.extend(inputs::pairs(&args.input, &agent)?);
+    Ok((agent, Value::Object(all)))
+}
+
+/// `prompty render`: the template rendered with the inputs, as text (no model call).
+pub async fn render(args: &PromptArgs) -> CliResult {
+    let (agent, inputs) = load_with_inputs(args).await?;
+    let inputs = Value::Object(prompty::validate_inputs(&agent, &inputs)?);
+    let text = prompty::render_async(&agent, &inputs).await?;
+    let newline = if text.ends_with('\n') { "" } else { "\n" };
+    crate::ui::out(&format!("{text}{newline}")).map_err(call::write_error)?;
+    Ok(Exit::Ok)
+}
+
+/// `prompty prepare`: the messages the model would receive, as a JSON array (no model call).
+pub async fn prepare(args: &PromptArgs) -> CliResult {
+    let (agent, inputs) = load_with_inputs(args).await?;
+    let (_, messages) = crate::run::prepare(&agent, &inputs).await?;
+    let text = serde_json::to_string_pretty(&messages).unwrap_or_default();
+    crate::ui::out(&format!("{text}\n")).map_err(call::write_error)?;
+    Ok(Exit::Ok)
+}
+
+/// `prompty tools`: the function definitions the model would see, as a JSON array, each with the
+/// declaration it comes from (`tool`, `kind`) and, for MCP and OpenAPI tools, its `namespace` and
+/// name there (`remoteName`). Remote lists are loaded (the MCP server is started, the OpenAPI
+/// document read).
+pub async fn tools(args: &ToolsArgs) -> CliResult {
+    let agent = call::load(&args.file, None).await?;
+    let mut out = Vec::new();
+    for tool in agent.tools.as_deref().unwrap_or_default() {
+        let projector = prompty::get_tool_projector(tool.kind.as_str())?;
+        let definitions = {
+            let agent = agent.clone();
+            let tool = tool.clone();
+            // Remote lists are loaded with blocking calls: off the async workers.
+            tokio::task::spawn_blocking(move || projector(&tool, &agent))
+                .await
+                .map_err(|e| CliError::provider(format!("listing the tools failed: {e}")))??
+        };
+        for d in definitions {
+            let mut entry = json!({
+                "name": d.name,
+                "description": d.description,
+                "parameters": d.parameters,
+                "strict": d.strict,
+                "tool": tool.name,
+                "kind": tool.kind.as_str(),
+            });
+            if let Some((namespace, remote)) = ToolCatalog::global().decode(&d.name) {
+                entry["namespace"] = json!(namespace);
+                entry["remoteName"] = json!(remote);
+            }
+            out.push(entry);
+        }
+    }
+    let text = serde_json::to_string_pretty(&out).unwrap_or_default();
+    crate::ui::out(&format!("{text}\n")).map_err(call::write_error)?;
+    Ok(Exit::Ok)
+}
+
+/// The largest `.tracy` file read, in bytes.
+pub const MAX_TRACE_FILE_BYTES: u64 = 256 * 1024 * 1024;
+
+/// `prompty trace`: the span tree of a `.tracy` file, one span per line, with its duration and
+/// the token usage summed into it.
+pub fn trace(args: &TraceArgs) -> CliResult {
+    let path = &args.file;
+    let size = std::fs::metadata(path).map_err(|e| CliError::prompt(format!("{}: {e}", path.display())))?.len();
+    if size > MAX_TRACE_FILE_BYTES {
+        return Err(CliError::prompt(format!("{}: larger than {MAX_TRACE_FILE_BYTES} bytes", path.display())));
+    }
+    let text = std::fs::read_to_string(path).map_err(|e| CliError::prompt(format!("{}: {e}", path.display())))?;
+    let doc: Value = serde_json::from_str(&text).map_err(|e| {
+        CliError::prompt(format!("{}:{}:{}: not a .tracy file: {e}", path.display(), e.line(), e.column()))
+    })?;
+    let Some(root) = doc.get("trace").filter(|t| t.is_object()) else {
+        return Err(CliError::prompt(format!("{}: not a .tracy file: no `trace` object", path.display())));
+    };
+    let mut out = String::new();
+    if let Some(runtime) = doc.get("runtime").and_then(Value::as_str) {
+        let version = doc.get("version").and_then(Value::as_str).unwrap_or("?");
+        let _ = writeln!(out, "{} (written by prompty {runtime} {version})", path.display());
+    }
+    tree(root, "", "", &mut out, 0);
+    crate::ui::out(&out).map_err(call::write_error)?;
+    Ok(Exit::Ok)
+}
+
+/// How deep `trace` prints the tree.
+const MAX_TRACE_DEPTH: usize = 64;
+
+/// One frame and its children, drawn with box characters.
+fn tree(frame: &Value, first: &str, rest: &str, out: &mut String, depth: usize) {
+    let name = frame.get("name").and_then(Value::as_str).unwrap_or("?");
+    let duration = frame.pointer("/__time/duration").and_then(Value::as_u64);
+    let _ = write!(out, "{first}{name}");
+    match duration {
+        Some(ms) => {
+            let _ = write!(out, "  {ms} ms");
+        }
+        None => out.push_str("  ? ms"),
+    }
+    if let Some(usage) = frame.get("__usage").and_then(Value::as_object).filter(|u| !u.is_empty()) {
+        let parts: Vec<String> = usage.iter().map(|(k, v)| format!("{k} {v}")).collect();
+        let _ = write!(out, "  [usage: {}]", parts.join(", "));
+    }
+    out.push('\n');
+    let children = frame.get("__frames").and_then(Value::as_array).map(Vec::as_slice).unwrap_or_default();
+    if depth >= MAX_TRACE_DEPTH && !children.is_empty() {
+        let _ = writeln!(out, "{rest}└─ … {} more levels not shown", children.len());
+        return;
+    }
+    for (i, child) in children.iter().enumerate() {
+        let last = i + 1 == children.len();
+        let (branch, indent) = if last { ("└─ ", "   ") } else { ("├─ ", "│  ") };
+        tree(child, &format!("{rest}{branch}"), &format!("{rest}{indent}"), out, depth + 1);
+    }
+    if let Some(dropped) = frame.get("__dropped_frames").and_then(Value::as_u64) {
+        let _ = writeln!(out, "{rest}└─ … {dropped} spans not recorded");
+    }
+}
+
+/// `prompty models`: what the provider's endpoint lists.
+pub async fn models(args: &ModelsArgs) -> CliResult {
+    let (provider, connection) = match &args.prompt {
+        Some(file) => {
+            let agent = call::load(file, None).await?;
+            let model = agent.model.unwrap_or_default();
+            let provider = args.provider.clone().or(model.provider).unwrap_or_else(|| "openai".to_owned());
+            (provider, model.connection)
+        }
+        None => (args.provider.clone().unwrap_or_else(|| "openai".to_owned()), None),
+    };
+    let models = prompty::list_models(&provider, connection.as_ref()).await.map_err(|e| {
+        // Discovery failing is the provider's side, whatever the error's kind.
+        CliError::provider(e)
+    })?;
+    let text = if args.json {
+        format!("{}\n", serde_json::to_string_pretty(&models).unwrap_or_default())
+    } else {
+        let mut text = String::new();
+        for m in &models {
+            let mut line = m.id.clone();
+            if let Some(owner) = &m.owned_by {
+                let _ = write!(line, "  owned by {owner}");
+            }
+            if let Some(window) = m.context_window {
+                let _ = write!(line, "  context {window}");
+            }
+            let _ = writeln!(text, "{line}");
+        }
+        text
+    };
+    crate::ui::out(&text).map_err(call::write_error)?;
+    Ok(Exit::Ok)
+}

@@ -1,0 +1,784 @@
+//! The built `prompty` binary, run as a user runs it: every command's output and exit code,
+//! offline on the repository's prompts and fixtures, and against aimock on 127.0.0.1.
+
+mod common;
+
+use common::{aimock, chat_prompt, prompty, root, scratch, texts};
+use serde_json::{json, Value};
+use std::io::{Read, Write};
+use std::net::TcpListener;
+
+// ---------------------------------------------------------------- help, usage, exit codes
+
+#[test]
+fn help_documents_the_exit_codes() {
+    let out = prompty(&root()).arg("--help").output().unwrap();
+    assert!(out.status.success());
+    let (stdout, _) = texts(&out);
+    for line in ["Exit codes:", "2    usage error", "3    prompt error", "4    provider error", "130  cancelled"] {
+        assert!(stdout.contains(line), "--help lacks `{line}`:\n{stdout}");
+    }
+    let out = prompty(&root()).args(["check", "--help"]).output().unwrap();
+    assert!(texts(&out).0.contains("--format json prints one JSON array"));
+}
+
+#[test]
+fn usage_errors_exit_2_and_name_the_problem() {
+    let dir = root();
+    let out = prompty(&dir).args(["run"]).output().unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let out = prompty(&dir).arg("frobnicate").output().unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let prompt = chat_prompt();
+    let out = prompty(&dir).arg("render").arg(&prompt).args(["--input", "question"]).output().unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert_eq!(texts(&out).1.trim(), "error: --input expects KEY=VALUE, got `question`");
+    assert!(out.stdout.is_empty());
+    let out = prompty(&dir).arg("run").arg(&prompt).args(["--jobs", "0"]).output().unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let out = prompty(&dir).arg("run").arg(&prompt).args(["--stream", "--json"]).output().unwrap();
+    assert_eq!(out.status.code(), Some(2));
+}
+
+#[test]
+fn prompt_errors_exit_3_and_name_the_file() {
+    let dir = scratch("prompt-errors");
+    let out = prompty(&dir).args(["render", "missing.prompty"]).output().unwrap();
+    assert_eq!(out.status.code(), Some(3));
+    assert_eq!(texts(&out).1.trim(), "error: missing.prompty: file not found");
+
+    std::fs::write(dir.join("bad.prompty"), "---\nname: [unclosed\n---\nuser:\nhi").unwrap();
+    let out = prompty(&dir).args(["prepare", "bad.prompty"]).output().unwrap();
+    assert_eq!(out.status.code(), Some(3));
+    assert!(texts(&out).1.contains("bad.prompty:2:"), "{}", texts(&out).1);
+
+    // A required input left out.
+    let out = prompty(&dir).arg("render").arg(chat_prompt()).output().unwrap();
+    assert_eq!(out.status.code(), Some(3));
+    assert!(texts(&out).1.contains("question"));
+
+    // An --inputs file that is not JSON, named with line and column.
+    std::fs::write(dir.join("in.json"), "{\"question\": \n  oops}").unwrap();
+    let out = prompty(&dir).arg("render").arg(chat_prompt()).args(["--inputs", "in.json"]).output().unwrap();
+    assert_eq!(out.status.code(), Some(3));
+    assert!(texts(&out).1.starts_with("error: in.json:2:3: invalid JSON"), "{}", texts(&out).1);
+
+    // A typed input whose value is not JSON.
+    let out = prompty(&dir)
+        .arg("render")
+        .arg(chat_prompt())
+        .args(["-i", "question=q", "-i", "history=not json"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert!(texts(&out).1.contains("--input history: the input is declared `thread`"), "{}", texts(&out).1);
+}
+
+// ---------------------------------------------------------------- render, prepare
+
+#[test]
+fn render_prints_the_text_and_nothing_else() {
+    let out = prompty(&root())
+        .arg("render")
+        .arg(chat_prompt())
+        .args(["--input", "question=What is Prompty?", "--input", "name=Ana"])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{out:?}");
+    let (stdout, stderr) = texts(&out);
+    assert_eq!(
+        stdout,
+        "system:\nYou are a concise, friendly assistant. You are talking to Ana.\nAnswer in at most three sentences.\n\n\n\nuser:\nWhat is Prompty?\n"
+    );
+    assert_eq!(stderr, "");
+}
+
+#[test]
+fn prepare_prints_the_messages_as_json_with_inputs_from_a_file() {
+    let dir = scratch("prepare");
+    std::fs::write(
+        dir.join("in.json"),
+        r#"{"question": "from the file", "name": "Bo", "history": [{"role": "user", "content": "earlier"}, {"role": "assistant", "content": "noted"}]}"#,
+    )
+    .unwrap();
+    let out = prompty(&dir)
+        .arg("prepare")
+        .arg(chat_prompt())
+        .args(["--inputs", "in.json", "--input", "question=from the flag"])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{out:?}");
+    let messages: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let pairs: Vec<(String, String)> = messages
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|m| (m["role"].as_str().unwrap().to_owned(), m["content"][0]["value"].as_str().unwrap().to_owned()))
+        .collect();
+    assert_eq!(pairs.len(), 4);
+    assert!(pairs[0].1.contains("talking to Bo"));
+    assert_eq!(pairs[1], ("user".to_owned(), "earlier".to_owned()));
+    assert_eq!(pairs[2], ("assistant".to_owned(), "noted".to_owned()));
+    assert_eq!(pairs[3], ("user".to_owned(), "from the flag".to_owned()), "--input wins over --inputs");
+}
+
+// ---------------------------------------------------------------- check
+
+#[test]
+fn check_passes_on_the_example_prompts() {
+    let out = prompty(&root()).args(["check", "examples/prompts"]).output().unwrap();
+    let (stdout, stderr) = texts(&out);
+    assert_eq!(out.status.code(), Some(0), "{stderr}");
+    assert_eq!(stdout, "", "diagnostics go to stderr");
+    assert!(stderr.contains("checked 6 files: 0 errors"), "{stderr}");
+}
+
+#[test]
+fn check_reports_errors_in_rustc_style_and_exits_1() {
+    let out = prompty(&root()).args(["check", "tests/ui/prompts/unknown_filter.prompty"]).output().unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    let (stdout, stderr) = texts(&out);
+    assert_eq!(stdout, "");
+    let expected = "\
+error: unknown Jinja filter `upcase`
+  --> tests/ui/prompts/unknown_filter.prompty:11:17
+   |
+11 | Hello {{ name | upcase }}!
+   |                 ^^^^^^
+   |
+   = help: did you mean `upper`?
+";
+    assert!(stderr.starts_with(expected), "{stderr}");
+    assert!(stderr.contains("checked 1 file: 1 error, 0 warnings"), "{stderr}");
+}
+
+#[test]
+fn check_json_lists_every_diagnostic_with_its_place() {
+    let out =
+        prompty(&root()).args(["check", "--format", "json", "examples/prompts", "tests/fixtures"]).output().unwrap();
+    assert_eq!(out.status.code(), Some(1), "two spec fixtures read an undeclared `question`");
+    let items: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let items = items.as_array().unwrap();
+    let errors: Vec<(&str, u64, u64)> = items
+        .iter()
+        .filter(|d| d["severity"] == "error")
+        .map(|d| (d["file"].as_str().unwrap(), d["line"].as_u64().unwrap(), d["column"].as_u64().unwrap()))
+        .collect();
+    // The same errors the build script reports for these fixtures (prompty-build pins them).
+    assert_eq!(
+        errors,
+        [
+            ("tests/fixtures/tools_mcp.prompty", 18, 3),
+            ("tests/fixtures/tools_openapi.prompty", 13, 5),
+            ("tests/fixtures/tools_openapi.prompty", 19, 3)
+        ]
+    );
+    let first = &items.iter().find(|d| d["severity"] == "error").unwrap();
+    assert_eq!(
+        first["message"],
+        "the template uses `question`, which no input declares (the prompt declares no `inputs:`)"
+    );
+    assert_eq!(first["help"], Value::Null);
+    for d in items {
+        let keys: Vec<&String> = d.as_object().unwrap().keys().collect();
+        assert_eq!(keys, ["file", "line", "column", "severity", "message", "help"]);
+    }
+
+    let out = prompty(&root())
+        .args(["check", "--format", "json", "tests/ui/prompts/unknown_filter.prompty"])
+        .output()
+        .unwrap();
+    let items: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(
+        items[0],
+        json!({"file": "tests/ui/prompts/unknown_filter.prompty", "line": 11, "column": 17, "severity": "error",
+               "message": "unknown Jinja filter `upcase`", "help": "did you mean `upper`?"})
+    );
+}
+
+#[test]
+fn check_warnings_fail_only_with_deny_warnings() {
+    let dir = scratch("check-warnings");
+    std::fs::write(dir.join("greet.prompty"), "---\ninputs: [name, mood]\n---\nuser:\nHi {{ name }}").unwrap();
+    let out = prompty(&dir).args(["check", "."]).output().unwrap();
+    assert_eq!(out.status.code(), Some(0));
+    let stderr = texts(&out).1;
+    assert!(stderr.contains("warning: the input `mood` is declared, but the template never uses it"), "{stderr}");
+    assert!(
+        stderr.contains(" --> greet.prompty:2:16\n  |\n2 | inputs: [name, mood]\n  |                ^^^^"),
+        "{stderr}"
+    );
+    let out = prompty(&dir).args(["check", "--deny", "warnings"]).output().unwrap();
+    assert_eq!(out.status.code(), Some(1), "the default path is the working directory");
+}
+
+#[test]
+fn check_compares_locale_variants_and_file_references() {
+    let dir = scratch("check-variants");
+    std::fs::create_dir_all(dir.join("prompts")).unwrap();
+    std::fs::write(dir.join("prompts/greet.prompty"), "---\ninputs:\n  name: {kind: string}\n---\nHi {{ name }}")
+        .unwrap();
+    std::fs::write(
+        dir.join("prompts/greet.fr.prompty"),
+        "---\ninputs:\n  name: {kind: integer}\n---\nSalut {{ name }}",
+    )
+    .unwrap();
+    std::fs::write(dir.join("prompts/about.prompty"), "---\ndescription: ${file:missing.txt}\n---\nHi").unwrap();
+    let out = prompty(&dir).args(["check", "--format", "json", "prompts"]).output().unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    let items: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let messages: Vec<String> = items
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|d| format!("{}:{}: {}", d["file"].as_str().unwrap(), d["line"], d["message"].as_str().unwrap()))
+        .collect();
+    assert_eq!(messages.len(), 2, "{messages:#?}");
+    assert!(
+        messages[0].starts_with("prompts/about.prompty:2: description: file reference 'missing.txt' was not found"),
+        "{messages:#?}"
+    );
+    assert!(messages[0].contains("missing.txt"), "{messages:#?}");
+    assert!(
+        messages[1].starts_with("prompts/greet.fr.prompty:3: the input `name` is an integer here, but a string in the default prompt (prompts/greet.prompty:3:3)"),
+        "{messages:#?}"
+    );
+}
+
+#[test]
+fn check_of_a_missing_path_is_an_error() {
+    let out = prompty(&root()).args(["check", "no/such/folder"]).output().unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    assert!(texts(&out).1.contains("error: no such file or folder"));
+}
+
+// ---------------------------------------------------------------- run against aimock
+
+#[test]
+fn run_prints_the_answer_its_json_and_its_stream() {
+    let server = aimock();
+    let base = format!("{}/v1", server.url());
+    let dir = scratch("run");
+    let run = |extra: &[&str], question: &str| {
+        prompty(&dir)
+            .arg("run")
+            .arg(chat_prompt())
+            .arg("--input")
+            .arg(format!("question={question}"))
+            .args(extra)
+            .env("OPENAI_BASE_URL", &base)
+            .output()
+            .unwrap()
+    };
+    let out = run(&[], "hello");
+    assert!(out.status.success(), "{out:?}");
+    assert_eq!(texts(&out), ("Hi there!\n".to_owned(), String::new()));
+
+    let out = run(&["--json"], "hello");
+    assert_eq!(texts(&out).0, "\"Hi there!\"\n");
+
+    let out = run(&["--stream"], "tell me a long story");
+    assert!(out.status.success());
+    let stdout = texts(&out).0;
+    assert!(stdout.starts_with("Once upon a time word0 word1") && stdout.ends_with(" THE END\n"), "{stdout}");
+    let requests = server.requests_to("/v1/chat/completions");
+    assert_eq!(requests.last().unwrap()["body"]["stream"], true);
+
+    let out = run(&["--model", "gpt-4o"], "hello");
+    assert!(out.status.success());
+    assert_eq!(server.requests_to("/v1/chat/completions").last().unwrap()["body"]["model"], "gpt-4o");
+}
+
+#[test]
+fn provider_errors_exit_4() {
+    let server = aimock();
+    let dir = scratch("provider-error");
+    let out = prompty(&dir)
+        .arg("run")
+        .arg(chat_prompt())
+        .args(["-i", "question=broken"])
+        .env("OPENAI_BASE_URL", format!("{}/v1", server.url()))
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(4));
+    let (stdout, stderr) = texts(&out);
+    assert_eq!(stdout, "");
+    assert!(stderr.contains("HTTP 500") && stderr.contains("The server had an error"), "{stderr}");
+
+    // Nothing listens on the port.
+    let port = common::free_port();
+    let out = prompty(&dir)
+        .arg("run")
+        .arg(chat_prompt())
+        .args(["-i", "question=hello"])
+        .env("OPENAI_BASE_URL", format!("http://127.0.0.1:{port}/v1"))
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(4), "{out:?}");
+}
+
+#[test]
+fn a_function_tool_without_handler_gives_the_tool_calls() {
+    let server = aimock();
+    let dir = scratch("function-tool");
+    std::fs::copy(root().join("tests/fixtures/tools_function.prompty"), dir.join("t.prompty")).unwrap();
+    // Point the fixture at aimock.
+    let text = std::fs::read_to_string(dir.join("t.prompty")).unwrap().replace(
+        "  id: gpt-4\n",
+        &format!("  id: gpt-4\n  provider: openai\n  connection:\n    kind: key\n    endpoint: {}/v1\n", server.url()),
+    );
+    std::fs::write(dir.join("t.prompty"), text).unwrap();
+    let out = prompty(&dir).args(["run", "t.prompty", "--json", "-i", "question=weather"]).output().unwrap();
+    assert!(out.status.success(), "{out:?}");
+    let (stdout, stderr) = texts(&out);
+    let calls: Value = serde_json::from_str(&stdout).unwrap();
+    assert_eq!(calls[0]["name"], "get_weather", "{stdout}");
+    assert!(stderr.contains("no handler for the tool get_weather"), "{stderr}");
+}
+
+// ---------------------------------------------------------------- .env and secrets
+
+#[test]
+fn dotenv_never_overrides_and_the_prompt_folder_comes_first() {
+    let dir = scratch("dotenv");
+    std::fs::create_dir_all(dir.join("prompts")).unwrap();
+    std::fs::write(
+        dir.join("prompts/env.prompty"),
+        "---\ninputs:\n  - {name: a, kind: string, default: \"${env:CLI_TEST_A:unset}\"}\n  - {name: b, kind: string, default: \"${env:CLI_TEST_B:unset}\"}\n  - {name: c, kind: string, default: \"${env:CLI_TEST_C:unset}\"}\n  - {name: d, kind: string, default: \"${env:CLI_TEST_D:unset}\"}\n---\nuser:\na={{a}} b={{b}} c={{c}} d={{d}}",
+    )
+    .unwrap();
+    std::fs::write(dir.join("prompts/.env"), "CLI_TEST_A=prompt-dir\nCLI_TEST_B=prompt-dir\n").unwrap();
+    std::fs::write(dir.join(".env"), "CLI_TEST_A=cwd\nCLI_TEST_B=cwd\nCLI_TEST_C=cwd\n").unwrap();
+    let out = prompty(&dir).args(["render", "prompts/env.prompty"]).env("CLI_TEST_A", "real").output().unwrap();
+    assert!(out.status.success(), "{out:?}");
+    assert_eq!(texts(&out).0, "user:\na=real b=prompt-dir c=cwd d=unset\n");
+
+    // A line that cannot be parsed is named by its number, never shown.
+    std::fs::write(dir.join(".env"), "CLI_TEST_C=cwd\nsk-not-a-line-SECRET-4711\n").unwrap();
+    let out = prompty(&dir).args(["render", "prompts/env.prompty"]).output().unwrap();
+    assert_eq!(out.status.code(), Some(3));
+    let stderr = texts(&out).1;
+    assert!(stderr.contains(".env: line 2 cannot be parsed"), "{stderr}");
+    assert!(!stderr.contains("SECRET-4711"), "{stderr}");
+}
+
+#[test]
+fn secrets_from_dotenv_are_used_and_never_printed_even_with_vv() {
+    let key = "sk-cli-test-7f3a9c1e5b";
+    let server = common::aimock_with_keys(&[key]);
+    let dir = scratch("secrets");
+    std::fs::write(dir.join(".env"), format!("OPENAI_API_KEY={key}\nOPENAI_BASE_URL={}/v1\n", server.url())).unwrap();
+    std::fs::copy(chat_prompt(), dir.join("chat.prompty")).unwrap();
+    for args in [
+        &["-vv", "run", "chat.prompty", "-i", "question=hello"][..],
+        &["-vv", "run", "chat.prompty", "-i", "question=hello", "--json", "--trace", "traces"],
+        &["-vv", "run", "chat.prompty", "-i", "question=hello", "--stream"],
+        &["-vv", "prepare", "chat.prompty", "-i", "question=hello"],
+        &["-vv", "models"],
+    ] {
+        let out = prompty(&dir).args(args).output().unwrap();
+        assert!(out.status.success(), "{args:?}: {out:?}");
+        let (stdout, stderr) = texts(&out);
+        assert!(!stdout.contains(key) && !stderr.contains(key), "{args:?} printed the key:\n{stdout}\n{stderr}");
+        if args[1] == "run" {
+            assert!(stdout.contains("Hi there!"), "the key from .env was sent: {stdout}");
+            assert!(stderr.contains("trace: cli-run [cli-run]"), "-v shows the spans: {stderr}");
+            assert!(stderr.contains("[REDACTED]"), "-vv shows redacted inputs: {stderr}");
+        }
+    }
+    let trace = std::fs::read_dir(dir.join("traces")).unwrap().next().unwrap().unwrap().path();
+    assert!(!std::fs::read_to_string(trace).unwrap().contains(key));
+    // Without the key, aimock refuses: the .env was what made it work.
+    std::fs::write(dir.join(".env"), format!("OPENAI_BASE_URL={}/v1\n", server.url())).unwrap();
+    let out = prompty(&dir).args(["run", "chat.prompty", "-i", "question=hello"]).output().unwrap();
+    assert_eq!(out.status.code(), Some(4));
+}
+
+// ---------------------------------------------------------------- batch
+
+#[test]
+fn a_batch_writes_one_line_per_input_in_order_failures_included() {
+    let server = aimock();
+    let dir = scratch("batch");
+    std::fs::write(
+        dir.join("in.jsonl"),
+        "{\"question\": \"slow one\"}\n\n{\"question\": \"quick one\"}\nnot json\n{\"question\": \"broken\"}\n[1, 2]\n{\"name\": \"no question\"}\n{\"question\": \"hello\"}\n",
+    )
+    .unwrap();
+    let out = prompty(&dir)
+        .arg("run")
+        .arg(chat_prompt())
+        .args(["--inputs", "in.jsonl", "--jobs", "4"])
+        .env("OPENAI_BASE_URL", format!("{}/v1", server.url()))
+        .output()
+        .unwrap();
+    let (stdout, stderr) = texts(&out);
+    let lines: Vec<Value> = stdout.lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+    let summary: Vec<(u64, bool, Value)> = lines
+        .iter()
+        .map(|l| {
+            (
+                l["line"].as_u64().unwrap(),
+                l["ok"].as_bool().unwrap(),
+                if l["ok"] == true { l["result"].clone() } else { l["exit"].clone() },
+            )
+        })
+        .collect();
+    assert_eq!(
+        summary,
+        [
+            (1, true, json!("the slow answer")),
+            (3, true, json!("the quick answer")),
+            (4, false, json!(3)),
+            (5, false, json!(4)),
+            (6, false, json!(3)),
+            (7, false, json!(3)),
+            (8, true, json!("Hi there!")),
+        ],
+        "{stdout}"
+    );
+    assert!(lines[2]["error"].as_str().unwrap().starts_with("in.jsonl:4:2: invalid JSON"), "{}", lines[2]);
+    assert!(lines[4]["error"].as_str().unwrap().contains("must be a JSON object"));
+    assert!(lines[5]["error"].as_str().unwrap().contains("question"));
+    assert_eq!(out.status.code(), Some(3), "the exit code of the first failed line");
+    assert!(stderr.contains("7 lines: 3 succeeded, 4 failed"), "{stderr}");
+    assert!(!stderr.contains('\u{1b}'), "no progress bar when stderr is not a terminal: {stderr}");
+}
+
+// ---------------------------------------------------------------- tools
+
+/// A one-shot HTTP server answering every request with `body` (JSON); the requests it got.
+fn json_server(body: &'static str) -> (u16, std::sync::mpsc::Receiver<String>) {
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = listener.local_addr().unwrap().port();
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        for stream in listener.incoming().flatten() {
+            let mut stream = stream;
+            let mut buf = [0u8; 8192];
+            let n = stream.read(&mut buf).unwrap_or(0);
+            let _ = tx.send(String::from_utf8_lossy(&buf[..n]).into_owned());
+            let _ = write!(
+                stream,
+                "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
+                body.len()
+            );
+        }
+    });
+    (port, rx)
+}
+
+/// A folder with an OpenAPI document of one operation (`getPetById`) served on `port`, and a
+/// prompt declaring it (namespace `pets`) and a function tool, its model on `model_url`.
+fn pets_prompt(tag: &str, port: u16, model_url: &str) -> std::path::PathBuf {
+    let dir = scratch(tag);
+    let spec = json!({
+        "openapi": "3.0.3",
+        "info": {"title": "Pets", "version": "1"},
+        "servers": [{"url": format!("http://127.0.0.1:{port}")}],
+        "paths": {"/pets/{petId}": {"get": {
+            "operationId": "getPetById", "summary": "Find a pet by id",
+            "parameters": [{"name": "petId", "in": "path", "required": true, "schema": {"type": "integer"}}],
+            "responses": {"200": {"description": "the pet"}}}}}
+    });
+    std::fs::write(dir.join("pets.json"), serde_json::to_string_pretty(&spec).unwrap()).unwrap();
+    std::fs::write(
+        dir.join("pets.prompty"),
+        format!(
+            "---\nname: pets\nmodel:\n  id: gpt-4o\n  provider: openai\n  connection:\n    kind: key\n    endpoint: {model_url}/v1\n\
+             inputs: [question]\ntools:\n  - name: pets\n    kind: openapi\n    specification: ./pets.json\n    \
+             connection:\n      kind: anonymous\n      endpoint: http://127.0.0.1:{port}\n---\nuser:\n{{{{question}}}}"
+        ),
+    )
+    .unwrap();
+    dir
+}
+
+#[test]
+fn tools_lists_function_and_openapi_tools_as_the_model_sees_them() {
+    let out = prompty(&root()).args(["tools", "tests/fixtures/tools_function.prompty"]).output().unwrap();
+    assert!(out.status.success(), "{out:?}");
+    let tools: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(tools.as_array().unwrap().len(), 1);
+    assert_eq!(tools[0]["name"], "get_weather");
+    assert_eq!(tools[0]["kind"], "function");
+    assert_eq!(tools[0]["strict"], true);
+    // `unit` is bound to an input: the model never sees it.
+    assert_eq!(tools[0]["parameters"]["properties"].as_object().unwrap().keys().collect::<Vec<_>>(), ["location"]);
+
+    let dir = pets_prompt("tools-openapi", common::free_port(), "http://127.0.0.1:9");
+    let out = prompty(&dir).args(["tools", "pets.prompty"]).output().unwrap();
+    assert!(out.status.success(), "{out:?}");
+    let tools: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(tools.as_array().unwrap().len(), 1, "{tools:#}");
+    assert_eq!(tools[0]["name"], "pets__getPetById");
+    assert_eq!(tools[0]["namespace"], "pets");
+    assert_eq!(tools[0]["remoteName"], "getPetById");
+    assert_eq!(tools[0]["kind"], "openapi");
+    assert_eq!(tools[0]["parameters"]["required"], json!(["petId"]));
+
+    // A document that is not there: a prompt error naming it.
+    std::fs::remove_file(dir.join("pets.json")).unwrap();
+    let out = prompty(&dir).args(["tools", "pets.prompty"]).output().unwrap();
+    assert_eq!(out.status.code(), Some(3));
+    assert!(texts(&out).1.contains("pets.json"), "{}", texts(&out).1);
+}
+
+#[test]
+fn run_goes_through_the_agent_loop_when_every_tool_has_a_handler() {
+    let server = aimock();
+    let (port, requests) = json_server(r#"{"id": 7, "name": "Rex"}"#);
+    let dir = pets_prompt("run-openapi", port, &server.url());
+    let out = prompty(&dir).args(["run", "pets.prompty", "-i", "question=find pet 7"]).output().unwrap();
+    let (stdout, stderr) = texts(&out);
+    assert!(out.status.success(), "{stderr}");
+    assert_eq!(stdout, "Pet 7 is Rex.\n");
+    assert!(stderr.contains("[tool] pets__getPetById({\"petId\":7})"), "tool calls shown on stderr: {stderr}");
+    assert!(
+        stderr.contains("[tool] pets__getPetById returned: {\"status\":200,\"body\":{\"id\":7,\"name\":\"Rex\"}}"),
+        "{stderr}"
+    );
+    let request = requests.recv_timeout(std::time::Duration::from_secs(5)).unwrap();
+    assert!(request.starts_with("GET /pets/7 "), "{request}");
+    // --quiet: the answer only.
+    let out = prompty(&dir).args(["-q", "run", "pets.prompty", "-i", "question=find pet 7"]).output().unwrap();
+    assert_eq!(texts(&out), ("Pet 7 is Rex.\n".to_owned(), String::new()));
+    // Streamed, and in a chat: the same loop, tool calls shown as they happen.
+    let out = prompty(&dir).args(["run", "pets.prompty", "--stream", "-i", "question=find pet 7"]).output().unwrap();
+    assert_eq!(texts(&out).0, "Pet 7 is Rex.\n", "{out:?}");
+    let out = prompty(&dir).args(["chat", "pets.prompty"]).write_stdin("find pet 7\n").output().unwrap();
+    let (stdout, stderr) = texts(&out);
+    assert!(out.status.success(), "{stderr}");
+    assert_eq!(stdout, "Pet 7 is Rex.\n");
+    assert!(stderr.contains("[tool] pets__getPetById({\"petId\":7})"), "{stderr}");
+    assert_eq!(requests.try_iter().count(), 3, "one tool call in each of the quiet, streamed and chat runs");
+}
+
+#[test]
+fn structured_output_is_printed_as_json() {
+    let server = aimock();
+    let dir = scratch("structured");
+    std::fs::write(
+        dir.join("s.prompty"),
+        format!(
+            "---\nname: s\nmodel:\n  id: gpt-4o\n  provider: openai\n  connection:\n    kind: key\n    endpoint: {}/v1\n\
+             outputs:\n  city: {{kind: string}}\n  temperature: {{kind: integer}}\n---\nuser:\nstructured",
+            server.url()
+        ),
+    )
+    .unwrap();
+    let out = prompty(&dir).args(["run", "s.prompty", "--json"]).output().unwrap();
+    assert!(out.status.success(), "{out:?}");
+    assert_eq!(texts(&out).0, "{\"city\":\"Paris\",\"temperature\":21}\n");
+    let out = prompty(&dir).args(["run", "s.prompty"]).output().unwrap();
+    assert_eq!(texts(&out).0, "{\n  \"city\": \"Paris\",\n  \"temperature\": 21\n}\n");
+    let body = &server.requests_to("/v1/chat/completions")[0]["body"];
+    assert_eq!(body["response_format"]["type"], "json_schema");
+}
+
+// ---------------------------------------------------------------- trace
+
+#[test]
+fn trace_prints_the_span_tree_of_a_python_tracy_file() {
+    let out =
+        prompty(&root()).args(["trace", "prompty/tests/fixtures/python-prompty-2.1.0.prepare.tracy"]).output().unwrap();
+    assert!(out.status.success(), "{out:?}");
+    let stdout = texts(&out).0;
+    let lines: Vec<&str> = stdout.lines().collect();
+    assert_eq!(
+        lines,
+        [
+            "prompty/tests/fixtures/python-prompty-2.1.0.prepare.tracy (written by prompty python 2.1.0)",
+            "prepare  25 ms",
+            "├─ render  22 ms",
+            "└─ parse  0 ms",
+        ]
+    );
+    let dir = scratch("trace-bad");
+    std::fs::write(dir.join("x.tracy"), "{\"runtime\": 1").unwrap();
+    let out = prompty(&dir).args(["trace", "x.tracy"]).output().unwrap();
+    assert_eq!(out.status.code(), Some(3));
+    assert!(texts(&out).1.contains("x.tracy:1:"), "{out:?}");
+}
+
+#[test]
+fn run_writes_a_trace_that_trace_reads_back() {
+    let server = aimock();
+    let dir = scratch("trace-run");
+    let out = prompty(&dir)
+        .arg("run")
+        .arg(chat_prompt())
+        .args(["-i", "question=hello", "--trace", "runs"])
+        .env("OPENAI_BASE_URL", format!("{}/v1", server.url()))
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{out:?}");
+    let files: Vec<_> = std::fs::read_dir(dir.join("runs")).unwrap().flatten().map(|e| e.path()).collect();
+    assert_eq!(files.len(), 1, "one root span, one file: {files:?}");
+    assert!(texts(&out).1.contains("trace written to runs/cli-run."), "{out:?}");
+    let out = prompty(&dir).arg("trace").arg(&files[0]).output().unwrap();
+    let stdout = texts(&out).0;
+    let names: Vec<String> = stdout
+        .lines()
+        .skip(1)
+        .map(|l| l.trim_start_matches(['├', '└', '─', '│', ' ']).split("  ").next().unwrap().to_owned())
+        .collect();
+    assert_eq!(names, ["cli-run", "load", "prepare", "render", "parse", "run", "execute", "process"], "{stdout}");
+    let usage = "[usage: prompt_tokens 12, completion_tokens 3, total_tokens 15]";
+    assert!(stdout.lines().nth(1).unwrap().ends_with(usage), "usage summed to the root: {stdout}");
+    assert!(stdout.lines().any(|l| l.contains("execute") && l.ends_with(usage)), "{stdout}");
+}
+
+// ---------------------------------------------------------------- models
+
+#[test]
+fn models_lists_what_the_server_serves() {
+    let server = aimock();
+    let dir = scratch("models");
+    let out = prompty(&dir).arg("models").env("OPENAI_BASE_URL", format!("{}/v1", server.url())).output().unwrap();
+    assert!(out.status.success(), "{out:?}");
+    let stdout = texts(&out).0;
+    assert!(stdout.lines().any(|l| l.starts_with("gpt-4o  owned by aimock")), "{stdout}");
+
+    let out = prompty(&dir)
+        .args(["models", "--json", "--provider", "openai"])
+        .env("OPENAI_BASE_URL", format!("{}/v1", server.url()))
+        .output()
+        .unwrap();
+    let models: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert!(models.as_array().unwrap().iter().any(|m| m["id"] == "gpt-4o"));
+
+    // The connection of a prompt, endpoint from the .env of its folder.
+    std::fs::create_dir_all(dir.join("p")).unwrap();
+    std::fs::copy(chat_prompt(), dir.join("p/chat.prompty")).unwrap();
+    std::fs::write(dir.join("p/.env"), format!("OPENAI_BASE_URL={}/v1\n", server.url())).unwrap();
+    let out = prompty(&dir).args(["models", "--prompt", "p/chat.prompty"]).output().unwrap();
+    assert!(out.status.success(), "the endpoint came from p/.env (else api.openai.com, unreachable here): {out:?}");
+    assert!(texts(&out).0.contains("gpt-4o"));
+
+    let out = prompty(&dir)
+        .arg("models")
+        .env("OPENAI_BASE_URL", format!("http://127.0.0.1:{}/v1", common::free_port()))
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(4));
+    let out = prompty(&dir).args(["models", "--provider", "azure"]).output().unwrap();
+    assert_eq!(out.status.code(), Some(2), "only openai and anthropic have discovery");
+}
+
+// ---------------------------------------------------------------- chat without a terminal
+
+#[test]
+fn chat_reads_lines_from_a_pipe_and_keeps_the_history_in_the_thread_input() {
+    let server = aimock();
+    let dir = scratch("chat-pipe");
+    let out = prompty(&dir)
+        .arg("chat")
+        .arg(chat_prompt())
+        .args(["-i", "name=Ana"])
+        .env("OPENAI_BASE_URL", format!("{}/v1", server.url()))
+        .write_stdin("my name is Ana\nwhat is my name\n")
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{out:?}");
+    assert_eq!(texts(&out).0, "Nice to meet you, Ana.\nYou told me: Ana.\n");
+    let requests = server.requests_to("/v1/chat/completions");
+    assert_eq!(requests.len(), 2);
+    assert_eq!(common::user_texts(&requests[1]), ["my name is Ana", "what is my name"]);
+    let second = &requests[1]["body"]["messages"];
+    assert_eq!(second[2]["role"], "assistant");
+    assert_eq!(second[2]["content"], "Nice to meet you, Ana.");
+    assert_eq!(requests[1]["body"]["stream"], true);
+
+    // A failed turn is the exit code at the end of input.
+    let out = prompty(&dir)
+        .arg("chat")
+        .arg(chat_prompt())
+        .env("OPENAI_BASE_URL", format!("{}/v1", server.url()))
+        .write_stdin("broken\n")
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(4), "{out:?}");
+}
+
+#[test]
+fn tools_starts_an_mcp_server_and_lists_its_allowed_tools() {
+    let server_bin = common::npm_bin_dir().join("mcp-server-everything");
+    let dir = scratch("tools-mcp");
+    std::fs::write(
+        dir.join("mcp.prompty"),
+        format!(
+            "---\nname: mcp\ntools:\n  - name: everything_server\n    kind: mcp\n    serverName: everything\n    \
+             connection:\n      kind: stdio\n      command: {}\n      args: [stdio]\n    allowedTools: [echo]\n---\nuser:\nhi",
+            server_bin.display()
+        ),
+    )
+    .unwrap();
+    let out = prompty(&dir).args(["tools", "mcp.prompty"]).output().unwrap();
+    assert!(out.status.success(), "{out:?}");
+    let tools: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let names: Vec<(&str, &str, &str)> = tools
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| (t["name"].as_str().unwrap(), t["namespace"].as_str().unwrap(), t["kind"].as_str().unwrap()))
+        .collect();
+    assert_eq!(names, [("everything__echo", "everything", "mcp")]);
+    assert!(tools[0]["parameters"]["properties"]["message"].is_object(), "{tools:#}");
+}
+
+#[cfg(unix)]
+#[test]
+fn ctrl_c_cancels_a_run_with_exit_130() {
+    use std::io::BufRead;
+    let server = aimock();
+    let dir = scratch("run-ctrl-c");
+    let mut child = std::process::Command::new(common::bin())
+        .current_dir(&dir)
+        .arg("run")
+        .arg(chat_prompt())
+        .args(["--stream", "-i", "question=tell me a long story"])
+        .env_remove("OPENAI_API_KEY")
+        .env("OPENAI_BASE_URL", format!("{}/v1", server.url()))
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    // Wait for the first streamed words, then send SIGINT as a terminal's Ctrl-C does.
+    let mut stdout = std::io::BufReader::new(child.stdout.take().unwrap());
+    let mut first = Vec::new();
+    stdout.read_until(b'e', &mut first).unwrap();
+    assert!(String::from_utf8_lossy(&first).starts_with("Once"), "{first:?}");
+    let status = std::process::Command::new("kill").args(["-INT", &child.id().to_string()]).status().unwrap();
+    assert!(status.success());
+    let mut rest = String::new();
+    stdout.read_to_string(&mut rest).unwrap();
+    let code = child.wait().unwrap().code();
+    assert_eq!(code, Some(130), "cancelled, not killed by the signal");
+    assert!(!rest.contains("THE END"), "the answer ran to its end: {rest}");
+}
+
+#[test]
+fn chat_without_a_thread_input_appends_the_turns_after_the_first_messages() {
+    let server = aimock();
+    let dir = scratch("chat-no-thread");
+    std::fs::write(
+        dir.join("q.prompty"),
+        format!(
+            "---\nname: q\nmodel:\n  id: gpt-4o\n  provider: openai\n  connection:\n    kind: key\n    endpoint: {}/v1\n\
+             inputs:\n  question: {{kind: string, required: true}}\n---\nsystem:\nBe brief.\n\nuser:\n{{{{question}}}}",
+            server.url()
+        ),
+    )
+    .unwrap();
+    let out =
+        prompty(&dir).args(["chat", "q.prompty"]).write_stdin("my name is Ana\n\nwhat is my name\n").output().unwrap();
+    assert!(out.status.success(), "{out:?}");
+    assert_eq!(texts(&out).0, "Nice to meet you, Ana.\nYou told me: Ana.\n");
+    let requests = server.requests_to("/v1/chat/completions");
+    assert_eq!(requests.len(), 2, "the blank line is no turn");
+    let roles: Vec<&str> =
+        requests[1]["body"]["messages"].as_array().unwrap().iter().map(|m| m["role"].as_str().unwrap()).collect();
+    assert_eq!(roles, ["system", "user", "assistant", "user"]);
+    assert_eq!(common::user_texts(&requests[1]), ["my name is Ana", "what is my name"]);
+}
