@@ -79,6 +79,7 @@ extern crate self as prompty;
 mod blocking;
 pub mod catalog;
 mod check;
+mod lookup;
 mod mark;
 mod nonce;
 mod parser;

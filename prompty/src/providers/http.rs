@@ -312,11 +312,21 @@ impl From<HttpError> for Error {
 /// in `Bearer <key>`), with the forms a server may echo them in (JSON-escaped, `\/`-escaped,
 /// percent-encoded). `Debug` shows only how many there are.
 #[derive(Clone, Default)]
-pub(crate) struct Secrets(Arc<[String]>);
+pub(crate) struct Secrets(Arc<Forms>);
+
+/// The forms of a request's secrets.
+#[derive(Default)]
+struct Forms {
+    /// Every form, longest first (replaced in that order, so a form inside a longer one never
+    /// breaks the longer one).
+    all: Vec<String>,
+    /// The forms that contain no other form: looked for first, as a text without them holds none.
+    minimal: Vec<String>,
+}
 
 impl fmt::Debug for Secrets {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "Secrets({})", self.0.len())
+        write!(f, "Secrets({})", self.0.all.len())
     }
 }
 
@@ -372,13 +382,19 @@ impl Secrets {
         }
         all.sort_by(|a, b| b.len().cmp(&a.len()).then_with(|| a.cmp(b)));
         all.dedup();
-        Secrets(all.into())
+        // The forms that hold no other form: a text without any of them holds no form at all.
+        let minimal = all.iter().filter(|f| !all.iter().any(|o| o.len() < f.len() && f.contains(o.as_str()))).cloned();
+        let minimal = minimal.collect();
+        Secrets(Arc::new(Forms { all, minimal }))
     }
 
     /// `text` with every secret replaced by `[REDACTED]`.
     pub(crate) fn scrub<'a>(&self, text: &'a str) -> Cow<'a, str> {
         let mut out = Cow::Borrowed(text);
-        for secret in self.0.iter() {
+        if !self.0.minimal.iter().any(|m| text.contains(m.as_str())) {
+            return out;
+        }
+        for secret in self.0.all.iter() {
             if out.contains(secret.as_str()) {
                 out = Cow::Owned(out.replace(secret.as_str(), REDACTED));
             }
@@ -388,7 +404,7 @@ impl Secrets {
 
     /// `bytes` with every secret replaced (bytes that are not UTF-8 are decoded lossily first).
     pub(crate) fn scrub_bytes<'a>(&self, bytes: &'a [u8]) -> Cow<'a, [u8]> {
-        if self.0.is_empty() {
+        if self.0.all.is_empty() {
             return Cow::Borrowed(bytes);
         }
         match std::str::from_utf8(bytes) {
@@ -647,7 +663,7 @@ impl HttpClient {
             Address::Text(url) => client.request(request.method.clone(), url),
             Address::Parsed(url) => client.request(request.method.clone(), url.clone()),
         };
-        let mut builder = builder.headers(request.headers.clone());
+        let mut builder = builder.headers(request.headers.as_ref().clone());
         if let Some(body) = &request.body {
             builder = builder.header(CONTENT_TYPE, HeaderValue::from_static("application/json")).body(body.clone());
         }
@@ -808,7 +824,7 @@ pub(crate) struct ApiRequest<'a> {
     pub method: Method,
     pub url: Address<'a>,
     /// Auth and provider headers (values holding keys are marked sensitive).
-    pub headers: HeaderMap,
+    pub headers: Cow<'a, HeaderMap>,
     /// The JSON body, serialized.
     pub body: Option<Bytes>,
 }
@@ -842,7 +858,12 @@ impl<'a> From<&'a reqwest::Url> for Address<'a> {
 
 impl<'a> ApiRequest<'a> {
     /// A POST of `body` as JSON.
-    pub fn post(provider: &'a str, url: impl Into<Address<'a>>, headers: HeaderMap, body: &Value) -> Result<Self> {
+    pub fn post(
+        provider: &'a str,
+        url: impl Into<Address<'a>>,
+        headers: Cow<'a, HeaderMap>,
+        body: &Value,
+    ) -> Result<Self> {
         Self::post_serialized(provider, url, headers, serde_json::to_vec(body))
     }
 
@@ -850,7 +871,7 @@ impl<'a> ApiRequest<'a> {
     pub fn post_serialized(
         provider: &'a str,
         url: impl Into<Address<'a>>,
-        headers: HeaderMap,
+        headers: Cow<'a, HeaderMap>,
         body: std::result::Result<Vec<u8>, serde_json::Error>,
     ) -> Result<Self> {
         let body =
@@ -859,7 +880,7 @@ impl<'a> ApiRequest<'a> {
     }
 
     /// A GET.
-    pub fn get(provider: &'a str, url: impl Into<Address<'a>>, headers: HeaderMap) -> Self {
+    pub fn get(provider: &'a str, url: impl Into<Address<'a>>, headers: Cow<'a, HeaderMap>) -> Self {
         ApiRequest { provider, method: Method::GET, url: url.into(), headers, body: None }
     }
 }
@@ -1134,7 +1155,7 @@ mod tests {
         insert_secret(&mut h, reqwest::header::AUTHORIZATION, "Bearer ", Some(&Secret::new("sk-a/b+c")), "o").unwrap();
         h.insert("x-other", HeaderValue::from_static("sk-a/b+c-not-sensitive"));
         let s = Secrets::from_headers(&h);
-        assert_eq!(format!("{s:?}"), format!("Secrets({})", s.0.len()));
+        assert_eq!(format!("{s:?}"), format!("Secrets({})", s.0.all.len()));
         for text in ["key sk-a/b+c!", "Bearer sk-a/b+c", r#"{"k":"sk-a\/b+c"}"#, "k=sk-a%2Fb%2Bc"] {
             let out = s.scrub(text);
             assert!(out.contains(REDACTED) && !out.contains("b+c") && !out.contains("b%2Bc"), "{text} -> {out}");

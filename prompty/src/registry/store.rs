@@ -1,8 +1,34 @@
 //! [`Store`]: one process-wide, thread-safe registry of named components, filled lazily from the
 //! link-time registrations (`inventory`) and by explicit `register_*` calls, which win.
 
-use std::collections::HashMap;
+use std::collections::HashMap as StdHashMap;
+use std::hash::{BuildHasherDefault, Hasher};
 use std::sync::{Arc, RwLock};
+
+/// The maps of a store: keyed by short names the program registers (no one else can insert, so
+/// no flooding to defend against), hashed with FNV-1a rather than SipHash.
+type HashMap<K, V> = StdHashMap<K, V, BuildHasherDefault<Fnv>>;
+
+/// FNV-1a, 64 bits.
+struct Fnv(u64);
+
+impl Default for Fnv {
+    fn default() -> Self {
+        Fnv(0xcbf2_9ce4_8422_2325)
+    }
+}
+
+impl Hasher for Fnv {
+    fn write(&mut self, bytes: &[u8]) {
+        for &b in bytes {
+            self.0 = (self.0 ^ u64::from(b)).wrapping_mul(0x0000_0100_0000_01b3);
+        }
+    }
+
+    fn finish(&self) -> u64 {
+        self.0
+    }
+}
 
 /// A registry of `T`s by key.
 pub(crate) struct Store<T: ?Sized + Send + Sync + 'static> {
@@ -20,7 +46,7 @@ struct State<T: ?Sized> {
 
 impl<T: ?Sized + Send + Sync + 'static> Store<T> {
     pub(crate) fn new(collect: fn() -> Vec<(&'static str, Arc<T>)>) -> Self {
-        Store { collect, state: RwLock::new(State { linked: None, explicit: HashMap::new() }) }
+        Store { collect, state: RwLock::new(State { linked: None, explicit: HashMap::default() }) }
     }
 
     fn read(&self) -> std::sync::RwLockReadGuard<'_, State<T>> {

@@ -502,7 +502,7 @@ where
         }
         let name = &*self.program.inputs[index];
         let v = match self.inputs {
-            Inputs::Json(map) => map.get(name).map(V::Json),
+            Inputs::Json(map) => crate::lookup::field(map, name).map(V::Json),
             Inputs::Values(values) => values.get(name).cloned().map(V::Value),
         };
         let v = match v {
@@ -618,7 +618,7 @@ fn attr<'a>(base: V<'a>, name: &str) -> Step<V<'a>> {
     Ok(match base {
         // Chainable undefined: attributes of nothing are nothing.
         V::Undefined => V::Undefined,
-        V::Json(Json::Object(map)) => field(map, name).map_or(V::Undefined, V::Json),
+        V::Json(Json::Object(map)) => crate::lookup::field(map, name).map_or(V::Undefined, V::Json),
         V::Loop(index, len) => V::Value(match name {
             "index" => Value::from(index + 1),
             "index0" => Value::from(index),
@@ -634,20 +634,11 @@ fn attr<'a>(base: V<'a>, name: &str) -> Step<V<'a>> {
     })
 }
 
-/// The field `name` of a JSON object: small objects (most) are searched, not hashed.
-fn field<'a>(map: &'a Map<String, Json>, name: &str) -> Option<&'a Json> {
-    if map.len() <= 8 {
-        map.iter().find(|(k, _)| k.as_str() == name).map(|(_, v)| v)
-    } else {
-        map.get(name)
-    }
-}
-
 fn item<'a>(base: V<'a>, key: &Value) -> Step<V<'a>> {
     Ok(match (&base, key.kind()) {
         (V::Undefined, _) => V::Undefined,
         (V::Json(Json::Object(map)), ValueKind::String) => {
-            field(map, key.as_str().unwrap_or_default()).map_or(V::Undefined, V::Json)
+            crate::lookup::field(map, key.as_str().unwrap_or_default()).map_or(V::Undefined, V::Json)
         }
         (V::Json(Json::Array(items)), ValueKind::Number) => match key.as_usize() {
             Some(i) if key.is_integer() => items.get(i).map_or(V::Undefined, V::Json),

@@ -12,6 +12,7 @@ use crate::providers::sse;
 use crate::{Agent, BoxFuture, Connection, Executor, Message, RawStream, Result};
 use reqwest::header::{HeaderMap, HeaderName, HeaderValue};
 use serde_json::Value;
+use std::borrow::Cow;
 
 /// The endpoint used when neither the prompt nor the environment names one.
 ///
@@ -88,7 +89,7 @@ impl AnthropicExecutor {
                 Some(id) => format!("{base}/models?limit=1000&after_id={id}"),
                 None => format!("{base}/models?limit=1000"),
             };
-            let raw = self.http.json(&ApiRequest::get("anthropic", &url, headers(&resolved)?)).await?;
+            let raw = self.http.json(&ApiRequest::get("anthropic", &url, Cow::Owned(headers(&resolved)?))).await?;
             models.extend(
                 discovery::map_listing(&raw, "anthropic").into_iter().map(|m| discovery::enrich(m, "anthropic")),
             );
@@ -152,7 +153,7 @@ impl Executor for AnthropicExecutor {
         Box::pin(async move {
             let (url, headers) = target(agent)?;
             let body = super::messages_request(agent, messages)?;
-            let request = ApiRequest::post("anthropic", &url, headers, &body)?;
+            let request = ApiRequest::post("anthropic", &url, Cow::Owned(headers), &body)?;
             Ok(self.http.json(&request).await?)
         })
     }
@@ -168,7 +169,7 @@ impl Executor for AnthropicExecutor {
             if let Value::Object(map) = &mut body {
                 map.insert("stream".to_owned(), Value::Bool(true));
             }
-            let request = ApiRequest::post("anthropic", &url, headers, &body)?;
+            let request = ApiRequest::post("anthropic", &url, Cow::Owned(headers), &body)?;
             Ok(self.http.events(&request, ANTHROPIC_END).await?)
         })
     }

@@ -20,6 +20,7 @@ use crate::providers::sse;
 use crate::{Agent, BoxFuture, Connection, Error, Executor, MaxTokensField, Message, RawStream, Result, Secret};
 use reqwest::header::{HeaderMap, HeaderName, AUTHORIZATION};
 use serde_json::{json, Value};
+use std::borrow::Cow;
 use std::sync::Arc;
 
 /// The endpoint used when neither the prompt nor the environment names one.
@@ -121,7 +122,7 @@ impl OpenAiExecutor {
         let base = resolved.endpoint.clone().unwrap_or_else(|| OPENAI_DEFAULT_ENDPOINT.to_owned());
         let url = format!("{base}/models");
         let headers = auth_headers(Flavor::OpenAi, &resolved)?;
-        let raw = self.http.json(&ApiRequest::get("openai", &url, headers)).await?;
+        let raw = self.http.json(&ApiRequest::get("openai", &url, Cow::Owned(headers))).await?;
         Ok(discovery::map_listing(&raw, "openai").into_iter().map(|m| discovery::enrich(m, "openai")).collect())
     }
 }
@@ -214,18 +215,47 @@ fn auth_headers(flavor: Flavor, resolved: &Resolved) -> Result<HeaderMap> {
 
 /// Where one call goes, and what the server there understands.
 struct Target {
-    url: String,
-    /// `url` parsed, when it was kept from an earlier call (else reqwest parses `url`).
-    parsed: Option<reqwest::Url>,
-    headers: HeaderMap,
+    place: Place,
     dialect: super::Dialect,
 }
 
+/// The URL and headers of a [`Target`].
+enum Place {
+    /// Built for this call.
+    Built { url: String, headers: HeaderMap },
+    /// Kept on the agent from an earlier call.
+    Kept(Arc<Derived>),
+}
+
 impl Target {
-    fn address(&self) -> http::Address<'_> {
-        match &self.parsed {
-            Some(url) => http::Address::Parsed(url),
-            None => http::Address::Text(&self.url),
+    fn built(url: String, headers: HeaderMap, dialect: super::Dialect) -> Target {
+        Target { place: Place::Built { url, headers }, dialect }
+    }
+
+    #[cfg(test)]
+    fn url(&self) -> &str {
+        match &self.place {
+            Place::Built { url, .. } => url,
+            Place::Kept(d) => &d.url,
+        }
+    }
+
+    #[cfg(test)]
+    fn headers(&self) -> &HeaderMap {
+        match &self.place {
+            Place::Built { headers, .. } => headers,
+            Place::Kept(d) => &d.headers,
+        }
+    }
+
+    /// The address and headers of a request to this target.
+    fn request_parts(&mut self) -> (http::Address<'_>, Cow<'_, HeaderMap>) {
+        match &mut self.place {
+            Place::Built { url, headers } => (http::Address::Text(url), Cow::Owned(std::mem::take(headers))),
+            Place::Kept(d) => match &d.parsed {
+                Some(parsed) => (http::Address::Parsed(parsed), Cow::Borrowed(&d.headers)),
+                None => (http::Address::Text(&d.url), Cow::Borrowed(&d.headers)),
+            },
         }
     }
 }
@@ -278,12 +308,8 @@ fn openai_target(agent: &Agent) -> Result<Target> {
             d
         }
     };
-    Ok(Target {
-        url: derived.url.clone(),
-        parsed: derived.parsed.clone(),
-        headers: derived.headers.clone(),
-        dialect: dialect(agent, || derived.host_rule),
-    })
+    let dialect = dialect(agent, || derived.host_rule);
+    Ok(Target { place: Place::Kept(derived), dialect })
 }
 
 fn azure_target(agent: &Agent, api_version: Option<&str>) -> Result<Target> {
@@ -299,7 +325,7 @@ fn azure_target(agent: &Agent, api_version: Option<&str>) -> Result<Target> {
     let headers = auth_headers(Flavor::Azure, &resolved)?;
     let dialect = dialect(agent, || MaxTokensField::for_endpoint(None));
     if endpoint.ends_with("/openai/v1") {
-        return Ok(Target { url: format!("{endpoint}/{path}"), parsed: None, headers, dialect });
+        return Ok(Target::built(format!("{endpoint}/{path}"), headers, dialect));
     }
     let env_version = std::env::var("AZURE_OPENAI_API_VERSION").ok().filter(|v| !v.trim().is_empty());
     let default_version = if responses { AZURE_RESPONSES_API_VERSION } else { AZURE_API_VERSION };
@@ -307,19 +333,15 @@ fn azure_target(agent: &Agent, api_version: Option<&str>) -> Result<Target> {
     let version = encode_component(&version);
     if responses {
         let url = format!("{endpoint}/openai/responses?api-version={version}");
-        return Ok(Target { url, parsed: None, headers, dialect });
+        return Ok(Target::built(url, headers, dialect));
     }
     let deployment = model
         .map(|m| m.id.as_str())
         .filter(|id| !id.is_empty())
         .ok_or_else(|| Error::Execution { message: "azure: `model.id` must name the deployment".to_owned() })?;
     let deployment = encode_component(deployment);
-    Ok(Target {
-        url: format!("{endpoint}/openai/deployments/{deployment}/{path}?api-version={version}"),
-        parsed: None,
-        headers,
-        dialect,
-    })
+    let url = format!("{endpoint}/openai/deployments/{deployment}/{path}?api-version={version}");
+    Ok(Target::built(url, headers, dialect))
 }
 
 /// Percent-encodes what may not appear as-is in a path segment or query value.
@@ -366,8 +388,8 @@ async fn execute(
     mut target: Target,
     body: std::result::Result<Vec<u8>, serde_json::Error>,
 ) -> Result<Value> {
-    let headers = std::mem::take(&mut target.headers);
-    let request = ApiRequest::post_serialized(flavor.provider(), target.address(), headers, body)?;
+    let (address, headers) = target.request_parts();
+    let request = ApiRequest::post_serialized(flavor.provider(), address, headers, body)?;
     Ok(http.json(&request).await?)
 }
 
@@ -378,8 +400,8 @@ async fn execute_stream(
     body: Value,
     responses: bool,
 ) -> Result<RawStream> {
-    let headers = std::mem::take(&mut target.headers);
-    let request = ApiRequest::post(flavor.provider(), target.address(), headers, &body)?;
+    let (address, headers) = target.request_parts();
+    let request = ApiRequest::post(flavor.provider(), address, headers, &body)?;
     let end = if responses { RESPONSES_END } else { sse::End::Done };
     Ok(http.events(&request, end).await?)
 }
@@ -477,9 +499,9 @@ mod tests {
             (Some("responses"), "responses"),
         ] {
             let t = openai_target(&agent("openai", api, Some(c.clone()))).unwrap();
-            assert_eq!(t.url, format!("http://127.0.0.1:9/v1/{path}"));
-            assert_eq!(t.headers.get(AUTHORIZATION).unwrap().to_str().unwrap(), "Bearer sk-1");
-            assert!(t.headers.get(AUTHORIZATION).unwrap().is_sensitive());
+            assert_eq!(t.url(), format!("http://127.0.0.1:9/v1/{path}"));
+            assert_eq!(t.headers().get(AUTHORIZATION).unwrap().to_str().unwrap(), "Bearer sk-1");
+            assert!(t.headers().get(AUTHORIZATION).unwrap().is_sensitive());
         }
         assert!(openai_target(&agent("openai", Some("audio"), Some(c))).is_err());
     }
@@ -488,9 +510,9 @@ mod tests {
     fn no_key_no_header() {
         let anon = Connection::Anonymous { endpoint: Some("http://h/v1".into()), common: ConnectionCommon::default() };
         let t = openai_target(&agent("openai", None, Some(anon))).unwrap();
-        assert!(t.headers.is_empty());
+        assert!(t.headers().is_empty());
         let t = openai_target(&agent("openai", None, Some(key("http://h/v1", "")))).unwrap();
-        assert!(t.headers.is_empty());
+        assert!(t.headers().is_empty());
     }
 
     #[test]
@@ -498,18 +520,18 @@ mod tests {
         let c = key("https://res.openai.azure.com/", "k");
         let t = azure_target(&agent("azure", None, Some(c.clone())), Some("2024-10-21")).unwrap();
         assert_eq!(
-            t.url,
+            t.url(),
             "https://res.openai.azure.com/openai/deployments/gpt-4o/chat/completions?api-version=2024-10-21"
         );
-        assert_eq!(t.headers.get("api-key").unwrap().to_str().unwrap(), "k");
-        assert!(t.headers.get(AUTHORIZATION).is_none());
+        assert_eq!(t.headers().get("api-key").unwrap().to_str().unwrap(), "k");
+        assert!(t.headers().get(AUTHORIZATION).is_none());
         let t = azure_target(&agent("azure", Some("embedding"), Some(c.clone())), Some("v")).unwrap();
-        assert!(t.url.ends_with("/openai/deployments/gpt-4o/embeddings?api-version=v"));
+        assert!(t.url().ends_with("/openai/deployments/gpt-4o/embeddings?api-version=v"));
         let t = azure_target(&agent("azure", Some("responses"), Some(c)), Some("p")).unwrap();
-        assert_eq!(t.url, "https://res.openai.azure.com/openai/responses?api-version=p");
+        assert_eq!(t.url(), "https://res.openai.azure.com/openai/responses?api-version=p");
         let v1 = key("https://res.openai.azure.com/openai/v1", "k");
         let t = azure_target(&agent("azure", None, Some(v1)), None).unwrap();
-        assert_eq!(t.url, "https://res.openai.azure.com/openai/v1/chat/completions");
+        assert_eq!(t.url(), "https://res.openai.azure.com/openai/v1/chat/completions");
     }
 
     #[test]
@@ -518,7 +540,7 @@ mod tests {
         let r =
             Connection::Reference { name: "exec-test-ref".into(), target: None, common: ConnectionCommon::default() };
         let t = openai_target(&agent("openai", None, Some(r))).unwrap();
-        assert_eq!(t.url, "http://ref.example/v1/chat/completions");
+        assert_eq!(t.url(), "http://ref.example/v1/chat/completions");
         let missing = Connection::Reference {
             name: "exec-test-missing".into(),
             target: None,

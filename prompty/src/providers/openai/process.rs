@@ -2,6 +2,7 @@
 //! embeddings, generated images or a Responses API response, and the typed chunks of a stream.
 
 use super::wire::api_type;
+use crate::lookup::get;
 use crate::{
     Agent, ChunkStream, Error, Outcome, Processor, RawEvent, RawStream, Result, StreamChunk, StreamFailure, ToolCall,
 };
@@ -71,21 +72,22 @@ pub fn process_response(agent: &Agent, response: Value) -> Result<Value> {
 }
 
 fn process_chat(agent: &Agent, response: &Value) -> Result<Value> {
-    let choices = response.get("choices").and_then(Value::as_array).filter(|c| !c.is_empty());
-    let Some(choice) = choices.and_then(|c| c.iter().find(|c| c["index"] == 0).or(c.first())) else {
+    let choices = get(response, "choices").and_then(Value::as_array).filter(|c| !c.is_empty());
+    let Some(choice) = choices.and_then(|c| c.iter().find(|c| get(c, "index").is_some_and(|i| i == 0)).or(c.first()))
+    else {
         return Err(Error::Execution { message: "the chat completion has no choices".into() });
     };
-    let message = &choice["message"];
-    if let Some(calls) = message.get("tool_calls").and_then(Value::as_array).filter(|c| !c.is_empty()) {
+    let message = get(choice, "message").unwrap_or(&Value::Null);
+    if let Some(calls) = get(message, "tool_calls").and_then(Value::as_array).filter(|c| !c.is_empty()) {
         return Ok(tool_calls_value(calls.iter().map(chat_tool_call).collect()));
     }
-    let text = match &message["content"] {
+    let text = match get(message, "content").unwrap_or(&Value::Null) {
         Value::String(s) => s.clone(),
         Value::Array(parts) => parts.iter().filter_map(|p| p.get("text").and_then(Value::as_str)).collect(),
         _ => String::new(),
     };
     if text.is_empty() {
-        if let Some(refusal) = message.get("refusal").and_then(Value::as_str).filter(|r| !r.is_empty()) {
+        if let Some(refusal) = get(message, "refusal").and_then(Value::as_str).filter(|r| !r.is_empty()) {
             return Ok(json!(refusal));
         }
     }
@@ -169,7 +171,7 @@ fn responses_tool_call(item: &Value) -> ToolCall {
 
 /// The message of an `error` in a response body, when it has one.
 pub(crate) fn error_message(response: &Value) -> Option<String> {
-    match response.get("error")? {
+    match get(response, "error")? {
         Value::Null => None,
         Value::String(s) => Some(s.clone()),
         e => Some(e.get("message").and_then(Value::as_str).map_or_else(|| e.to_string(), str::to_owned)),
