@@ -11,7 +11,7 @@
 //!
 //! | Bound | Default |
 //! | --- | --- |
-//! | [`RenderLimits::fuel`]: template instructions one render may run (minijinja's fuel; for mustache, tags and sections visited) | [`RenderLimits::DEFAULT_FUEL`] (10 000 000) |
+//! | [`RenderLimits::fuel`]: template instructions one render may run (minijinja's fuel; for the runtime's direct renderer of the common subset, nodes, expressions and loop iterations, a render past it being handed to minijinja; for mustache, tags and sections visited) | [`RenderLimits::DEFAULT_FUEL`] (10 000 000) |
 //! | [`RenderLimits::max_output_bytes`]: bytes of rendered text | [`RenderLimits::DEFAULT_MAX_OUTPUT_BYTES`] (16 MiB) |
 //!
 //! A render past either bound ends with a template error naming the prompt file.
