@@ -704,7 +704,7 @@ fn line(rng: &mut Rng, mustache: bool, tags: &mut Vec<&'static str>) -> String {
 }
 
 fn generated_cases(dir: &Path, count: usize) -> Vec<Case> {
-    let mut rng = Rng(0x5EED_0F_D1FF_2026);
+    let mut rng = Rng(0x005E_ED0F_D1FF_2026);
     (0..count)
         .map(|n| {
             let (text, inputs, tags) = generate(&mut rng, n);
