@@ -810,7 +810,7 @@ mod tests {
         assert_eq!(
             w,
             [
-                "c.prompty:4:3: unknown template format `handlebars`: the built-in ones are `jinja2`, `jinja`, `mustache`; a renderer must be registered under `handlebars` at run time; the template is not checked",
+                "c.prompty:4:3: unknown template format `handlebars`: the built-in ones are `jinja2`, `jinja`, `nunjucks`, `mustache`; a renderer must be registered under `handlebars` at run time; the template is not checked",
                 "c.prompty:5:3: unknown template parser `chatml`: the built-in ones are `prompty`; a parser must be registered under `chatml` at run time",
             ]
         );

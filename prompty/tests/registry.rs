@@ -299,7 +299,7 @@ impl ToolHandler for TagHandler {
 #[test]
 fn builtins_are_registered_at_link_time() {
     let _g = lock();
-    for key in ["jinja2", "jinja", "mustache"] {
+    for key in ["jinja2", "jinja", "nunjucks", "mustache"] {
         assert!(get_renderer(key).is_ok(), "renderer {key}");
     }
     assert!(get_parser("prompty").is_ok());

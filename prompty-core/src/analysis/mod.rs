@@ -378,8 +378,9 @@ fn sort_key(message: &str, display: &str) -> (usize, usize) {
     (parts.next().unwrap_or(0), parts.next().unwrap_or(0))
 }
 
-/// The renderer keys the runtime has built in (`prompty/src/renderers`).
-const FORMATS: [&str; 3] = ["jinja2", "jinja", "mustache"];
+/// The renderer keys the runtime has built in (`prompty/src/renderers`): the Jinja ones
+/// ([`crate::jinja::FORMATS`]) and `mustache`.
+const FORMATS: [&str; 4] = [crate::jinja::FORMATS[0], crate::jinja::FORMATS[1], crate::jinja::FORMATS[2], "mustache"];
 /// The parser keys the runtime has built in (`prompty/src/parser.rs`).
 const PARSERS: [&str; 1] = ["prompty"];
 /// The providers the runtime has built in, whose options are [`crate::ModelOptions`].

@@ -84,11 +84,13 @@ pub(crate) struct Access {
     pub at: (usize, usize),
 }
 
-/// Analyzes a template written for `format` (`jinja2`, `jinja` or `mustache`). `None` for other
-/// renderers: a custom renderer's syntax is unknown.
+/// Analyzes a template written for `format` (`jinja2`, `jinja`, `nunjucks` or `mustache`).
+/// `None` for other renderers: a custom renderer's syntax is unknown.
 pub(crate) fn analyze(format: &str, source: &str) -> Option<Result<Variables, TemplateError>> {
+    if let Some(dialect) = crate::jinja::Dialect::of(format) {
+        return Some(jinja(dialect, source));
+    }
     match format {
-        "jinja2" | "jinja" => Some(jinja(source)),
         "mustache" => Some(mustache(source)),
         _ => None,
     }
@@ -151,12 +153,17 @@ pub(crate) fn line_column(text: &str, offset: usize) -> (usize, usize) {
     (line, before[line_start..].chars().count() + 1)
 }
 
-fn jinja(source: &str) -> Result<Variables, TemplateError> {
+fn jinja(dialect: crate::jinja::Dialect, original: &str) -> Result<Variables, TemplateError> {
     // The same bound the runtime applies: minijinja's parser recurses once per nested operator.
-    if let Err((line, message)) = crate::jinja::check_source(source) {
+    if let Err((line, message)) = crate::jinja::check_source(original) {
         return Err(TemplateError { line, column: 1, message });
     }
-    let env = crate::jinja::environment();
+    // What the runtime compiles: the dialect's spellings translated (lines unchanged; places are
+    // mapped back to the original text).
+    let translated = crate::jinja::translate(dialect, original);
+    let source: &str = &translated.text;
+    let at = |offset: usize| line_column(original, translated.original_offset(offset));
+    let env = crate::jinja::environment_for(dialect);
     let template = env.template_from_str(source).map_err(|e| {
         // minijinja reports the line (the byte range needs its `debug` feature): point at the
         // line's first tag, else its first character.
@@ -179,7 +186,7 @@ fn jinja(source: &str) -> Result<Variables, TemplateError> {
         if globals.contains(&name.as_str()) {
             continue;
         }
-        let at = first_use_jinja(source, &name).map_or((1, 1), |offset| line_column(source, offset));
+        let at = first_use_jinja(source, &name).map_or((1, 1), at);
         vars.mentioned.insert(name.clone());
         vars.required.insert(name, at);
     }
@@ -191,7 +198,15 @@ fn jinja(source: &str) -> Result<Variables, TemplateError> {
     }
     // The compile above accepted the template, so the parser does too.
     if let Ok(ast) = minijinja::machinery::parse(source, "<template>", env.syntax().clone()) {
-        let mut walker = Walker { source, env: &env, scopes: Vec::new(), vars: &mut vars, guarded_reads: Vec::new() };
+        let mut walker = Walker {
+            source,
+            place: &at,
+            dialect,
+            env: &env,
+            scopes: Vec::new(),
+            vars: &mut vars,
+            guarded_reads: Vec::new(),
+        };
         walker.stmt(&ast);
         let guarded_reads = std::mem::take(&mut walker.guarded_reads);
         vars.accesses.retain(|a| {
@@ -208,6 +223,9 @@ type Origin = (String, Vec<Step>);
 /// root names (`{% for item in items %}`, `{% set u = user %}`, `{% with u = user %}`).
 struct Walker<'s, 'v> {
     source: &'s str,
+    /// The line and column in the original template of an offset in `source`.
+    place: &'v dyn Fn(usize) -> (usize, usize),
+    dialect: crate::jinja::Dialect,
     env: &'v minijinja::Environment<'static>,
     /// Local names, innermost scope last; `None` for a local whose origin is unknown.
     scopes: Vec<HashMap<&'s str, Option<Origin>>>,
@@ -218,7 +236,7 @@ struct Walker<'s, 'v> {
 
 impl<'s> Walker<'s, '_> {
     fn place(&self, offset: u32) -> (usize, usize) {
-        line_column(self.source, offset as usize)
+        (self.place)(offset as usize)
     }
 
     fn is_local(&self, name: &str) -> bool {
@@ -373,7 +391,11 @@ impl<'s> Walker<'s, '_> {
             "filter" => (crate::jinja::FILTERS, "{{ name is filter }}".to_owned()),
             _ => (crate::jinja::TESTS, "{{ name is test }}".to_owned()),
         };
-        if known.contains(&name) {
+        let dialect_filters = match (what, self.dialect) {
+            ("filter", crate::jinja::Dialect::Nunjucks) => crate::jinja::NUNJUCKS_FILTERS,
+            _ => &[],
+        };
+        if known.contains(&name) || dialect_filters.contains(&name) {
             return;
         }
         // The environment decides; the list only gives suggestions.
@@ -649,10 +671,10 @@ mod tests {
 
     #[test]
     fn an_input_named_self_counts_as_used() {
-        let vars = jinja("{{ self }} and {{ other }}").unwrap();
+        let vars = jinja(crate::jinja::Dialect::Jinja, "{{ self }} and {{ other }}").unwrap();
         assert!(vars.mentioned.contains("self"), "{vars:?}");
         assert!(!vars.required.contains_key("self"));
-        assert!(!jinja("{{ myself }}").unwrap().mentioned.contains("self"));
+        assert!(!jinja(crate::jinja::Dialect::Jinja, "{{ myself }}").unwrap().mentioned.contains("self"));
     }
 
     fn names(v: &Variables) -> Vec<(&str, (usize, usize))> {
@@ -683,6 +705,25 @@ mod tests {
         let err = analyze("jinja2", &deep).expect("a known format").unwrap_err();
         assert_eq!(err.line, 2);
         assert!(err.message.contains("200"), "{}", err.message);
+    }
+
+    /// `nunjucks` templates are checked with the nunjucks spellings, and places are those of the
+    /// original text.
+    #[test]
+    fn nunjucks_templates_are_analyzed() {
+        let src =
+            "{% for k, v in obj %}{{ k }}{{ extra }}{% endfor %}\n{% if a %}{% elseif b | dump %}{{ null }}{% endif %}";
+        let v = analyze("nunjucks", src).unwrap().unwrap();
+        assert_eq!(v.required.keys().collect::<Vec<_>>(), ["a", "b", "extra", "obj"]);
+        assert_eq!(v.required["extra"], (1, 32));
+        assert_eq!(v.required["b"], (2, 21));
+        assert!(v.unknown.is_empty(), "{:?}", v.unknown);
+        // The same text is no `jinja2` template, and `dump` is no jinja2 filter.
+        assert!(analyze("jinja2", src).unwrap().is_err());
+        let v = analyze("jinja2", "{{ x | dump }}").unwrap().unwrap();
+        assert_eq!(v.unknown.len(), 1);
+        let e = analyze("nunjucks", "ok\n{% for k, v in %}").unwrap().unwrap_err();
+        assert_eq!(e.line, 2);
     }
 
     #[test]

@@ -9,6 +9,7 @@ use super::direct;
 use crate::{Agent, Error, Location, RenderContext, Result};
 use minijinja::value::{Enumerator, Object, Serde, Value, ValueKind};
 use minijinja::Environment;
+use prompty_core::jinja::Dialect;
 use serde_json::{Map, Value as Json};
 use std::borrow::Cow;
 use std::cell::{Cell, RefCell};
@@ -34,9 +35,10 @@ thread_local! {
     static RANGES: RefCell<Vec<Range<usize>>> = const { RefCell::new(Vec::new()) };
 }
 
-/// A compiled template, remembering the source it was compiled from.
+/// A compiled template, remembering the source and dialect it was compiled from.
 struct Compiled {
     source: String,
+    dialect: Dialect,
     env: Environment<'static>,
     /// Whether everything the template prints goes straight to the output, in order (no
     /// `{% set %}` or `{% filter %}` block and no recursive loop captures output to print it
@@ -47,8 +49,8 @@ struct Compiled {
     program: Option<direct::Program>,
 }
 
-fn environment() -> Environment<'static> {
-    let mut env = prompty_core::jinja::environment();
+fn environment(dialect: Dialect) -> Environment<'static> {
+    let mut env = prompty_core::jinja::environment_for(dialect);
     env.set_formatter(|out, _state, value| {
         let marks = match EMIT.with(Cell::get) {
             Some(Emit::Context(RenderContext { marks: Some(marks) })) => marks,
@@ -181,10 +183,14 @@ fn template_error(agent: &Agent, e: &minijinja::Error) -> Error {
 
 /// The compiled template of `agent`, compiled and cached on first use.
 fn compiled(agent: &Agent, source: &str) -> Result<Arc<Compiled>> {
+    // `nunjucks` templates are translated to the Jinja syntax (same lines); any other key is
+    // this renderer's Jinja (`jinja2`, `jinja`, or a key a crate registered it under).
+    let dialect = Dialect::of(&agent.template.format.kind).unwrap_or(Dialect::Jinja);
     let cache = agent.runtime_cache();
     if let Some(c) = cache.get::<Compiled>() {
         // The fuel is part of the environment: a changed render budget recompiles.
-        if c.source == source && c.env.fuel() == Some(prompty_core::jinja::render_limits().fuel) {
+        if c.source == source && c.dialect == dialect && c.env.fuel() == Some(prompty_core::jinja::render_limits().fuel)
+        {
             return Ok(c);
         }
     }
@@ -192,13 +198,14 @@ fn compiled(agent: &Agent, source: &str) -> Result<Arc<Compiled>> {
         let (file, first_line) = super::body_origin(agent);
         Error::Template { at: Location::file(file).at_line(first_line + line - 1), message }
     })?;
-    let mut env = environment();
-    env.add_template_owned(NAME, source.to_owned()).map_err(|e| template_error(agent, &e))?;
+    let text = prompty_core::jinja::translate(dialect, source).text.into_owned();
+    let mut env = environment(dialect);
     // A mark character in the template's own text is refused the same way whichever way values
     // are tracked: the marks find it.
-    let in_order = prints_in_order(source, &env) && !source.contains(['\u{FDD0}', '\u{FDD1}']);
-    let program = if in_order { program(source, &env) } else { None };
-    let c = Arc::new(Compiled { source: source.to_owned(), env, in_order, program });
+    let in_order = prints_in_order(&text, &env) && !text.contains(['\u{FDD0}', '\u{FDD1}']);
+    let program = if in_order { program(&text, &env) } else { None };
+    env.add_template_owned(NAME, text).map_err(|e| template_error(agent, &e))?;
+    let c = Arc::new(Compiled { source: source.to_owned(), dialect, env, in_order, program });
     cache.set(Arc::clone(&c));
     Ok(c)
 }
@@ -423,7 +430,7 @@ mod tests {
             assert_eq!(a.is_integer(), b.is_integer(), "{k}");
             assert_eq!(a.as_object().map(|o| o.repr()), b.as_object().map(|o| o.repr()), "{k}");
         }
-        let env = environment();
+        let env = environment(Dialect::Jinja);
         let source = "{{ o }} {{ l }} {{ o | dictsort }} {{ o.a.n[1] }} {{ big + 1 }} {{ min - 1 }} {{ f }} \
                       {{ l | length }} {{ o | items | list }} {{ 'b' in o }} {{ o == o }} {{ l | reverse | list }}";
         let tmpl = env.template_from_str(source).unwrap();

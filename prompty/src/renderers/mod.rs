@@ -151,8 +151,39 @@ pub(crate) async fn render_validated_async(
     check_output(agent, out)
 }
 
-/// The `jinja2` renderer (also registered as `jinja`): minijinja configured for the Prompty Jinja
-/// subset.
+/// The `jinja2` renderer (also registered as `jinja` and `nunjucks`): minijinja configured for the
+/// Prompty Jinja subset.
+///
+/// # `nunjucks`
+///
+/// `nunjucks` is the renderer key of the Prompty TypeScript runtime, whose prompts then load and
+/// prepare unchanged. nunjucks is a port of Jinja 2 to JavaScript: most of the syntax agrees, and a
+/// `nunjucks` template renders with the same engine, plus the nunjucks spellings Jinja lacks (in
+/// templates of that format only; see [`prompty_core::jinja::Dialect`]). Compared with nunjucks
+/// 3.2 configured as the TypeScript runtime configures it (`autoescape: false`,
+/// `throwOnUndefined: false`):
+///
+/// | Construct | nunjucks | here |
+/// | --- | --- | --- |
+/// | `{{ x }}`, `{{ x \| safe }}`: no HTML escaping; undefined and `null` print nothing; `true`/`false`; `1.0` prints `1` | same | same |
+/// | `{% if %}`/`{% elif %}`/`{% else %}`, `and`/`or`/`not`, comparisons, `x if c else y`, `in` | same | same |
+/// | `{% for %}`…`{% else %}`, `loop.index`/`index0`/`first`/`last`/`length`/`revindex`/`revindex0` | same | same |
+/// | `{% set %}` (also block `set`; a `set` inside a loop does not leak out), whitespace control `{%-`/`-%}`/`{{-`/`-}}`, `{% raw %}`, comments, `~` | same | same |
+/// | filters `join`, `length` (also of a map), `upper`, `lower`, `trim`, `title`, `capitalize`, `replace`, `first`, `last`, `dictsort` | same | same |
+/// | `{% elseif %}` | `elif` | supported (`nunjucks` only) |
+/// | `{% verbatim %}` | `raw` | supported (`nunjucks` only) |
+/// | `null` | none | supported (`nunjucks` only) |
+/// | `\| dump`, `\| dump(2)` | `JSON.stringify` | supported (`nunjucks` only) |
+/// | `{% for k, v in obj %}` over an object | keys and values | supported (`nunjucks` only) |
+/// | `{% for x in obj %}` over an object | no iteration | iterates the keys (Jinja) |
+/// | `{% if [] %}`, `{% if {} %}` | true (JavaScript truthiness) | false (Jinja): write `{% if items \| length %}` for both |
+/// | `{{ [1, 2] }}`, `{{ {"a": 1} }}` | `1,2`, `[object Object]` | `[1, 2]`, `{'a': 1}` (Jinja); write `\| join(",")` or `\| dump` for both |
+/// | `\| length` of an undefined value | `0` | an error |
+/// | `\| default(d)` of `null` | `null` (prints nothing) | `d` (the Prompty subset, spec §5.5) |
+/// | `True`, `False`, `None` | undefined variables | the literals (Jinja) |
+/// | `'a' + 1` | `a1` | an error (Jinja): write `'a' ~ 1` |
+/// | method calls (`s.upper()`) | refused by the TypeScript runtime | errors (minijinja has no methods on plain values) |
+/// | regular expression literals `r/…/`, `{% asyncEach %}`, `{% asyncAll %}`, `{% ifAsync %}`, `cycler`/`joiner` | supported | template errors |
 ///
 /// ```
 /// use prompty::{builtins::Jinja2Renderer, RenderContext, Renderer};
@@ -163,7 +194,7 @@ pub(crate) async fn render_validated_async(
 /// # Ok::<(), prompty::Error>(())
 /// ```
 #[derive(Debug, Default, Clone, Copy)]
-#[prompty_macros::renderer("jinja2", "jinja")]
+#[prompty_macros::renderer("jinja2", "jinja", "nunjucks")]
 pub struct Jinja2Renderer;
 
 impl Renderer for Jinja2Renderer {
