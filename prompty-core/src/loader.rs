@@ -310,9 +310,15 @@ fn load_str_inner(
         at: Location::file(name).at(u.line, 1),
         message: "the frontmatter opened here is never closed (add a line `---` after it)".to_owned(),
     })?;
-    let body_line = match split.frontmatter {
-        Some((yaml, first)) => first + memchr::memchr_iter(b'\n', yaml.as_bytes()).count() + 1,
-        None => 1,
+    // After a frontmatter the body starts at its first non-blank character (spec §2.2: the split
+    // pattern's `\s*` before the body), on the line that character is on.
+    let (body, body_line) = match split.frontmatter {
+        Some((yaml, first)) => {
+            let body = split.body.trim_start();
+            let skipped = memchr::memchr_iter(b'\n', split.body[..split.body.len() - body.len()].as_bytes()).count();
+            (body, first + memchr::memchr_iter(b'\n', yaml.as_bytes()).count() + 1 + skipped)
+        }
+        None => (split.body, 1),
     };
     let source = || crate::AgentSource {
         path: name.to_owned(),
@@ -322,7 +328,7 @@ fn load_str_inner(
         embedded: Vec::new(),
         text: Some(std::sync::Arc::from(text)),
     };
-    let body = split.body.trim_end_matches(['\n', '\r']);
+    let body = body.trim_end_matches(['\n', '\r']);
     if let Some((yaml, _)) = split.frontmatter {
         if let Some(mut agent) = crate::finished::get(yaml, dir, options.keep_env) {
             agent.instructions = Some(body.to_owned());

@@ -98,20 +98,6 @@ const DEVIATIONS: &[Deviation] = &[
         }),
     },
     Deviation {
-        rule: "body-leading-whitespace (prompty-rs bug)",
-        spec: "§2.2",
-        reason: "The spec's split regex (`---\\s*(.+)$`) starts the body at its first non-blank character, as \
-                 Python does; prompty-rs keeps the indentation of the body's first line. The spec backs Python: \
-                 a known bug of prompty-rs, listed until the loader is fixed",
-        how: How::Normalise(|_, ours, _| {
-            if let Some(v) = ours.first_mut().and_then(|m| m["parts"].get_mut(0)).and_then(|p| p.get_mut("value")) {
-                if let Some(text) = v.as_str().map(|t| t.trim_start_matches([' ', '\t']).to_owned()) {
-                    *v = Value::from(text);
-                }
-            }
-        }),
-    },
-    Deviation {
         rule: "media-inputs-in-place",
         spec: "§5.2, §6.7, §12.6",
         reason: "Python turns an image/file/audio input's nonce into a part appended to a user message (or a new \
