@@ -730,3 +730,17 @@ fn loading_the_same_text_again_sees_a_changed_environment_and_changed_files() {
     std::fs::write(dir.join("about.txt"), "two").unwrap();
     assert_eq!(prompty_core::load_str(text, &dir, "f.prompty").unwrap().description.as_deref(), Some("two"));
 }
+
+/// Spec §2.2: after the frontmatter the body starts at its first non-blank character (the split
+/// pattern's `\s*`), and its line is the line of that character, for error locations.
+#[test]
+fn body_starts_at_its_first_non_blank_character() {
+    let agent =
+        prompty_core::load_str("---\nname: x\n---\n\n  \n   hello {{ who }}\n  bye\n", ".", "b.prompty").unwrap();
+    assert_eq!(agent.instructions.as_deref(), Some("hello {{ who }}\n  bye"));
+    assert_eq!(agent.source.as_ref().unwrap().body_line, 6);
+    // Without a frontmatter the whole text is the body, as written.
+    let agent = prompty_core::load_str("  hi", ".", "b.prompty").unwrap();
+    assert_eq!(agent.instructions.as_deref(), Some("  hi"));
+    assert_eq!(agent.source.as_ref().unwrap().body_line, 1);
+}
