@@ -655,24 +655,23 @@ fn compare(op: Cmp, left: &V<'_>, right: &V<'_>) -> Step<bool> {
         return Err(Unsupported);
     }
     if let (Some(a), Some(b)) = (left.as_str(), right.as_str()) {
-        return Ok(match op {
+        return Ok(op.holds(a, b));
+    }
+    Ok(op.holds(&left.value()?, &right.value()?))
+}
+
+impl Cmp {
+    /// Whether `a op b`, by `T`'s own order (minijinja's for template values).
+    fn holds<T: PartialOrd + ?Sized>(self, a: &T, b: &T) -> bool {
+        match self {
             Cmp::Eq => a == b,
             Cmp::Ne => a != b,
             Cmp::Lt => a < b,
             Cmp::Lte => a <= b,
             Cmp::Gt => a > b,
             Cmp::Gte => a >= b,
-        });
+        }
     }
-    let (a, b) = (left.value()?, right.value()?);
-    Ok(match op {
-        Cmp::Eq => a == b,
-        Cmp::Ne => a != b,
-        Cmp::Lt => a < b,
-        Cmp::Lte => a <= b,
-        Cmp::Gt => a > b,
-        Cmp::Gte => a >= b,
-    })
 }
 
 fn filter<'a>(f: Filter, v: V<'a>, args: &[V<'a>]) -> Step<V<'a>> {
