@@ -315,7 +315,7 @@ fn load_str_inner(
     let (body, body_line) = match split.frontmatter {
         Some((yaml, first)) => {
             let body = split.body.trim_start();
-            let skipped = memchr::memchr_iter(b'\n', split.body[..split.body.len() - body.len()].as_bytes()).count();
+            let skipped = memchr::memchr_iter(b'\n', &split.body.as_bytes()[..split.body.len() - body.len()]).count();
             (body, first + memchr::memchr_iter(b'\n', yaml.as_bytes()).count() + 1 + skipped)
         }
         None => (split.body, 1),
