@@ -137,6 +137,15 @@ impl Active {
     /// Starts a span when anything listens (a backend, or a `tracing` subscriber interested in
     /// it); `None` costs nothing more.
     pub(crate) fn start(stage: Stage, inputs: impl FnOnce(&mut Attributes) -> Value) -> Option<Active> {
+        // The generic part is only the call of `inputs`: the rest is compiled once, not once per
+        // caller (see `open` and `opened`).
+        let mut active = Active::open(stage)?;
+        active.inputs = recorded(|| inputs(&mut active.attributes));
+        Some(active.opened())
+    }
+
+    /// The span without its inputs, or `None` when nothing listens.
+    fn open(stage: Stage) -> Option<Active> {
         let record = any_backend();
         // Nothing listens: no backend, and no subscriber takes INFO spans (one atomic load each).
         if !record && !tracing::level_enabled!(tracing::Level::INFO) {
@@ -157,12 +166,24 @@ impl Active {
             record: record || parent.as_ref().is_some_and(|p| p.record),
             children: Mutex::new(Children::default()),
         });
-        let mut attributes = Attributes::new();
-        let inputs = recorded(|| inputs(&mut attributes));
-        if !tspan.is_disabled() {
-            tspan.record("inputs", tracing::field::display(&inputs));
+        Some(Active {
+            stage,
+            node,
+            parent,
+            tspan,
+            start: SystemTime::UNIX_EPOCH,
+            inputs: Value::Null,
+            attributes: Attributes::new(),
+        })
+    }
+
+    /// The span once its inputs are recorded: they go to the `tracing` span too.
+    fn opened(mut self) -> Active {
+        self.start = SystemTime::now();
+        if !self.tspan.is_disabled() {
+            self.tspan.record("inputs", tracing::field::display(&self.inputs));
         }
-        Some(Active { stage, node, parent, tspan, start: SystemTime::now(), inputs, attributes })
+        self
     }
 
     /// Runs sync code inside the span.
@@ -173,14 +194,19 @@ impl Active {
     }
 
     /// Ends the span with the outcome of its work.
-    pub(crate) fn finish<T>(self, out: &Result<T>, result: impl FnOnce(&T, &mut Map<String, Value>) -> Value) {
+    pub(crate) fn finish<T>(mut self, out: &Result<T>, result: impl FnOnce(&T, &mut Map<String, Value>) -> Value) {
         let end = SystemTime::now();
-        let mut attributes = self.attributes;
+        // As in `start`, only the call of `result` is generic.
         let (result, failed) = match out {
-            Ok(v) => (recorded(|| result(v, &mut attributes)), false),
+            Ok(v) => (recorded(|| result(v, &mut self.attributes)), false),
             Err(e) => (exception(e), true),
         };
-        let mut attrs = Value::Object(attributes);
+        self.close(end, result, failed);
+    }
+
+    /// Ends the span with its recorded result: to the `tracing` span, the backends and the parent.
+    fn close(self, end: SystemTime, result: Value, failed: bool) {
+        let mut attrs = Value::Object(self.attributes);
         redact_in_place(&mut attrs);
         let attributes = match attrs {
             Value::Object(map) => map,

@@ -159,18 +159,23 @@ impl Emitter {
     /// Emits the event `make` builds (only called when there is a sink).
     pub(crate) fn emit(&self, make: impl FnOnce() -> AgentEvent) {
         let Some(sink) = &self.sink else { return };
-        let event = make();
-        match catch_unwind(AssertUnwindSafe(|| sink(&event))) {
-            Ok(Ok(())) => {}
-            Ok(Err(message)) => {
-                tracing::warn!(target: "prompty::turn", event = event.kind(), "the event sink failed: {message}")
-            }
-            Err(payload) => tracing::warn!(
-                target: "prompty::turn",
-                event = event.kind(),
-                "the event sink panicked: {}",
-                super::panic_text(payload.as_ref())
-            ),
+        deliver(sink, make());
+    }
+}
+
+/// Hands `event` to the sink; a failure or a panic of the sink is logged, never propagated.
+/// (Apart from `Emitter::emit` so that it is compiled once, not once per kind of event.)
+fn deliver(sink: &EventSink, event: AgentEvent) {
+    match catch_unwind(AssertUnwindSafe(|| sink(&event))) {
+        Ok(Ok(())) => {}
+        Ok(Err(message)) => {
+            tracing::warn!(target: "prompty::turn", event = event.kind(), "the event sink failed: {message}")
         }
+        Err(payload) => tracing::warn!(
+            target: "prompty::turn",
+            event = event.kind(),
+            "the event sink panicked: {}",
+            super::panic_text(payload.as_ref())
+        ),
     }
 }
