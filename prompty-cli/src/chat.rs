@@ -15,7 +15,7 @@
 //! turn when it failed (so a script piping lines in sees a failure).
 
 use crate::call::{self, Answer};
-use crate::exit::{CliError, CliResult, Exit};
+use crate::exit::{CliResult, Exit};
 use crate::{inputs, ui, ChatArgs};
 use prompty::{Agent, Message, PropertyKind, Role};
 use serde_json::{Map, Value};
@@ -79,14 +79,7 @@ fn thread_input(agent: &Agent) -> Option<String> {
 /// Runs `prompty chat`.
 pub async fn run(args: &ChatArgs) -> CliResult {
     let agent = call::load(&args.file, args.model.as_deref()).await?;
-    let mut fixed = match &args.inputs {
-        Some(file) if inputs::is_batch(file) => {
-            return Err(CliError::usage("a batch of inputs (--inputs FILE.jsonl) is only for `prompty run`"))
-        }
-        Some(file) => inputs::object_file(file)?,
-        None => Map::new(),
-    };
-    fixed.extend(inputs::pairs(&args.input, &agent)?);
+    let fixed = inputs::one_call(args.inputs.as_deref(), &args.input, &agent)?;
     let message = message_input(&agent);
     let thread = thread_input(&agent);
     let turn = call::uses_turn(&agent);

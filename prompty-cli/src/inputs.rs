@@ -20,6 +20,20 @@ pub fn is_batch(path: &Path) -> bool {
         .is_some_and(|e| e.eq_ignore_ascii_case("jsonl") || e.eq_ignore_ascii_case("ndjson"))
 }
 
+/// The inputs of one call (`chat`, `render`, `prepare`): the `--inputs FILE.json` object, then the
+/// `--input` pairs over it. A batch file is refused: only `prompty run` takes one.
+pub fn one_call(file: Option<&Path>, given: &[String], agent: &Agent) -> CliResult<Map<String, Value>> {
+    let mut all = match file {
+        Some(file) if is_batch(file) => {
+            return Err(CliError::usage("a batch of inputs (--inputs FILE.jsonl) is only for `prompty run`"))
+        }
+        Some(file) => object_file(file)?,
+        None => Map::new(),
+    };
+    all.extend(pairs(given, agent)?);
+    Ok(all)
+}
+
 /// The `--input key=value` pairs as inputs. A value is taken as text, except for inputs the
 /// prompt declares with a kind that text is not (`integer`, `float`, `boolean`, `array`,
 /// `object`, `thread`): their value is read as JSON.

@@ -6,20 +6,13 @@ use crate::exit::{CliError, CliResult, Exit};
 use crate::inputs;
 use crate::{ModelsArgs, PromptArgs, ToolsArgs, TraceArgs};
 use prompty::catalog::ToolCatalog;
-use serde_json::{json, Map, Value};
+use serde_json::{json, Value};
 use std::fmt::Write as _;
 
 /// The inputs of `render` and `prepare`: the `--inputs` object, then the `--input` pairs.
 async fn load_with_inputs(args: &PromptArgs) -> CliResult<(prompty::Agent, Value)> {
     let agent = call::load(&args.file, None).await?;
-    let mut all = match &args.inputs {
-        Some(file) if inputs::is_batch(file) => {
-            return Err(CliError::usage("a batch of inputs (--inputs FILE.jsonl) is only for `prompty run`"))
-        }
-        Some(file) => inputs::object_file(file)?,
-        None => Map::new(),
-    };
-    all.extend(inputs::pairs(&args.input, &agent)?);
+    let all = inputs::one_call(args.inputs.as_deref(), &args.input, &agent)?;
     Ok((agent, Value::Object(all)))
 }
 

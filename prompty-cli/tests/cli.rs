@@ -38,6 +38,16 @@ fn usage_errors_exit_2_and_name_the_problem() {
     assert_eq!(out.status.code(), Some(2));
     let out = prompty(&dir).arg("run").arg(&prompt).args(["--stream", "--json"]).output().unwrap();
     assert_eq!(out.status.code(), Some(2));
+    // A batch of inputs is for `run` only: refused before the file is read (it does not exist).
+    for command in ["render", "prepare", "chat"] {
+        let out = prompty(&dir).arg(command).arg(&prompt).args(["--inputs", "lines.jsonl"]).output().unwrap();
+        assert_eq!(out.status.code(), Some(2), "{command}");
+        assert_eq!(
+            texts(&out).1.trim(),
+            "error: a batch of inputs (--inputs FILE.jsonl) is only for `prompty run`",
+            "{command}"
+        );
+    }
 }
 
 #[test]
