@@ -83,9 +83,9 @@ pub fn turn_options() -> TurnOptions {
 /// At most `max` characters of `text` on one line.
 fn clip(text: &str, max: usize) -> String {
     let one_line = text.replace(['\n', '\r'], " ");
-    match one_line.char_indices().nth(max) {
-        Some((i, _)) => format!("{}…", &one_line[..i]),
-        None => one_line,
+    match prompty::text::chars(&one_line, max) {
+        (part, true) => format!("{part}…"),
+        _ => one_line,
     }
 }
 

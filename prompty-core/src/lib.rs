@@ -39,6 +39,7 @@ pub mod locale;
 mod model;
 pub mod openapi;
 mod references;
+pub mod text;
 mod validate;
 mod yaml;
 mod yaml_block;

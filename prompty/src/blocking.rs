@@ -1,27 +1,56 @@
-//! Running a future to completion from sync code, also from inside a tokio runtime.
+//! The runtime's one way to wait for a future from sync code, and to run work that must outlive
+//! the caller's runtime.
+//!
+//! Both use one process-wide tokio runtime (one worker thread, `prompty-runtime`), started on
+//! first use:
+//! - [`block_on`] waits for a future from sync code (the sync `invoke`, `turn`, tool calls, catalog
+//!   loads). Pooled HTTP connections live on this runtime, so they outlive every call; a runtime
+//!   made per call would leave them dead.
+//! - [`on_runtime`] runs a future on it and awaits the result from any runtime: an MCP server
+//!   started for one request keeps running for the next instead of dying with the runtime of the
+//!   call that started it.
 
+use crate::{Error, Result};
 use std::future::Future;
+use std::sync::LazyLock;
 
-/// Runs `future` to completion on a current-thread tokio runtime. Inside an async context (where
-/// blocking the thread's runtime would panic), it runs on a scoped helper thread instead.
-pub(crate) fn block_on<F: Future + Send>(future: F) -> crate::Result<F::Output>
+static RUNTIME: LazyLock<std::result::Result<tokio::runtime::Runtime, String>> = LazyLock::new(|| {
+    tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(1)
+        .thread_name("prompty-runtime")
+        .enable_all()
+        .build()
+        .map_err(|e| e.to_string())
+});
+
+fn runtime() -> Result<&'static tokio::runtime::Runtime> {
+    RUNTIME.as_ref().map_err(|e| Error::Task(format!("cannot start prompty's tokio runtime: {e}")))
+}
+
+/// Runs `future` to completion from sync code on the shared runtime; the current trace span goes
+/// along. Inside an async context (where blocking the thread's runtime would panic) it blocks a
+/// scoped helper thread, not the runtime. A panic of the future is resumed in the caller.
+pub(crate) fn block_on<F: Future + Send>(future: F) -> Result<F::Output>
 where
     F::Output: Send,
 {
-    // The current span goes along to the helper thread.
+    let rt = runtime()?;
     let future = crate::trace::carry(future);
-    let run = move || match tokio::runtime::Builder::new_current_thread().enable_all().build() {
-        Ok(rt) => Ok(rt.block_on(future)),
-        Err(e) => Err(e),
-    };
-    let result = if tokio::runtime::Handle::try_current().is_ok() {
-        std::thread::scope(|s| s.spawn(run).join())
+    if tokio::runtime::Handle::try_current().is_ok() {
+        std::thread::scope(|s| match s.spawn(|| rt.block_on(future)).join() {
+            Ok(out) => Ok(out),
+            Err(payload) => std::panic::resume_unwind(payload),
+        })
     } else {
-        Ok(run())
-    };
-    match result {
-        Ok(Ok(output)) => Ok(output),
-        Ok(Err(e)) => Err(crate::Error::Task(format!("cannot start a tokio runtime for a blocking call: {e}"))),
-        Err(payload) => std::panic::resume_unwind(payload),
+        Ok(rt.block_on(future))
     }
+}
+
+/// Runs `future` as a task of the shared runtime and awaits its output from any runtime (or from
+/// [`block_on`]). `what` names the work in the error when the task fails (`an MCP task`).
+pub(crate) async fn on_runtime<T: Send + 'static>(
+    what: &str,
+    future: impl Future<Output = Result<T>> + Send + 'static,
+) -> Result<T> {
+    runtime()?.spawn(future).await.map_err(|e| Error::Task(format!("{what} failed: {e}")))?
 }

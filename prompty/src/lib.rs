@@ -92,6 +92,7 @@ mod rich;
 mod schema;
 mod stream;
 mod streaming;
+mod support;
 mod tools;
 pub mod trace;
 mod turn;

@@ -493,14 +493,10 @@ fn with_description(schema: &Value, description: Option<&str>) -> Value {
 
 /// `text`, at most `max` bytes (cut on a character boundary, with `...`).
 pub(crate) fn cut(text: &str, max: usize) -> String {
-    if text.len() <= max {
-        return text.to_owned();
+    match crate::text::prefix(text, max) {
+        whole if whole.len() == text.len() => text.to_owned(),
+        part => format!("{part}..."),
     }
-    let mut end = max;
-    while !text.is_char_boundary(end) {
-        end -= 1;
-    }
-    format!("{}...", &text[..end])
 }
 
 /// Reads an OpenAPI 3.0/3.1 or Swagger 2.0 document (JSON when it starts with `{`, else YAML).

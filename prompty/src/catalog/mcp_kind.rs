@@ -1,7 +1,7 @@
 //! `kind: mcp` in the catalog: the tools of an MCP server as entries (namespace: the server's
 //! name), their calls, and the `mcp` loader.
 //!
-//! Sessions live on one process-wide runtime (a single worker thread, `prompty-mcp`), whatever
+//! Sessions live on prompty's one process-wide runtime (`crate::blocking`), whatever
 //! runtime (or blocking call) asks: a server started for one request keeps running for the next,
 //! instead of dying with the runtime of the call that started it.
 
@@ -14,21 +14,11 @@ use serde_json::{Map, Value};
 use std::collections::HashMap;
 use std::future::Future;
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Arc, LazyLock, Mutex};
+use std::sync::{Arc, Mutex};
 
-static RUNTIME: LazyLock<std::result::Result<tokio::runtime::Runtime, String>> = LazyLock::new(|| {
-    tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(1)
-        .thread_name("prompty-mcp")
-        .enable_all()
-        .build()
-        .map_err(|e| e.to_string())
-});
-
-/// Runs `future` on the MCP runtime and waits for it from any runtime.
+/// Runs `future` on prompty's shared runtime and waits for it from any runtime.
 async fn on_runtime<T: Send + 'static>(future: impl Future<Output = Result<T>> + Send + 'static) -> Result<T> {
-    let rt = RUNTIME.as_ref().map_err(|e| Error::Task(format!("cannot start the MCP runtime: {e}")))?;
-    rt.spawn(future).await.map_err(|e| Error::Task(format!("an MCP task failed: {e}")))?
+    crate::blocking::on_runtime("an MCP task", future).await
 }
 
 /// The entries of one MCP server.

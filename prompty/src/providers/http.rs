@@ -38,7 +38,6 @@ use reqwest::{Method, StatusCode};
 use serde_json::Value;
 use std::borrow::Cow;
 use std::fmt;
-use std::future::Future;
 use std::sync::{Arc, LazyLock};
 use std::time::{Duration, SystemTime};
 
@@ -967,14 +966,10 @@ fn cap_text(text: &str) -> String {
 }
 
 fn cut_text(text: &str, full_len: usize) -> String {
-    if text.len() <= MAX_TEXT_IN_ERROR {
-        return text.to_owned();
+    match prompty_core::text::prefix(text, MAX_TEXT_IN_ERROR) {
+        whole if whole.len() == text.len() => text.to_owned(),
+        part => format!("{part}... ({full_len} bytes)"),
     }
-    let mut end = MAX_TEXT_IN_ERROR;
-    while !text.is_char_boundary(end) {
-        end -= 1;
-    }
-    format!("{}... ({full_len} bytes)", &text[..end])
 }
 
 /// The endpoint and key a request goes to, resolved from a prompt's connection and the
@@ -1063,33 +1058,6 @@ pub(crate) fn resolve(connection: Option<&Connection>, names: &EnvNames, provide
             })
         }
     })
-}
-
-/// Runs `future` to completion from sync code on a runtime the HTTP layer keeps for that purpose,
-/// so the shared connection pool outlives every call (a runtime made per call would leave its
-/// pooled connections dead). Inside an async context it blocks a helper thread, not the runtime.
-pub(crate) fn block_on<F: Future + Send>(future: F) -> Result<F::Output>
-where
-    F::Output: Send,
-{
-    static RUNTIME: LazyLock<std::result::Result<tokio::runtime::Runtime, String>> = LazyLock::new(|| {
-        tokio::runtime::Builder::new_multi_thread()
-            .worker_threads(1)
-            .thread_name("prompty-http")
-            .enable_all()
-            .build()
-            .map_err(|e| e.to_string())
-    });
-    let rt =
-        RUNTIME.as_ref().map_err(|e| Error::Task(format!("cannot start the HTTP runtime for a blocking call: {e}")))?;
-    if tokio::runtime::Handle::try_current().is_ok() {
-        std::thread::scope(|s| match s.spawn(|| rt.block_on(future)).join() {
-            Ok(out) => Ok(out),
-            Err(payload) => std::panic::resume_unwind(payload),
-        })
-    } else {
-        Ok(rt.block_on(future))
-    }
 }
 
 #[cfg(test)]

@@ -288,14 +288,10 @@ pub(crate) fn events(
 }
 
 fn cut(data: &str) -> String {
-    if data.len() <= MAX_DATA_IN_ERROR {
-        return data.to_owned();
+    match prompty_core::text::prefix(data, MAX_DATA_IN_ERROR) {
+        whole if whole.len() == data.len() => data.to_owned(),
+        part => format!("{part}..."),
     }
-    let mut end = MAX_DATA_IN_ERROR;
-    while !data.is_char_boundary(end) {
-        end -= 1;
-    }
-    format!("{}...", &data[..end])
 }
 
 #[cfg(test)]

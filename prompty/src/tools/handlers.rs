@@ -294,7 +294,7 @@ pub(crate) async fn run_tool(name: &str, decl: Option<&Tool>, args: Value, ctx: 
         Ok(result) => result,
         Err(payload) => Err(Error::Tool {
             name: name.to_owned(),
-            message: format!("panicked: {}", crate::turn::panic_text(payload.as_ref())),
+            message: format!("panicked: {}", crate::support::panic_text(payload.as_ref())),
         }),
     }
 }

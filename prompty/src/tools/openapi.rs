@@ -250,7 +250,7 @@ impl OpenApiClient {
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
     pub fn from_tool_blocking(tool: &Tool, agent: &Agent) -> Result<Self> {
-        crate::providers::http::block_on(OpenApiClient::from_tool(tool, agent))?
+        crate::blocking::block_on(OpenApiClient::from_tool(tool, agent))?
     }
 
     /// The same client, sending with `http` (its timeouts, retry policy and connection pool).
@@ -414,7 +414,7 @@ impl OpenApiClient {
     /// # Ok::<(), prompty::Error>(())
     /// ```
     pub fn call_blocking(&self, name: &str, args: Value) -> Result<Value> {
-        crate::providers::http::block_on(self.call(name, args))?
+        crate::blocking::block_on(self.call(name, args))?
     }
 
     /// The request of one call, or what is wrong with the arguments.
@@ -908,14 +908,10 @@ fn looks_like_json(body: &[u8]) -> bool {
 }
 
 fn cut(text: &str, max: usize) -> String {
-    if text.len() <= max {
-        return text.to_owned();
+    match prompty_core::text::prefix(text, max) {
+        whole if whole.len() == text.len() => text.to_owned(),
+        part => format!("{part}... ({} bytes)", text.len()),
     }
-    let mut end = max;
-    while !text.is_char_boundary(end) {
-        end -= 1;
-    }
-    format!("{}... ({} bytes)", &text[..end], text.len())
 }
 
 /// The JSON kind of a value, for messages.

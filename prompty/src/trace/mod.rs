@@ -303,7 +303,7 @@ fn emit(span: &FinishedSpan) {
                 backend = %name,
                 "the trace backend `{name}` panicked on the span `{}`: {}",
                 span.name,
-                crate::turn::panic_text(payload.as_ref())
+                crate::support::panic_text(payload.as_ref())
             );
         }
     }

@@ -89,13 +89,9 @@ pub fn redact_in_place(value: &mut Value) {
         }
         Value::Array(items) => items.iter_mut().for_each(redact_in_place),
         Value::String(s) if s.len() > MAX_TRACE_STRING => {
-            let mut cut = MAX_TRACE_STRING;
-            while !s.is_char_boundary(cut) {
-                cut -= 1;
+            if let Some(left) = prompty_core::text::truncate(s, MAX_TRACE_STRING) {
+                s.push_str(&format!("…[{left} more bytes]"));
             }
-            let left = s.len() - cut;
-            s.truncate(cut);
-            s.push_str(&format!("…[{left} more bytes]"));
         }
         _ => {}
     }

@@ -117,7 +117,7 @@ fn summarize(dropped: &[Message], budget: &ContextBudget) -> String {
             Err(payload) => tracing::warn!(
                 target: "prompty::turn",
                 "the context summarizer panicked ({}); using the default summary",
-                super::panic_text(payload.as_ref())
+                crate::support::panic_text(payload.as_ref())
             ),
         }
     }

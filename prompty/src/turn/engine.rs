@@ -11,7 +11,8 @@
 use super::context;
 use super::events::{AgentEvent, Emitter};
 use super::options::{CancellationToken, TurnOptions, Verdict};
-use super::{panic_text, Scope, TurnOutput};
+use super::{Scope, TurnOutput};
+use crate::support::panic_text;
 use crate::tools::args::parse_arguments;
 use crate::tools::handlers::{declared_tool, inject_bindings, run_tool};
 use crate::trace::{genai, in_span_async, Stage};
@@ -124,16 +125,10 @@ fn result_text(value: Value) -> String {
 
 /// A tool result of at most `limit` bytes: a longer one is cut at a character boundary and says so.
 fn bounded(mut text: String, limit: usize) -> String {
-    if text.len() <= limit {
-        return text;
-    }
     let total = text.len();
-    let mut cut = limit;
-    while !text.is_char_boundary(cut) {
-        cut -= 1;
+    if prompty_core::text::truncate(&mut text, limit).is_some() {
+        text.push_str(&format!("… [cut: {total} bytes, limit {limit}]"));
     }
-    text.truncate(cut);
-    text.push_str(&format!("… [cut: {total} bytes, limit {limit}]"));
     text
 }
 

@@ -175,7 +175,7 @@ fn deliver(sink: &EventSink, event: AgentEvent) {
             target: "prompty::turn",
             event = event.kind(),
             "the event sink panicked: {}",
-            super::panic_text(payload.as_ref())
+            crate::support::panic_text(payload.as_ref())
         ),
     }
 }

@@ -333,14 +333,3 @@ pub fn run_turn_stream<'a>(
 ) -> TurnStream<'a> {
     TurnStream::new(Cow::Borrowed(agent), messages, input_map(inputs), options)
 }
-
-/// The text of a panic's payload.
-pub(crate) fn panic_text(payload: &(dyn std::any::Any + Send)) -> String {
-    if let Some(s) = payload.downcast_ref::<&str>() {
-        (*s).to_owned()
-    } else if let Some(s) = payload.downcast_ref::<String>() {
-        s.clone()
-    } else {
-        "a panic without a message".to_owned()
-    }
-}

@@ -159,7 +159,7 @@ impl Executor for AnthropicExecutor {
     }
 
     fn execute(&self, agent: &Agent, messages: &[Message]) -> Result<Value> {
-        http::block_on(self.execute_async(agent, messages))?
+        crate::blocking::block_on(self.execute_async(agent, messages))?
     }
 
     fn execute_stream<'a>(&'a self, agent: &'a Agent, messages: &'a [Message]) -> BoxFuture<'a, Result<RawStream>> {

@@ -424,7 +424,7 @@ impl Executor for OpenAiExecutor {
     }
 
     fn execute(&self, agent: &Agent, messages: &[Message]) -> Result<Value> {
-        http::block_on(self.execute_async(agent, messages))?
+        crate::blocking::block_on(self.execute_async(agent, messages))?
     }
 
     fn execute_stream<'a>(&'a self, agent: &'a Agent, messages: &'a [Message]) -> BoxFuture<'a, Result<RawStream>> {
@@ -454,7 +454,7 @@ impl Executor for FoundryExecutor {
     }
 
     fn execute(&self, agent: &Agent, messages: &[Message]) -> Result<Value> {
-        http::block_on(self.execute_async(agent, messages))?
+        crate::blocking::block_on(self.execute_async(agent, messages))?
     }
 
     fn execute_stream<'a>(&'a self, agent: &'a Agent, messages: &'a [Message]) -> BoxFuture<'a, Result<RawStream>> {

@@ -189,16 +189,9 @@ fn describe_resource(uri: &str, mime: Option<&str>) -> String {
 /// `text` cut to at most `max` bytes (at a character boundary), with a line saying how much was
 /// cut.
 pub(crate) fn truncate(mut text: String, max: usize) -> String {
-    if text.len() <= max {
-        return text;
+    if let Some(rest) = prompty_core::text::truncate(&mut text, max) {
+        text.push_str(&format!("\n[truncated: {rest} more bytes]"));
     }
-    let mut cut = max;
-    while !text.is_char_boundary(cut) {
-        cut -= 1;
-    }
-    let rest = text.len() - cut;
-    text.truncate(cut);
-    text.push_str(&format!("\n[truncated: {rest} more bytes]"));
     text
 }
 

@@ -1,0 +1,87 @@
+//! Cutting text to a size in bytes without splitting a character: the one place every crate of
+//! prompty does it (error messages, trace attributes, tool results, response bodies).
+//!
+//! ```
+//! use prompty_core::text;
+//! assert_eq!(text::prefix("héllo", 2), "h");
+//! let mut s = String::from("héllo");
+//! assert_eq!(text::truncate(&mut s, 3), Some(3));
+//! assert_eq!(s, "hé");
+//! ```
+
+/// The largest index `<= max` that is a character boundary of `text` (`text.len()` when `text` is
+/// not longer than `max`).
+///
+/// ```
+/// assert_eq!(prompty_core::text::floor_boundary("é", 1), 0);
+/// assert_eq!(prompty_core::text::floor_boundary("abc", 10), 3);
+/// ```
+pub fn floor_boundary(text: &str, max: usize) -> usize {
+    if text.len() <= max {
+        return text.len();
+    }
+    let mut end = max;
+    while !text.is_char_boundary(end) {
+        end -= 1;
+    }
+    end
+}
+
+/// The longest prefix of `text` that has at most `max` bytes and ends on a character boundary.
+///
+/// ```
+/// assert_eq!(prompty_core::text::prefix("日本語", 4), "日");
+/// ```
+pub fn prefix(text: &str, max: usize) -> &str {
+    &text[..floor_boundary(text, max)]
+}
+
+/// Cuts `text` in place to at most `max` bytes on a character boundary. Returns how many bytes were
+/// removed, or `None` when `text` already fit (so the caller adds its own note only when it cut).
+///
+/// ```
+/// let mut s = String::from("abcdef");
+/// assert_eq!(prompty_core::text::truncate(&mut s, 4), Some(2));
+/// assert_eq!(prompty_core::text::truncate(&mut s, 4), None);
+/// ```
+pub fn truncate(text: &mut String, max: usize) -> Option<usize> {
+    let end = floor_boundary(text, max);
+    if end == text.len() {
+        return None;
+    }
+    let removed = text.len() - end;
+    text.truncate(end);
+    Some(removed)
+}
+
+/// At most `max` characters (not bytes) of `text`, and whether it was cut.
+///
+/// ```
+/// assert_eq!(prompty_core::text::chars("naïve", 3), ("naï", true));
+/// assert_eq!(prompty_core::text::chars("ok", 3), ("ok", false));
+/// ```
+pub fn chars(text: &str, max: usize) -> (&str, bool) {
+    match text.char_indices().nth(max) {
+        Some((i, _)) => (&text[..i], true),
+        None => (text, false),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn never_splits_a_character() {
+        let text = "a€b😀c";
+        for max in 0..=text.len() + 2 {
+            let p = prefix(text, max);
+            assert!(p.len() <= max);
+            assert!(text.starts_with(p));
+            let mut owned = text.to_owned();
+            let removed = truncate(&mut owned, max);
+            assert_eq!(owned, p);
+            assert_eq!(removed, (p.len() < text.len()).then(|| text.len() - p.len()));
+        }
+    }
+}
