@@ -48,6 +48,7 @@ where
 
 /// Runs `future` as a task of the shared runtime and awaits its output from any runtime (or from
 /// [`block_on`]). `what` names the work in the error when the task fails (`an MCP task`).
+#[cfg_attr(not(feature = "mcp"), allow(dead_code))]
 pub(crate) async fn on_runtime<T: Send + 'static>(
     what: &str,
     future: impl Future<Output = Result<T>> + Send + 'static,
