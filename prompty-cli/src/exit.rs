@@ -75,24 +75,20 @@ impl From<prompty::Error> for CliError {
     }
 }
 
-/// The exit code a prompty error stands for: the prompt's own fault (load, validation,
-/// rendering, parsing, a provider nobody registered) or the model's side (HTTP, the provider, a
-/// tool, the agent loop), or a cancelled turn.
+impl From<prompty::FormatError> for CliError {
+    fn from(e: prompty::FormatError) -> Self {
+        prompty::Error::from(e).into()
+    }
+}
+
+/// The exit code a prompty error stands for: the prompt's own fault (every format error: load,
+/// validation; rendering, parsing, a provider nobody registered) or the model's side (HTTP, the
+/// provider, a tool, the agent loop), or a cancelled turn.
 pub fn classify(e: &prompty::Error) -> Exit {
     use prompty::Error as E;
     match e {
-        E::FileNotFound { .. }
-        | E::Io { .. }
-        | E::Frontmatter { .. }
-        | E::InvalidField { .. }
-        | E::EnvVarNotSet { .. }
-        | E::FileReferenceNotFound { .. }
-        | E::FileOutsideRoots { .. }
-        | E::FileReferenceInvalid { .. }
-        | E::MissingInput { .. }
-        | E::InvalidInputs { .. }
+        E::Format(_)
         | E::StrictViolation { .. }
-        | E::InvalidLocale { .. }
         | E::Template { .. }
         | E::Parse { .. }
         | E::UnknownComponent { .. }

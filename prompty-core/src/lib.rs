@@ -15,7 +15,7 @@
 //! - [`locale`]: BCP 47 locale tags and the lookup order of a prompt's locale variants;
 //! - [`openapi`]: the reader of OpenAPI 3.0/3.1 and Swagger 2.0 documents behind `kind: openapi` tools.
 //!
-//! No async, no HTTP: those live in `prompty`.
+//! No async, no HTTP, no runtime errors: those live in `prompty`.
 //!
 //! ```
 //! let agent = prompty_core::load_str(
@@ -45,7 +45,7 @@ mod yaml;
 mod yaml_block;
 
 pub use cache::RuntimeCache;
-pub use error::{Error, HttpFailure, Location, Result, TurnFailure, TurnStop};
+pub use error::{Error, Location, Result};
 pub use loader::{confine_path, load, load_str, load_str_tracked, load_str_with, load_with, locate_field, LoadOptions};
 pub use model::*;
 pub use validate::{check_input_depth, validate_input_map, validate_inputs, MAX_INPUT_DEPTH};

@@ -79,6 +79,7 @@ extern crate self as prompty;
 mod blocking;
 pub mod catalog;
 mod check;
+mod error;
 mod lookup;
 mod mark;
 mod nonce;
@@ -102,6 +103,7 @@ mod typed_context;
 #[doc(hidden)]
 pub use catalog::{__make_loader, ToolLoaderRegistration};
 pub use check::check;
+pub use error::{Error, FormatError, HttpFailure, Result, TurnFailure, TurnStop};
 pub use parser::{parse, parse_async};
 pub use pipeline::{
     invoke, invoke_async, load, load_async, load_with, load_with_async, prepare, prepare_async, render, render_async,

@@ -406,7 +406,7 @@ pub fn load_with(path: impl AsRef<Path>, options: &LoadOptions) -> Result<Agent>
     in_span(
         Stage::new("load", "prompty.load"),
         |_| json!({"path": path.display().to_string()}),
-        || prompty_core::load_with(path, options),
+        || Ok(prompty_core::load_with(path, options)?),
         |agent, _| json!(agent),
     )
 }

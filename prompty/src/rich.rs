@@ -257,24 +257,26 @@ pub(crate) fn thread_messages(name: &str, value: Value) -> Result<Vec<Message>> 
         Value::Object(mut o) => match o.remove("messages") {
             Some(Value::Array(items)) => items,
             _ => {
-                return Err(Error::InvalidInputs {
+                return Err(Error::Format(crate::FormatError::InvalidInputs {
                     message: format!(
                         "input '{name}' is a thread: give a list of messages (or {{\"messages\": [...]}})"
                     ),
-                })
+                }))
             }
         },
         other => {
-            return Err(Error::InvalidInputs {
+            return Err(Error::Format(crate::FormatError::InvalidInputs {
                 message: format!("input '{name}' is a thread: give a list of messages, found {other}"),
-            })
+            }))
         }
     };
     list.into_iter()
         .enumerate()
         .map(|(i, m)| {
-            Message::deserialize(m).map_err(|e| Error::InvalidInputs {
-                message: format!("input '{name}'[{i}] is not a message {{role, content}}: {e}"),
+            Message::deserialize(m).map_err(|e| {
+                Error::Format(crate::FormatError::InvalidInputs {
+                    message: format!("input '{name}'[{i}] is not a message {{role, content}}: {e}"),
+                })
             })
         })
         .collect()
@@ -289,17 +291,19 @@ pub(crate) fn media_part(name: &str, kind: &PropertyKind, value: Value) -> Resul
         }
         Value::Object(m) => m,
         other => {
-            return Err(Error::InvalidInputs {
+            return Err(Error::Format(crate::FormatError::InvalidInputs {
                 message: format!(
                     "input '{name}' is of kind {}: give a URL, a data URI or an object with `source`, found {other}",
                     kind.as_str()
                 ),
-            })
+            }))
         }
     };
     fields.insert("kind".into(), Value::String(kind.as_str().to_owned()));
-    ContentPart::deserialize(Value::Object(fields)).map_err(|e| Error::InvalidInputs {
-        message: format!("input '{name}' is not a valid {} part: {e}", kind.as_str()),
+    ContentPart::deserialize(Value::Object(fields)).map_err(|e| {
+        Error::Format(crate::FormatError::InvalidInputs {
+            message: format!("input '{name}' is not a valid {} part: {e}", kind.as_str()),
+        })
     })
 }
 

@@ -143,12 +143,12 @@ pub fn property_schema(p: &Property, strict: bool) -> Result<Value> {
                 (Some(a), None) if !a.is_empty() => ("oneOf", a),
                 (None, Some(a)) if !a.is_empty() => ("anyOf", a),
                 _ => {
-                    return Err(Error::InvalidInputs {
+                    return Err(Error::Format(crate::FormatError::InvalidInputs {
                         message: format!(
                             "union property '{}' must declare exactly one non-empty `oneOf` or `anyOf`",
                             p.name
                         ),
-                    })
+                    }))
                 }
             };
             let alts = alts.iter().map(|a| property_schema(a, strict)).collect::<Result<Vec<_>>>()?;

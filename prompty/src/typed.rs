@@ -156,8 +156,9 @@ pub(crate) fn cast_answer<T: DeserializeOwned>(value: Value) -> Result<T> {
 /// The JSON inputs of a typed prompt's `Inputs` struct.
 #[doc(hidden)]
 pub fn typed_inputs<I: Serialize>(inputs: &I) -> Result<Value> {
-    serde_json::to_value(inputs)
-        .map_err(|e| Error::InvalidInputs { message: format!("cannot serialize the inputs: {e}") })
+    serde_json::to_value(inputs).map_err(|e| {
+        Error::Format(crate::FormatError::InvalidInputs { message: format!("cannot serialize the inputs: {e}") })
+    })
 }
 
 /// `prepare` for a typed prompt: rendered from the Rust values, without JSON.

@@ -94,13 +94,15 @@ impl<'a> InputSink<'a> {
     pub fn serialize<T: Serialize + ?Sized>(&mut self, name: &'static str, value: &T) {
         match serde_json::to_value(value) {
             Ok(json) => self.json(name, json),
-            Err(e) => self.fail(Error::InvalidInputs { message: format!("cannot serialize the inputs: {e}") }),
+            Err(e) => self.fail(Error::Format(crate::FormatError::InvalidInputs {
+                message: format!("cannot serialize the inputs: {e}"),
+            })),
         }
     }
 
     fn json(&mut self, name: &'static str, mut value: Value) {
         if let Err(e) = prompty_core::check_input_depth(name, &value) {
-            return self.fail(e);
+            return self.fail(e.into());
         }
         if self.is_strict(name) {
             if let Err(e) = rich::check_value(name, &value) {
@@ -128,7 +130,11 @@ impl<'a> InputSink<'a> {
         };
         let json = match serde_json::to_value(media) {
             Ok(json) => json,
-            Err(e) => return self.fail(Error::InvalidInputs { message: format!("cannot serialize the inputs: {e}") }),
+            Err(e) => {
+                return self.fail(Error::Format(crate::FormatError::InvalidInputs {
+                    message: format!("cannot serialize the inputs: {e}"),
+                }))
+            }
         };
         match rich::media_part(name, &kind, json) {
             Ok(part) => {

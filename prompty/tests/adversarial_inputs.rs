@@ -212,7 +212,7 @@ fn deep_input_probe(make: fn(usize) -> Value) {
         let inputs = Value::Object(inputs);
         let start = Instant::now();
         for err in [
-            prompty::validate_inputs(&agent, &inputs).unwrap_err(),
+            prompty::Error::from(prompty::validate_inputs(&agent, &inputs).unwrap_err()),
             prompty::render(&agent, &inputs).unwrap_err(),
             prompty::prepare(&agent, &inputs).unwrap_err(),
             tokio::runtime::Builder::new_current_thread()

@@ -300,8 +300,8 @@ async fn load_async_matches_load() {
     }
     // Errors agree too.
     let missing = fixtures_dir().join("nonexistent.prompty");
-    assert!(matches!(load(&missing), Err(Error::FileNotFound { .. })));
-    assert!(matches!(load_async(&missing).await, Err(Error::FileNotFound { .. })));
+    assert!(matches!(load(&missing), Err(Error::Format(prompty::FormatError::FileNotFound { .. }))));
+    assert!(matches!(load_async(&missing).await, Err(Error::Format(prompty::FormatError::FileNotFound { .. }))));
 }
 
 // ---------------------------------------------------------------------------------------------

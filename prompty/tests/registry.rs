@@ -1165,7 +1165,7 @@ fn prompty_tool_runs_the_child_in_single_mode() {
 
     // the child's required input missing from the arguments
     let err = call_sync(&parent, &Map::new(), &tools, "summarize", "{}").unwrap_err();
-    assert!(matches!(&err, Error::MissingInput { name } if name == "text"), "{err:?}");
+    assert!(matches!(&err, Error::Format(prompty::FormatError::MissingInput { name }) if name == "text"), "{err:?}");
 }
 
 #[tokio::test(flavor = "current_thread")]
@@ -1208,7 +1208,7 @@ fn prompty_tool_path_is_confined_and_modes_are_checked_and_agentic_mode_runs() {
     assert!(err.to_string().contains("sideways"), "{err}");
 
     let err = call_sync(&bad, &inputs, &tools, "absent", args).unwrap_err();
-    assert!(matches!(err, Error::FileNotFound { .. }), "{err:?}");
+    assert!(matches!(err, Error::Format(prompty::FormatError::FileNotFound { .. })), "{err:?}");
 
     // projection is confined the same way
     let escape_only = agent_json(json!({"tools": [{"name": "escape", "kind": "prompty", "path": "../x.prompty"}]}));

@@ -231,7 +231,7 @@ fn the_typed_answer_is_cast_and_a_path_is_loaded_first() {
     assert_eq!(w, Weather { city: "Oslo".into(), celsius: -3 });
     let err =
         prompty::turn::<Weather>(dir.join("missing.prompty").as_path(), &json!({}), TurnOptions::new()).unwrap_err();
-    assert!(matches!(err, Error::FileNotFound { .. }), "{err}");
+    assert!(matches!(err, Error::Format(prompty::FormatError::FileNotFound { .. })), "{err}");
 }
 
 #[test]

@@ -57,7 +57,7 @@ fn render(input: &Value) -> Result<String, RenderError> {
         let declared: Vec<Value> = threads.iter().map(|name| json!({ "name": name, "kind": "thread" })).collect();
         agent["inputs"] = Value::Array(declared);
     }
-    let agent = prompty::Agent::from_value(agent)?;
+    let agent = prompty::Agent::from_value(agent).map_err(prompty::Error::from)?;
     Ok(prompty::render(&agent, &Value::Object(inputs))?)
 }
 

@@ -114,8 +114,15 @@ impl PromptSource {
         PromptSource(SourceInner::Lazy(Arc::new(Lazy { how: How::Path(path.into(), options), agent: OnceLock::new() })))
     }
 
-    /// A closure that builds the agent, called on first use.
-    pub fn build(f: impl Fn() -> Result<Agent> + Send + Sync + 'static) -> PromptSource {
+    /// A closure that builds the agent, called on first use. It may fail with the runtime's
+    /// [`Error`] or the format's ([`crate::FormatError`], what [`crate::load_str`] returns).
+    ///
+    /// ```
+    /// let source = prompty::PromptSource::build(|| prompty::load_str("Hi", ".", "hi.prompty"));
+    /// assert!(source.agent().is_ok());
+    /// ```
+    pub fn build<E: Into<Error>>(f: impl Fn() -> Result<Agent, E> + Send + Sync + 'static) -> PromptSource {
+        let f = move || f().map_err(Into::into);
         PromptSource(SourceInner::Lazy(Arc::new(Lazy { how: How::Build(Box::new(f)), agent: OnceLock::new() })))
     }
 
@@ -825,7 +832,7 @@ fn put(list: &mut Vec<(Locale, PromptSource)>, locale: Locale, source: PromptSou
 /// default prompt.
 #[doc(hidden)]
 pub fn pick_locale(variants: &[&str], requested: &str) -> Result<Option<usize>> {
-    locale::resolve(requested, variants, &PromptRegistry::global().read().fallback)
+    Ok(locale::resolve(requested, variants, &PromptRegistry::global().read().fallback)?)
 }
 
 #[cfg(test)]

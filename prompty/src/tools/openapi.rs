@@ -201,7 +201,7 @@ impl OpenApiClient {
     /// let outside: prompty::Tool = serde_json::from_value(serde_json::json!(
     ///     {"name": "api", "kind": "openapi", "specification": "../../etc/passwd"}))?;
     /// let err = prompty::openapi::OpenApiClient::from_tool(&outside, &agent).await.unwrap_err();
-    /// assert!(matches!(err, prompty::Error::FileOutsideRoots { .. }));
+    /// assert!(matches!(err, prompty::Error::Format(prompty::FormatError::FileOutsideRoots { .. })));
     /// # Ok::<(), Box<dyn std::error::Error>>(()) }).unwrap();
     /// ```
     pub async fn from_tool(tool: &Tool, agent: &Agent) -> Result<Self> {

@@ -17,7 +17,7 @@ pub(crate) fn child_path(parent: &Agent, tool: &Tool) -> Result<PathBuf> {
         return Err(Error::Execution { message: format!("tool '{}' is not of kind prompty", tool.name) });
     };
     let (base, options) = load_context(parent);
-    crate::confine_path(&base, &p.path, &options)
+    Ok(crate::confine_path(&base, &p.path, &options)?)
 }
 
 /// The child of a `kind: prompty` tool compiled into `parent` (a typed prompt's), `${env:}`
@@ -32,7 +32,7 @@ pub(crate) fn embedded_child(parent: &Agent, tool: &Tool) -> Option<Result<Agent
     if let Some(s) = &mut agent.source {
         s.embedded = child.embedded.clone();
     }
-    Some(agent.with_env_resolved())
+    Some(agent.with_env_resolved().map_err(Error::from))
 }
 
 /// The child agent of a `kind: prompty` tool: compiled into `parent`, else loaded from its file.

@@ -676,6 +676,6 @@ mod tests {
         // A success status whose body then failed (cut short, too large): the provider may have
         // generated already, so a retry could duplicate it.
         assert!(!retryable(&http(Some(200))) && !retryable(&http(Some(201))));
-        assert!(!retryable(&Error::MissingInput { name: "x".into() }));
+        assert!(!retryable(&crate::FormatError::MissingInput { name: "x".into() }.into()));
     }
 }
