@@ -4,7 +4,9 @@
 
 mod connections;
 mod invokers;
+pub(crate) mod marks;
 pub(crate) mod store;
+mod stream;
 
 pub use connections::{clear_connections, get_connection, get_connection_as, register_connection};
 #[doc(hidden)]
@@ -17,3 +19,4 @@ pub use invokers::{
     register_processor, register_renderer, BoxFuture, Executor, Parser, Processor, RenderContext, RenderedText,
     Renderer,
 };
+pub use stream::{ChunkStream, Outcome, RawEvent, RawStream, StreamChunk, StreamFailure};

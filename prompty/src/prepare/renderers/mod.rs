@@ -4,7 +4,8 @@ mod direct;
 mod jinja;
 mod mustache;
 
-use crate::{get_renderer, rich, Agent, Error, Location, RenderContext, Renderer, Result};
+use crate::prepare::rich;
+use crate::{get_renderer, Agent, Error, Location, RenderContext, Renderer, Result};
 use serde_json::{Map, Value};
 use std::ops::Range;
 use std::sync::Arc;
@@ -47,9 +48,9 @@ pub(crate) fn render_for_prepare(agent: &Agent, inputs: &Map<String, Value>) -> 
     if is_builtin_jinja(&renderer) {
         return jinja::render_prepared_json(agent, inputs);
     }
-    let marks = crate::mark::Marks::fresh();
+    let marks = crate::prepare::marks::fresh();
     let out = check_output(agent, renderer.render(agent, inputs, &RenderContext { marks: Some(marks) })?)?;
-    crate::pipeline::split(agent, &marks, &out)
+    crate::prepare::split(agent, &marks, &out)
 }
 
 /// Async form of [`render_for_prepare`].
@@ -62,10 +63,10 @@ pub(crate) async fn render_for_prepare_async(
     if is_builtin_jinja(&renderer) {
         return jinja::render_prepared_json(agent, inputs);
     }
-    let marks = crate::mark::Marks::fresh();
+    let marks = crate::prepare::marks::fresh();
     let ctx = RenderContext { marks: Some(marks) };
     let out = check_output(agent, renderer.render_async(agent, inputs, &ctx).await?)?;
-    crate::pipeline::split(agent, &marks, &out)
+    crate::prepare::split(agent, &marks, &out)
 }
 
 /// `out` if it is within the output bound, else the error naming the prompt file.

@@ -315,12 +315,12 @@ pub(crate) fn render_prepared_json(agent: &Agent, inputs: &Map<String, Json>) ->
 fn render_engine(agent: &Agent, c: &Compiled, context: Value) -> Result<(String, Vec<Range<usize>>)> {
     let tmpl = c.env.get_template(NAME).map_err(|e| template_error(agent, &e))?;
     if !c.in_order {
-        let marks = crate::mark::Marks::fresh();
+        let marks = crate::prepare::marks::fresh();
         let marked = {
             let _emit = EmitGuard::set(Emit::Context(RenderContext { marks: Some(marks) }));
             super::render_bounded(agent, &tmpl, context, |e| template_error(agent, e))?
         };
-        return crate::pipeline::split(agent, &marks, &marked);
+        return crate::prepare::split(agent, &marks, &marked);
     }
     let _emit = EmitGuard::set(Emit::Ranges);
     WRITTEN.with(|w| w.set(0));
