@@ -3,9 +3,10 @@
 //! first; [`cast`] turns a result into a Rust type. Imports `prepare`, the registries and `trace`;
 //! providers are reached only through the registry, never `turn` or `tools`.
 
-use crate::trace::{genai, in_span, in_span_async, Stage};
+use crate::trace::{genai, in_span, in_span_async, Seen, Stage};
 use crate::{
-    get_executor, get_processor, prepare, prepare_async, Agent, ChunkStream, Error, Message, Result, ToolCall,
+    get_executor, get_processor, prepare, prepare_async, Agent, ChunkStream, Error, Message, Result, StreamChunk,
+    ToolCall,
 };
 use serde::de::DeserializeOwned;
 use serde_json::{json, Value};
@@ -192,7 +193,7 @@ pub async fn run_stream(agent: &Agent, messages: &[Message]) -> Result<ChunkStre
         crate::trace::genai::request(agent, attributes);
         serde_json::json!({"messages": messages})
     };
-    Ok(crate::trace::traced_stream(stage, recorded, chunks))
+    Ok(crate::trace::traced_stream(stage, recorded, chunks, seen))
 }
 
 /// Prepares the prompt with `inputs` and runs it streamed: [`crate::prepare_async`] then
@@ -270,4 +271,17 @@ pub(crate) fn tool_calls_of(result: &Value) -> Option<Vec<ToolCall>> {
             Some(ToolCall { id: text("id").unwrap_or_default(), name: text("name")?, arguments: text("arguments")? })
         })
         .collect()
+}
+
+/// What the `prompty.stream` span records of a chunk.
+fn seen(chunk: &StreamChunk) -> Seen<'_> {
+    match chunk {
+        StreamChunk::Text(t) => Seen::Text(t),
+        StreamChunk::Usage(Value::Object(u)) => Seen::Usage(u),
+        StreamChunk::ToolCall(call) => {
+            Seen::ToolCall(json!({"id": call.id, "name": call.name, "arguments": call.arguments}))
+        }
+        StreamChunk::Failure(f) => Seen::Failure(&f.message),
+        StreamChunk::Thinking(_) | StreamChunk::Usage(_) => Seen::Other,
+    }
 }

@@ -1,4 +1,5 @@
-//! Process-wide, thread-safe registries: renderers, parsers, executors, processors and connections.
+//! Process-wide, thread-safe registries: renderers, parsers, executors, processors and connections,
+//! with the data their traits exchange (stream chunks, tool rounds, the value-mark format).
 //! Components registered at link time with the plugin attributes (`#[prompty::renderer("key")]`,
 //! ...) are collected lazily on first lookup; explicit `register_*` calls override them.
 
@@ -7,6 +8,7 @@ mod invokers;
 pub(crate) mod marks;
 pub(crate) mod store;
 mod stream;
+mod tool_round;
 
 pub use connections::{clear_connections, get_connection, get_connection_as, register_connection};
 #[doc(hidden)]
@@ -20,3 +22,4 @@ pub use invokers::{
     Renderer,
 };
 pub use stream::{ChunkStream, Outcome, RawEvent, RawStream, StreamChunk, StreamFailure};
+pub use tool_round::{tool_messages, ToolResult, ToolRound};
