@@ -7,6 +7,7 @@
 pub(crate) mod load;
 pub(crate) mod marks;
 pub(crate) mod nonces;
+pub(crate) mod origin;
 pub(crate) mod parse;
 pub(crate) mod renderers;
 pub(crate) mod rich;
@@ -146,7 +147,7 @@ fn prepare_owned(agent: &Agent, mut inputs: Map<String, Value>) -> Result<(Map<S
 /// the marks were broken (by template text holding a mark character, or a custom renderer).
 pub(crate) fn split(agent: &Agent, marks: &Marks, marked: &str) -> Result<(String, Vec<std::ops::Range<usize>>)> {
     marks.split(marked).map_err(|broken| {
-        let (file, _) = renderers::body_origin(agent);
+        let (file, _) = origin::body_origin(agent);
         Error::Template {
             at: Location::file(file),
             message: format!(

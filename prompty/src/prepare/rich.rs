@@ -492,7 +492,7 @@ pub(crate) fn check_expanded(agent: &Agent, messages: &[Message], rich: &RichInp
                 RichValue::Thread(_) => "thread",
                 RichValue::Part(_) => "rich",
             };
-            let (file, _) = crate::prepare::renderers::body_origin(agent);
+            let (file, _) = crate::prepare::origin::body_origin(agent);
             return Err(Error::Template {
                 at: Location::file(file),
                 message: format!(

@@ -3,22 +3,17 @@
 mod direct;
 mod jinja;
 mod mustache;
+mod values;
 
+use crate::prepare::origin::body_origin;
 use crate::prepare::rich;
 use crate::{get_renderer, Agent, Error, Location, RenderContext, Renderer, Result};
 use serde_json::{Map, Value};
 use std::ops::Range;
 use std::sync::Arc;
 
-pub(crate) use jinja::{context, json_value, render_prepared};
-
-/// The file that holds the agent's template and the line its body starts at, for error messages.
-pub(crate) fn body_origin(agent: &Agent) -> (String, usize) {
-    match &agent.source {
-        Some(s) => (s.path.clone(), s.body_line),
-        None => (format!("<agent {}>", agent.name), 1),
-    }
-}
+pub(crate) use jinja::render_prepared;
+pub(crate) use values::{context, json_value};
 
 /// Renders the template with already validated inputs (rich inputs replaced by nonces), with the
 /// renderer registered for `template.format.kind`.
