@@ -2,7 +2,8 @@
 //! render (`renderers`: jinja2, mustache, and jinja's direct path) → parse (`parse`: role markers)
 //! → messages, with rich inputs (`rich`), typed inputs (`typed_inputs`), the marks that keep values
 //! from starting messages (`marks`, format in `registry::marks`), nonces (`nonces`) and loading
-//! (`load`). Imports only `registry`, `trace`, `support`, `blocking` and `prompty_core`.
+//! (`load`). Imports only `registry`, `trace`, the small helpers (`support`, `lookup`), `blocking`
+//! and `prompty_core`.
 
 pub(crate) mod load;
 pub(crate) mod marks;

@@ -3,7 +3,6 @@
 //! values. It belongs to the renderer protocol: every renderer writes it, and `prepare` (its
 //! `marks` module) draws the nonces, neutralises the inputs and splits the rendered text.
 //!
-//!
 //! The built-in `jinja2` renderer, for a template that prints everything in order (no block
 //! captures output), records where each value lands instead (`renderers::jinja`); marks are for the
 //! other templates and for custom renderers.
@@ -15,7 +14,7 @@
 //!
 //! The rules that keep a value from forging a mark:
 //!
-//! - No input value holds a noncharacter: [`neutralise_inputs`] replaces every one (U+FDD0–U+FDEF
+//! - No input value holds a noncharacter: `prepare::marks::neutralise_inputs` replaces every one (U+FDD0–U+FDEF
 //!   and the last two code points of every plane) with U+FFFD before rendering, keys included.
 //!   Without the mark characters, guessing the nonce is of no use.
 //! - [`Marks::write_value`] writes a value between marks. Everything the template prints through an
@@ -26,7 +25,9 @@
 //!   Any other noncharacter becomes U+FFFD.
 //! - [`Marks::split`] accepts only properly alternating marks; a stray or unbalanced mark (which
 //!   only template text or a custom renderer can produce) is an error, never a guess.
-//! - [`sanitise`] is the last step of `prepare`: no message text holds a noncharacter.
+//! - `prepare::marks::sanitise` is the last step of `prepare`: no message text holds a noncharacter.
+
+use std::ops::Range;
 
 /// The number of decimal digits of a mark nonce.
 pub(crate) const MARK_NONCE_LEN: usize = 20;
@@ -34,7 +35,6 @@ pub(crate) const MARK_NONCE_LEN: usize = 20;
 /// One mark nonce: 20 decimal digits, over 66 random bits (unchanged by case conversions of the
 /// text they sit in); `prepare::nonces::fresh_mark` draws them.
 pub(crate) type MarkNonce = [u8; MARK_NONCE_LEN];
-use std::ops::Range;
 
 const OPEN: char = '\u{FDD0}';
 const CLOSE: char = '\u{FDD1}';
