@@ -76,47 +76,39 @@
 
 extern crate self as prompty;
 
-mod blocking;
-pub mod catalog;
-mod check;
-mod error;
-mod lookup;
-mod mark;
-mod nonce;
-mod parser;
-mod pipeline;
+// Layers, from the bottom up: a module imports only modules listed before it (its own layer aside).
+mod blocking; // the one way to block on a future (the shared runtime)
+pub mod catalog; // namespaced tools from anywhere
+mod check; // prompty::check
+mod error; // the runtime's Error (the format's errors wrapped)
+mod invoke; // execute → process: run, invoke, streams, cast
+mod lookup; // field lookup in JSON inputs
+mod prepare; // render → parse → messages: marks, nonces, rich and typed inputs, loading
 pub mod prompts;
-pub mod providers;
-mod registry;
-mod renderers;
-mod rich;
-mod schema;
-mod stream;
-mod streaming;
-mod support;
-mod tools;
-pub mod trace;
-mod turn;
-mod typed;
-mod typed_context;
+pub mod providers; // openai, anthropic, discovery (reached through the registry)
+mod registry; // renderers, parsers, executors, processors, connections; their traits and data types
+mod schema; // JSON schemas of inputs and outputs
+mod support; // block_on's helpers, panic text, small pure helpers
+mod tools; // tool kinds, execution, projection
+pub mod trace; // spans and their backends
+mod turn; // the agent loop
+mod typed; // typed prompts' run-time API (what include_prompty! generates calls) // PromptRegistry: ids, locales, overrides, appenders
 
 #[doc(hidden)]
 pub use catalog::{__make_loader, ToolLoaderRegistration};
 pub use check::check;
 pub use error::{Error, FormatError, HttpFailure, Result, TurnFailure, TurnStop};
-pub use parser::{parse, parse_async};
-pub use pipeline::{
-    invoke, invoke_async, load, load_async, load_with, load_with_async, prepare, prepare_async, render, render_async,
-    run, run_async,
-};
+pub use invoke::{cast, invoke, invoke_async, invoke_stream, run, run_async, run_stream};
+pub use prepare::load::{load, load_async, load_with, load_with_async};
+pub use prepare::parse::{parse, parse_async};
+pub use prepare::rich::{expand_rich, RichInputs, RichValue};
+pub use prepare::typed_inputs::Media;
+pub use prepare::{prepare, prepare_async, render, render_async};
 pub use prompts::{Picked, PromptRegistry, PromptSource, MAX_APPENDED_BYTES, MAX_APPENDERS, MAX_PROMPT_ID_LEN};
 pub use prompty_core::*;
 pub use providers::list_models;
 pub use registry::*;
-pub use rich::{expand_rich, RichInputs, RichValue};
 pub use schema::{properties_schema, property_schema, strict_schema};
-pub use stream::{ChunkStream, Outcome, RawEvent, RawStream, StreamChunk, StreamFailure};
-pub use streaming::*;
 #[cfg(feature = "mcp")]
 pub use tools::mcp;
 #[cfg(feature = "openapi")]
@@ -128,7 +120,6 @@ pub use turn::{
     DEFAULT_LLM_RETRIES, DEFAULT_MAX_ITERATIONS, DEFAULT_MAX_TOOL_CALLS, DEFAULT_MAX_TOOL_RESULT_BYTES,
     MAX_AGENT_DEPTH, STEERING_CAPACITY,
 };
-pub use typed::{cast, Media};
 
 /// The built-in components, registered at link time: renderers `jinja2` (alias `jinja`) and
 /// `mustache`, parser `prompty`.
@@ -144,13 +135,14 @@ pub use typed::{cast, Media};
 /// # Ok::<(), prompty::Error>(())
 /// ```
 pub mod builtins {
-    pub use crate::parser::PromptyParser;
-    pub use crate::renderers::{Jinja2Renderer, MustacheRenderer};
+    pub use crate::prepare::parse::PromptyParser;
+    pub use crate::prepare::renderers::{Jinja2Renderer, MustacheRenderer};
 }
 
 /// Items the macros' generated code uses. Not part of the public API.
 #[doc(hidden)]
 pub mod __private {
+    pub use crate::prepare::typed_inputs::{InputSink, TypedInputs};
     pub use crate::prompts::pick_locale;
     pub use crate::tools::derive::{tool_args, tool_definition, tool_output, tool_output_result, tool_parameters};
     pub use crate::typed::check::*;
@@ -158,7 +150,6 @@ pub mod __private {
         compiled_agent, compiled_agent_with_children, invoke_stream_typed, invoke_typed, prepare_typed, turn_typed,
         typed_inputs, CompiledChild,
     };
-    pub use crate::typed_context::{InputSink, TypedInputs};
     pub use inventory;
     pub use schemars;
     pub use serde;

@@ -653,7 +653,7 @@ impl PromptRegistry {
     /// # Ok::<(), prompty::Error>(())
     /// ```
     pub fn invoke<T: DeserializeOwned>(&self, id: &str, inputs: &Value, locale: Option<&str>) -> Result<T> {
-        crate::typed::cast_answer(crate::blocking::block_on(self.invoke_value(id, inputs, locale))??)
+        crate::invoke::cast_answer(crate::blocking::block_on(self.invoke_value(id, inputs, locale))??)
     }
 
     /// The `invoke` span of a call by id: the picked prompt prepared (appenders applied) and run.
@@ -677,7 +677,7 @@ impl PromptRegistry {
     /// # Ok(()) }
     /// ```
     pub async fn invoke_async<T: DeserializeOwned>(&self, id: &str, inputs: &Value, locale: Option<&str>) -> Result<T> {
-        crate::typed::cast_answer(self.invoke_value(id, inputs, locale).await?)
+        crate::invoke::cast_answer(self.invoke_value(id, inputs, locale).await?)
     }
 
     /// Runs `(id, locale)` streamed, like [`crate::invoke_stream`] (the appenders applied).
@@ -708,7 +708,7 @@ impl PromptRegistry {
         locale: Option<&str>,
         options: TurnOptions,
     ) -> Result<T> {
-        crate::typed::cast_answer(crate::blocking::block_on(self.turn_value(id, inputs, locale, options))??)
+        crate::invoke::cast_answer(crate::blocking::block_on(self.turn_value(id, inputs, locale, options))??)
     }
 
     /// The `turn` span of a call by id: the picked prompt prepared (appenders applied) and the
@@ -742,7 +742,7 @@ impl PromptRegistry {
         locale: Option<&str>,
         options: TurnOptions,
     ) -> Result<T> {
-        crate::typed::cast_answer(self.turn_value(id, inputs, locale, options).await?)
+        crate::invoke::cast_answer(self.turn_value(id, inputs, locale, options).await?)
     }
 
     /// Loads every `.prompty` file below `dir` into the registry: `greeting.prompty` is the

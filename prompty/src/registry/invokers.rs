@@ -2,7 +2,8 @@
 //! registries, keyed by `template.format.kind`, `template.parser.kind` and `model.provider`.
 
 use super::store::Store;
-use crate::{Agent, ChunkStream, Error, Message, Outcome, RawStream, Result, StreamChunk, StreamFailure};
+use super::stream::{ChunkStream, Outcome, RawStream, StreamChunk, StreamFailure};
+use crate::{Agent, Error, Message, Result};
 use serde_json::{Map, Value};
 use std::future::Future;
 use std::ops::Range;
@@ -35,7 +36,7 @@ pub type BoxFuture<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;
 /// ```
 #[derive(Clone, Copy)]
 pub struct RenderContext {
-    pub(crate) marks: Option<crate::mark::Marks>,
+    pub(crate) marks: Option<super::marks::Marks>,
 }
 
 impl RenderContext {

@@ -1,10 +1,14 @@
-//! Process-wide, thread-safe registries: renderers, parsers, executors, processors and connections.
+//! Process-wide, thread-safe registries: renderers, parsers, executors, processors and connections,
+//! with the data their traits exchange (stream chunks, tool rounds, the value-mark format).
 //! Components registered at link time with the plugin attributes (`#[prompty::renderer("key")]`,
 //! ...) are collected lazily on first lookup; explicit `register_*` calls override them.
 
 mod connections;
 mod invokers;
+pub(crate) mod marks;
 pub(crate) mod store;
+mod stream;
+mod tool_round;
 
 pub use connections::{clear_connections, get_connection, get_connection_as, register_connection};
 #[doc(hidden)]
@@ -17,3 +21,5 @@ pub use invokers::{
     register_processor, register_renderer, BoxFuture, Executor, Parser, Processor, RenderContext, RenderedText,
     Renderer,
 };
+pub use stream::{ChunkStream, Outcome, RawEvent, RawStream, StreamChunk, StreamFailure};
+pub use tool_round::{tool_messages, ToolResult, ToolRound};

@@ -8,7 +8,6 @@ mod function;
 pub(crate) mod handlers;
 #[cfg(feature = "mcp")]
 pub mod mcp;
-mod messages;
 #[cfg(feature = "openapi")]
 pub mod openapi;
 pub(crate) mod projection;
@@ -24,7 +23,7 @@ pub use handlers::{
     clear_tool_handlers, execute_tool, execute_tool_async, get_tool_handler, register_tool_handler, ToolContext,
     ToolHandler, MAX_ATTACHMENTS,
 };
-pub use messages::{tool_messages, ToolResult, ToolRound};
+
 pub use projection::{
     clear_tool_projectors, get_tool_projector, project_tools, register_tool_projector, FunctionDefinition,
     ToolProjector,

@@ -28,7 +28,7 @@ pub(crate) fn embedded_child(parent: &Agent, tool: &Tool) -> Option<Result<Agent
     let child = source.embedded.iter().find(|e| e.tool_path == p.path)?;
     let folder = std::path::Path::new(&p.path).parent().unwrap_or_else(|| std::path::Path::new(""));
     let base_dir = source.base_dir.join(folder).display().to_string();
-    let mut agent = crate::typed::compiled_agent(&child.json, &child.path, &base_dir, child.body_line);
+    let mut agent = crate::prepare::load::compiled_agent(&child.json, &child.path, &base_dir, child.body_line);
     if let Some(s) = &mut agent.source {
         s.embedded = child.embedded.clone();
     }
@@ -99,14 +99,14 @@ impl ToolHandler for PromptyToolHandler {
 mod tests {
     use super::*;
 
-    static GRANDCHILD: [crate::typed::CompiledChild; 1] = [crate::typed::CompiledChild {
+    static GRANDCHILD: [crate::prepare::load::CompiledChild; 1] = [crate::prepare::load::CompiledChild {
         tool_path: "leaf.prompty",
         path: "prompts/kids/leaf.prompty",
         body_line: 3,
         json: r#"{"name":"leaf"}"#,
         children: &[],
     }];
-    static CHILDREN: [crate::typed::CompiledChild; 1] = [crate::typed::CompiledChild {
+    static CHILDREN: [crate::prepare::load::CompiledChild; 1] = [crate::prepare::load::CompiledChild {
         tool_path: "kids/child.prompty",
         path: "prompts/kids/child.prompty",
         body_line: 5,
@@ -116,7 +116,7 @@ mod tests {
 
     #[tokio::test]
     async fn compiled_children_are_not_read_from_files() {
-        let parent = crate::typed::compiled_agent_with_children(
+        let parent = crate::prepare::load::compiled_agent_with_children(
             r#"{"name":"parent","tools":[{"name":"research","kind":"prompty","path":"kids/child.prompty"}]}"#,
             "prompts/parent.prompty",
             "/nonexistent/build/machine/prompts",

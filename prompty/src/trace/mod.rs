@@ -61,7 +61,7 @@ pub use backends::{ConsoleBackend, TracyBackend};
 #[cfg(feature = "otel")]
 pub use otel::{OtelBackend, OtelStats};
 pub use redaction::{redact, redact_value};
-pub(crate) use span::{carry, carry_fn, in_span, in_span_async, traced_stream, Attributes, Stage};
+pub(crate) use span::{carry, carry_fn, in_span, in_span_async, traced_stream, Attributes, Seen, Stage};
 pub use span::{traced, traced_async};
 
 use serde_json::{Map, Value};

@@ -367,9 +367,25 @@ pub async fn traced_async<T: Serialize, I: Serialize + ?Sized>(
     in_span_async(Stage::new(name, name), inputs, fut, |v, _| serde_json::to_value(v).unwrap_or(Value::Null)).await
 }
 
-/// A stream of chunks recorded as one span, ended when the stream is exhausted or dropped.
-struct TracedStream {
-    inner: crate::ChunkStream,
+/// What the span of a traced stream records of one item (see [`traced_stream`]): the stream's item
+/// type stays the caller's, so this layer needs no stream type of its own.
+pub(crate) enum Seen<'a> {
+    /// A piece of the answer's text.
+    Text(&'a str),
+    /// Token usage, added up over the stream.
+    Usage(&'a Map<String, Value>),
+    /// A whole tool call, as recorded.
+    ToolCall(Value),
+    /// The stream failed: the span ends in this error.
+    Failure(&'a str),
+    /// Nothing to record but the count.
+    Other,
+}
+
+/// A stream of items recorded as one span, ended when the stream is exhausted or dropped.
+struct TracedStream<T> {
+    inner: Pin<Box<dyn futures_core::Stream<Item = T> + Send>>,
+    see: for<'a> fn(&'a T) -> Seen<'a>,
     active: Option<Active>,
     text: String,
     usage: Map<String, Value>,
@@ -378,7 +394,7 @@ struct TracedStream {
     chunks: usize,
 }
 
-impl TracedStream {
+impl<T> TracedStream<T> {
     fn end(&mut self, complete: bool) {
         let Some(active) = self.active.take() else { return };
         let mut summary =
@@ -397,29 +413,20 @@ impl TracedStream {
     }
 }
 
-impl futures_core::Stream for TracedStream {
-    type Item = crate::StreamChunk;
+impl<T> futures_core::Stream for TracedStream<T> {
+    type Item = T;
 
-    fn poll_next(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<crate::StreamChunk>> {
+    fn poll_next(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<T>> {
         let polled = self.inner.as_mut().poll_next(cx);
         match &polled {
-            Poll::Ready(Some(chunk)) => {
+            Poll::Ready(Some(item)) => {
                 self.chunks += 1;
-                match chunk {
-                    crate::StreamChunk::Text(t) if self.text.len() + t.len() <= super::MAX_TRACE_STRING => {
-                        let t = t.clone();
-                        self.text.push_str(&t);
-                    }
-                    crate::StreamChunk::Usage(Value::Object(u)) => {
-                        let u = u.clone();
-                        add_usage(&mut self.usage, &u);
-                    }
-                    crate::StreamChunk::ToolCall(call) => {
-                        let call = serde_json::json!({"id": call.id, "name": call.name, "arguments": call.arguments});
-                        self.tool_calls.push(call);
-                    }
-                    crate::StreamChunk::Failure(f) => self.failure = Some(f.message.clone()),
-                    _ => {}
+                match (self.see)(item) {
+                    Seen::Text(t) if self.text.len() + t.len() <= super::MAX_TRACE_STRING => self.text.push_str(t),
+                    Seen::Usage(u) => add_usage(&mut self.usage, u),
+                    Seen::ToolCall(call) => self.tool_calls.push(call),
+                    Seen::Failure(message) => self.failure = Some(message.to_owned()),
+                    Seen::Text(_) | Seen::Other => {}
                 }
             }
             Poll::Ready(None) => self.end(true),
@@ -429,7 +436,7 @@ impl futures_core::Stream for TracedStream {
     }
 }
 
-impl Drop for TracedStream {
+impl<T> Drop for TracedStream<T> {
     fn drop(&mut self) {
         self.end(false);
     }
@@ -437,16 +444,18 @@ impl Drop for TracedStream {
 
 /// `stream` recorded as a span of `stage` (started now, under the current span), ended once:
 /// when the stream is exhausted, or when it is dropped before (`complete: false`). The result
-/// holds the text, the usage, the tool calls and the number of chunks.
-pub(crate) fn traced_stream(
+/// holds the text, the usage, the tool calls and the number of items, as `see` reads them.
+pub(crate) fn traced_stream<T: Send + 'static>(
     stage: Stage,
     inputs: impl FnOnce(&mut Attributes) -> Value,
-    stream: crate::ChunkStream,
-) -> crate::ChunkStream {
+    stream: Pin<Box<dyn futures_core::Stream<Item = T> + Send>>,
+    see: for<'a> fn(&'a T) -> Seen<'a>,
+) -> Pin<Box<dyn futures_core::Stream<Item = T> + Send>> {
     match Active::start(stage, inputs) {
         None => stream,
         Some(active) => Box::pin(TracedStream {
             inner: stream,
+            see,
             active: Some(active),
             text: String::new(),
             usage: Map::new(),

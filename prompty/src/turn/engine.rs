@@ -53,18 +53,7 @@ struct Answer {
     chunks: Vec<StreamChunk>,
 }
 
-/// The tool calls a processed result holds: a non-empty list of `{id, name, arguments}` objects
-/// (spec §8.7); a final answer is text or an object, never such a list.
-pub(crate) fn tool_calls_of(result: &Value) -> Option<Vec<ToolCall>> {
-    let items = result.as_array().filter(|a| !a.is_empty())?;
-    items
-        .iter()
-        .map(|item| {
-            let text = |k: &str| item.get(k).and_then(Value::as_str).map(str::to_owned);
-            Some(ToolCall { id: text("id").unwrap_or_default(), name: text("name")?, arguments: text("arguments")? })
-        })
-        .collect()
-}
+use crate::invoke::tool_calls_of;
 
 /// Runs `future`, unless the token is cancelled first (`None`).
 async fn cancellable<F: Future>(token: Option<&CancellationToken>, future: F) -> Option<F::Output> {
@@ -165,7 +154,7 @@ impl<'a> Loop<'a> {
         inputs: &'a Map<String, Value>,
         options: &'a TurnOptions,
     ) -> Result<Self> {
-        let provider = crate::pipeline::provider(agent)?;
+        let provider = crate::invoke::provider(agent)?;
         Ok(Loop {
             agent,
             inputs,

@@ -12,7 +12,7 @@
 //! [`Program`] at all. A test renders generated templates and inputs both ways and compares the
 //! text and the value ranges.
 
-use super::jinja::format_value;
+use super::values::{format_value, json_value, Inputs as Context};
 use minijinja::machinery::ast::{BinOpKind, CallArg, CompareOpKind, Expr as AstExpr, Stmt, UnaryOpKind};
 use minijinja::value::{Value, ValueKind};
 use serde_json::{Map, Value as Json};
@@ -325,7 +325,7 @@ pub(super) enum Inputs<'a> {
     /// JSON inputs, read where they are.
     Json(&'a Map<String, Json>),
     /// Template values (typed inputs).
-    Values(&'a super::jinja::Inputs),
+    Values(&'a Context),
 }
 
 /// A value during a render.
@@ -346,7 +346,7 @@ impl V<'_> {
     fn value(&self) -> Step<Value> {
         Ok(match self {
             V::Undefined => Value::UNDEFINED,
-            V::Json(j) => super::jinja::json_value(j),
+            V::Json(j) => json_value(j),
             V::Value(v) => v.clone(),
             V::Loop(..) => return Err(Unsupported),
         })
@@ -360,7 +360,7 @@ impl V<'_> {
             V::Json(Json::String(s)) => !s.is_empty(),
             V::Json(Json::Array(a)) => !a.is_empty(),
             V::Json(Json::Object(o)) => !o.is_empty(),
-            V::Json(n @ Json::Number(_)) => super::jinja::json_value(n).is_true(),
+            V::Json(n @ Json::Number(_)) => json_value(n).is_true(),
             V::Value(v) => v.is_true(),
             V::Loop(..) => return Err(Unsupported),
         })
@@ -703,7 +703,7 @@ fn filter<'a>(f: Filter, v: V<'a>, args: &[V<'a>]) -> Step<V<'a>> {
                         match item {
                             Json::String(s) => out.push_str(s),
                             other => {
-                                let _ = format_value(&super::jinja::json_value(other), &mut out);
+                                let _ = format_value(&json_value(other), &mut out);
                             }
                         }
                     }

@@ -1,7 +1,7 @@
 //! Rich inputs (`thread`, `image`, `file`, `audio`): replaced by nonces before rendering, so their
 //! raw values never reach the template engine, and expanded back by the parser.
 
-use crate::nonce::{self, LongNonce, Nonce};
+use crate::prepare::nonces::{self as nonce, LongNonce, Nonce};
 use crate::{Agent, ContentPart, Error, Location, Message, PropertyKind, Result};
 use serde::Deserialize;
 use serde_json::{Map, Value};
@@ -433,7 +433,7 @@ fn expand_with(
 }
 
 /// Fails when the value of strict input `name` holds a line the parser reads as a role marker
-/// ([`crate::parser::first_marker_line`], the parser's own definition), in any string at any depth,
+/// ([`crate::prepare::parse::first_marker_line`], the parser's own definition), in any string at any depth,
 /// object keys included. Each string is read once: linear time in the size of the value.
 pub(crate) fn check_value(name: &str, value: &Value) -> Result<()> {
     let violation =
@@ -442,14 +442,14 @@ pub(crate) fn check_value(name: &str, value: &Value) -> Result<()> {
     while let Some(v) = stack.pop() {
         match v {
             Value::String(s) => {
-                if let Some(line) = crate::parser::first_marker_line(s) {
+                if let Some(line) = crate::prepare::parse::first_marker_line(s) {
                     return Err(violation(line));
                 }
             }
             Value::Array(items) => stack.extend(items.iter().rev()),
             Value::Object(map) => {
                 for (k, v) in map.iter().rev() {
-                    if let Some(line) = crate::parser::first_marker_line(k) {
+                    if let Some(line) = crate::prepare::parse::first_marker_line(k) {
                         return Err(violation(line));
                     }
                     stack.push(v);
@@ -496,7 +496,7 @@ pub(crate) fn check_expanded(agent: &Agent, messages: &[Message], rich: &RichInp
                 RichValue::Thread(_) => "thread",
                 RichValue::Part(_) => "rich",
             };
-            let (file, _) = crate::renderers::body_origin(agent);
+            let (file, _) = crate::prepare::origin::body_origin(agent);
             return Err(Error::Template {
                 at: Location::file(file),
                 message: format!(

@@ -6,12 +6,12 @@
 //! the network: no loader is configured, so `include`/`import` fail.
 
 use super::direct;
+use super::values::{format_value, json_context, Inputs};
 use crate::{Agent, Error, Location, RenderContext, Result};
-use minijinja::value::{Enumerator, Object, Serde, Value, ValueKind};
+use minijinja::value::{Serde, Value, ValueKind};
 use minijinja::Environment;
 use prompty_core::jinja::Dialect;
 use serde_json::{Map, Value as Json};
-use std::borrow::Cow;
 use std::cell::{Cell, RefCell};
 use std::ops::Range;
 use std::sync::Arc;
@@ -96,46 +96,6 @@ fn write_error() -> minijinja::Error {
     minijinja::Error::new(minijinja::ErrorKind::WriteFailure, "could not write output")
 }
 
-/// Prints a value the way the Prompty Jinja subset prints it.
-pub(super) fn format_value(value: &Value, out: &mut impl std::fmt::Write) -> std::fmt::Result {
-    match value.kind() {
-        ValueKind::Undefined | ValueKind::None => Ok(()),
-        ValueKind::Bool => out.write_str(if value.is_true() { "true" } else { "false" }),
-        ValueKind::String => out.write_str(value.as_str().unwrap_or_default()),
-        // An integer of 64 bits prints as its digits (what `{value}` prints), written without `fmt`.
-        ValueKind::Number if value.is_integer() => match value.as_i64() {
-            Some(i) => write_integer(out, i),
-            None => write!(out, "{value}"),
-        },
-        ValueKind::Number => match f64::try_from(value.clone()) {
-            Ok(f) if f.is_finite() && f.fract() == 0.0 && f.abs() < 1e15 => write!(out, "{}", f as i64),
-            Ok(f) => write!(out, "{f}"),
-            Err(_) => write!(out, "{value}"),
-        },
-        _ => write!(out, "{value}"),
-    }
-}
-
-/// Writes `i` in decimal, as `Display` does.
-fn write_integer(out: &mut impl std::fmt::Write, i: i64) -> std::fmt::Result {
-    let mut digits = [0u8; 20];
-    let mut at = digits.len();
-    let mut n = i.unsigned_abs();
-    loop {
-        at -= 1;
-        digits[at] = b'0' + (n % 10) as u8;
-        n /= 10;
-        if n == 0 {
-            break;
-        }
-    }
-    if i < 0 {
-        out.write_char('-')?;
-    }
-    // Only ASCII digits were written.
-    out.write_str(std::str::from_utf8(&digits[at..]).unwrap_or_default())
-}
-
 fn default(value: Value, fallback: Option<Value>, boolean: Option<bool>) -> Value {
     let empty = value.is_undefined() || value.is_none() || (boolean == Some(true) && !value.is_true());
     if empty {
@@ -168,7 +128,7 @@ fn join(value: &Value, joiner: Option<&str>) -> std::result::Result<String, mini
 }
 
 fn template_error(agent: &Agent, e: &minijinja::Error) -> Error {
-    let (file, first_line) = super::body_origin(agent);
+    let (file, first_line) = crate::prepare::origin::body_origin(agent);
     let mut at = Location::file(file);
     if let Some(line) = e.line() {
         at = at.at_line(first_line + line - 1);
@@ -195,7 +155,7 @@ fn compiled(agent: &Agent, source: &str) -> Result<Arc<Compiled>> {
         }
     }
     prompty_core::jinja::check_source(source).map_err(|(line, message)| {
-        let (file, first_line) = super::body_origin(agent);
+        let (file, first_line) = crate::prepare::origin::body_origin(agent);
         Error::Template { at: Location::file(file).at_line(first_line + line - 1), message }
     })?;
     let text = prompty_core::jinja::translate(dialect, source).text.into_owned();
@@ -315,12 +275,12 @@ pub(crate) fn render_prepared_json(agent: &Agent, inputs: &Map<String, Json>) ->
 fn render_engine(agent: &Agent, c: &Compiled, context: Value) -> Result<(String, Vec<Range<usize>>)> {
     let tmpl = c.env.get_template(NAME).map_err(|e| template_error(agent, &e))?;
     if !c.in_order {
-        let marks = crate::mark::Marks::fresh();
+        let marks = crate::prepare::marks::fresh();
         let marked = {
             let _emit = EmitGuard::set(Emit::Context(RenderContext { marks: Some(marks) }));
             super::render_bounded(agent, &tmpl, context, |e| template_error(agent, e))?
         };
-        return crate::pipeline::split(agent, &marks, &marked);
+        return crate::prepare::split(agent, &marks, &marked);
     }
     let _emit = EmitGuard::set(Emit::Ranges);
     WRITTEN.with(|w| w.set(0));
@@ -335,80 +295,12 @@ pub(super) fn written(len: usize) {
     WRITTEN.with(|w| w.set(len));
 }
 
-/// The inputs of one render, looked up by name: a list, not a map (no hashing; inputs are few).
-/// Each name has a tag (its length and first and last bytes) compared before the name itself, so
-/// a lookup among names alike (`field_00` ... `field_49`) compares few of them in full.
-#[derive(Debug)]
-pub(super) struct Inputs(Vec<(Cow<'static, str>, Value)>, Vec<u32>);
-
-/// The tag of an input name (see [`Inputs`]).
-fn name_tag(name: &str) -> u32 {
-    let bytes = name.as_bytes();
-    let (first, last) = (bytes.first().copied().unwrap_or(0), bytes.last().copied().unwrap_or(0));
-    ((bytes.len().min(0xFFFF) as u32) << 16) | (u32::from(first) << 8) | u32::from(last)
-}
-
-impl Inputs {
-    pub(super) fn get(&self, key: &str) -> Option<&Value> {
-        let tag = name_tag(key);
-        self.1.iter().zip(&self.0).find(|(t, (name, _))| **t == tag && name == key).map(|(_, (_, v))| v)
-    }
-}
-
-impl Object for Inputs {
-    fn get_value(self: &Arc<Self>, key: &Value) -> Option<Value> {
-        self.get_value_by_str(key.as_str()?)
-    }
-
-    fn get_value_by_str(self: &Arc<Self>, key: &str) -> Option<Value> {
-        self.get(key).cloned()
-    }
-
-    fn enumerate(self: &Arc<Self>) -> Enumerator {
-        Enumerator::Values(self.0.iter().map(|(name, _)| Value::from(name.as_ref())).collect())
-    }
-}
-
-/// The context a render of `prepare` looks its inputs up in.
-pub(crate) fn context(inputs: Vec<(Cow<'static, str>, Value)>) -> Value {
-    let tags = inputs.iter().map(|(name, _)| name_tag(name)).collect();
-    Value::from_object(Inputs(inputs, tags))
-}
-
-/// The context a JSON input map renders with.
-pub(crate) fn json_context(inputs: &Map<String, Json>) -> Value {
-    context(inputs.iter().map(|(k, v)| (Cow::Owned(k.clone()), json_value(v))).collect())
-}
-
-/// A JSON value as a template value: the same value `Value::from(Serde(json))` gives (unsigned
-/// integers as `u64`, negative ones as `i64`, other numbers as `f64`, arrays as lists, objects as
-/// maps in their order), built directly rather than through serde. Inputs are depth-bounded
-/// before they get here, so the recursion is.
-pub(crate) fn json_value(json: &Json) -> Value {
-    match json {
-        Json::Null => Value::from(()),
-        Json::Bool(b) => Value::from(*b),
-        Json::Number(n) => match (n.as_u64(), n.as_i64()) {
-            (Some(u), _) => Value::from(u),
-            (None, Some(i)) => Value::from(i),
-            _ => Value::from(n.as_f64().unwrap_or(f64::NAN)),
-        },
-        Json::String(s) => Value::from(s.as_str()),
-        Json::Array(items) => Value::from_object(items.iter().map(json_value).collect::<Vec<Value>>()),
-        Json::Object(map) => {
-            let mut entries = indexmap::IndexMap::with_capacity(map.len());
-            for (k, v) in map {
-                entries.insert(Value::from(k.as_str()), json_value(v));
-            }
-            Value::from_object(entries)
-        }
-    }
-}
-
 #[cfg(test)]
 mod tests {
+    use super::super::values::{context, json_value};
     use super::*;
     use serde_json::json;
+    use std::borrow::Cow;
 
     /// JSON inputs become the values serde would make of them, of the same kinds and reprs.
     #[test]

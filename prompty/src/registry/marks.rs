@@ -1,5 +1,7 @@
-//! Marking interpolated text, so the parser knows which parts of the rendered text came from input
-//! values. A role marker inside an input value must never start a new message.
+//! The marks of interpolated values: the format [`crate::RenderContext::write_value`] writes while
+//! rendering for `prepare`, so the parser knows which parts of the rendered text came from input
+//! values. It belongs to the renderer protocol: every renderer writes it, and `prepare` (its
+//! `marks` module) draws the nonces, neutralises the inputs and splits the rendered text.
 //!
 //! The built-in `jinja2` renderer, for a template that prints everything in order (no block
 //! captures output), records where each value lands instead (`renderers::jinja`); marks are for the
@@ -12,7 +14,7 @@
 //!
 //! The rules that keep a value from forging a mark:
 //!
-//! - No input value holds a noncharacter: [`neutralise_inputs`] replaces every one (U+FDD0–U+FDEF
+//! - No input value holds a noncharacter: `prepare::marks::neutralise_inputs` replaces every one (U+FDD0–U+FDEF
 //!   and the last two code points of every plane) with U+FFFD before rendering, keys included.
 //!   Without the mark characters, guessing the nonce is of no use.
 //! - [`Marks::write_value`] writes a value between marks. Everything the template prints through an
@@ -23,11 +25,16 @@
 //!   Any other noncharacter becomes U+FFFD.
 //! - [`Marks::split`] accepts only properly alternating marks; a stray or unbalanced mark (which
 //!   only template text or a custom renderer can produce) is an error, never a guess.
-//! - [`sanitise`] is the last step of `prepare`: no message text holds a noncharacter.
+//! - `prepare::marks::sanitise` is the last step of `prepare`: no message text holds a noncharacter.
 
-use crate::nonce::{self, MarkNonce, MARK_NONCE_LEN};
-use serde_json::{Map, Value};
 use std::ops::Range;
+
+/// The number of decimal digits of a mark nonce.
+pub(crate) const MARK_NONCE_LEN: usize = 20;
+
+/// One mark nonce: 20 decimal digits, over 66 random bits (unchanged by case conversions of the
+/// text they sit in); `prepare::nonces::fresh_mark` draws them.
+pub(crate) type MarkNonce = [u8; MARK_NONCE_LEN];
 
 const OPEN: char = '\u{FDD0}';
 const CLOSE: char = '\u{FDD1}';
@@ -109,91 +116,6 @@ pub(crate) fn neutralise(text: &str) -> Option<String> {
     Some(out)
 }
 
-/// Replaces every noncharacter in the strings and keys of `inputs` (at any depth) with U+FFFD, so
-/// no input value can carry a mark character into the render.
-pub(crate) fn neutralise_inputs(inputs: &mut Map<String, Value>) {
-    neutralise_keys(inputs);
-    inputs.values_mut().for_each(neutralise_value);
-}
-
-/// [`neutralise_inputs`] of one value, without recursion.
-pub(crate) fn neutralise_value(value: &mut Value) {
-    fn string(s: &mut String) {
-        if let Some(clean) = neutralise(s) {
-            *s = clean;
-        }
-    }
-    // Strings are checked where they are found; only containers wait on the stack (which, for a
-    // string, is never allocated).
-    let mut stack: Vec<&mut Value> = Vec::new();
-    match value {
-        Value::String(s) => string(s),
-        Value::Array(_) | Value::Object(_) => stack.push(value),
-        _ => {}
-    }
-    while let Some(v) = stack.pop() {
-        match v {
-            Value::String(s) => string(s),
-            Value::Array(items) => stack.extend(items.iter_mut()),
-            Value::Object(map) => {
-                neutralise_keys(map);
-                stack.extend(map.values_mut());
-            }
-            _ => {}
-        }
-    }
-}
-
-/// Whether no key or string of `inputs` (at any depth) holds a noncharacter and no value nests
-/// arrays and objects deeper than `max_depth`: then [`neutralise_inputs`] would change nothing.
-pub(crate) fn clean_within(inputs: &Map<String, Value>, max_depth: usize) -> bool {
-    let mut stack: Vec<(&Value, usize)> = Vec::new();
-    let check = |map: &'_ Map<String, Value>| map.keys().all(|k| !has_noncharacter(k));
-    if !check(inputs) {
-        return false;
-    }
-    stack.extend(inputs.values().map(|v| (v, 0)));
-    while let Some((v, depth)) = stack.pop() {
-        match v {
-            Value::String(s) if has_noncharacter(s) => return false,
-            Value::Array(_) | Value::Object(_) if depth >= max_depth => return false,
-            Value::Array(items) => stack.extend(items.iter().map(|i| (i, depth + 1))),
-            Value::Object(map) => {
-                if !check(map) {
-                    return false;
-                }
-                stack.extend(map.values().map(|i| (i, depth + 1)));
-            }
-            _ => {}
-        }
-    }
-    true
-}
-
-fn neutralise_keys(map: &mut Map<String, Value>) {
-    if !map.keys().any(|k| has_noncharacter(k)) {
-        return;
-    }
-    let old = std::mem::take(map);
-    for (k, v) in old {
-        let k = neutralise(&k).unwrap_or(k);
-        map.insert(k, v);
-    }
-}
-
-/// Replaces every noncharacter in the text parts of `messages` with U+FFFD: the last step of
-/// `prepare`, so no message carries a mark character, whatever the template, a custom parser or a
-/// thread input held.
-pub(crate) fn sanitise(messages: &mut [crate::Message]) {
-    for part in messages.iter_mut().flat_map(|m| m.content.iter_mut()) {
-        if let crate::ContentPart::Text { value } = part {
-            if let Some(clean) = neutralise(value) {
-                *value = clean;
-            }
-        }
-    }
-}
-
 /// The marks of one render were broken: a stray, nested or unclosed mark in the rendered text.
 #[derive(Debug, PartialEq, Eq)]
 pub(crate) struct BrokenMarks {
@@ -222,11 +144,6 @@ pub(crate) struct Marks {
 }
 
 impl Marks {
-    /// Marks with a fresh nonce from the CSPRNG.
-    pub(crate) fn fresh() -> Marks {
-        Marks::new(nonce::fresh_mark())
-    }
-
     pub(crate) fn new(nonce: MarkNonce) -> Marks {
         let mark = |c: char| {
             let mut m = [0u8; MARK_LEN];
@@ -354,19 +271,6 @@ mod tests {
     use super::*;
 
     const N: MarkNonce = *b"01234567890123456789";
-
-    #[test]
-    fn clean_within_finds_noncharacters_and_deep_values() {
-        let nested = |depth: usize| (0..depth).fold(Value::Null, |v, _| Value::Array(vec![v]));
-        let map = |v: Value| Map::from_iter([("a".to_owned(), v)]);
-        assert!(clean_within(&map(serde_json::json!({"b": ["text", 1, null]})), 128));
-        assert!(!clean_within(&map(serde_json::json!({"b": ["te\u{FDD0}xt"]})), 128));
-        assert!(!clean_within(&map(serde_json::json!({"b\u{FFFE}": 1})), 128));
-        assert!(!clean_within(&Map::from_iter([("\u{FDD1}".to_owned(), Value::Null)]), 128));
-        // The same bound as `validate_inputs`: 128 levels pass, 129 do not.
-        assert!(clean_within(&map(nested(128)), 128));
-        assert!(!clean_within(&map(nested(129)), 128));
-    }
 
     #[test]
     fn split_recovers_text_and_ranges() {

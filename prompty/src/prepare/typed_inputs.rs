@@ -8,9 +8,12 @@
 //! media (a thread's messages
 //! are cloned into the prompt, never serialized).
 
-use crate::nonce::{self, LongNonce};
-use crate::{mark, rich, Agent, Error, Media, Message, Result};
+use crate::prepare::nonces::{self as nonce, LongNonce};
+use crate::prepare::{marks as mark, rich};
+use crate::registry::marks as mark_format;
+use crate::{Agent, Error, Message, Result};
 use minijinja::value::Value as Jinja;
+use serde::Deserialize;
 use serde::Serialize;
 use serde_json::Value;
 use std::borrow::Cow;
@@ -62,12 +65,12 @@ impl<'a> InputSink<'a> {
     /// A string input.
     pub fn str(&mut self, name: &'static str, value: &str) {
         if self.is_strict(name) {
-            if let Some(line) = crate::parser::first_marker_line(value) {
+            if let Some(line) = crate::prepare::parse::first_marker_line(value) {
                 let marker = line.trim().chars().take(40).collect();
                 return self.fail(Error::StrictViolation { input: name.to_owned(), marker });
             }
         }
-        let clean = if self.neutralise { mark::neutralise(value) } else { None };
+        let clean = if self.neutralise { mark_format::neutralise(value) } else { None };
         let value = match clean {
             Some(clean) => Jinja::from(clean),
             None => Jinja::from(value),
@@ -112,7 +115,7 @@ impl<'a> InputSink<'a> {
         if self.neutralise {
             mark::neutralise_value(&mut value);
         }
-        self.values.push((Cow::Borrowed(name), crate::renderers::json_value(&value)));
+        self.values.push((Cow::Borrowed(name), crate::prepare::renderers::json_value(&value)));
     }
 
     /// A `thread` input: its messages are spliced in where the template prints it.
@@ -183,21 +186,69 @@ impl<'a> InputSink<'a> {
 /// built-in `jinja2`, else through their JSON form like any other inputs.
 pub(crate) fn prepare<I: TypedInputs>(agent: &Agent, inputs: &I) -> Result<Vec<Message>> {
     let renderer = crate::get_renderer(&agent.template.format.kind)?;
-    if !crate::renderers::is_builtin_jinja(&renderer) {
-        return match crate::typed::typed_inputs(inputs)? {
-            Value::Object(map) => crate::pipeline::prepare_map(agent, map),
+    if !crate::prepare::renderers::is_builtin_jinja(&renderer) {
+        return match typed_inputs(inputs)? {
+            Value::Object(map) => crate::prepare::prepare_map(agent, map),
             other => crate::prepare(agent, &other),
         };
     }
     let mut rich = rich::RichInputs::new();
-    let (text, values) = crate::renderers::render_prepared(agent, |marks| {
+    let (text, values) = crate::prepare::renderers::render_prepared(agent, |marks| {
         let mut sink = InputSink::new(agent, marks);
         inputs.visit(&mut sink);
         if let Some(e) = sink.error {
             return Err(e);
         }
         rich = sink.rich;
-        Ok(crate::renderers::context(sink.values))
+        Ok(crate::prepare::renderers::context(sink.values))
     })?;
-    crate::pipeline::parse_rendered(agent, &text, &values, rich)
+    crate::prepare::parse_rendered(agent, &text, &values, rich)
+}
+
+/// The value of an `image`, `file` or `audio` input: a URL or `data:` URI, with an optional media
+/// type and (images) detail level.
+///
+/// ```
+/// let photo = prompty::Media::url("https://example.com/cat.png").with_media_type("image/png");
+/// assert_eq!(serde_json::to_value(&photo)?, serde_json::json!(
+///     {"source": "https://example.com/cat.png", "mediaType": "image/png"}));
+/// # Ok::<(), serde_json::Error>(())
+/// ```
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Media {
+    /// A URL or a `data:` URI.
+    pub source: String,
+    /// Such as `image/png` or `audio/wav`.
+    #[serde(default, rename = "mediaType", skip_serializing_if = "Option::is_none")]
+    pub media_type: Option<String>,
+    /// For images: `auto`, `low` or `high`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub detail: Option<String>,
+}
+
+impl Media {
+    /// Media at a URL (or a `data:` URI).
+    pub fn url(source: impl Into<String>) -> Self {
+        Media { source: source.into(), media_type: None, detail: None }
+    }
+
+    /// The same media with a media type.
+    pub fn with_media_type(mut self, media_type: impl Into<String>) -> Self {
+        self.media_type = Some(media_type.into());
+        self
+    }
+
+    /// The same image with a detail level.
+    pub fn with_detail(mut self, detail: impl Into<String>) -> Self {
+        self.detail = Some(detail.into());
+        self
+    }
+}
+
+/// The JSON inputs of a typed prompt's `Inputs` struct.
+#[doc(hidden)]
+pub fn typed_inputs<I: Serialize>(inputs: &I) -> Result<Value> {
+    serde_json::to_value(inputs).map_err(|e| {
+        Error::Format(crate::FormatError::InvalidInputs { message: format!("cannot serialize the inputs: {e}") })
+    })
 }

@@ -2,6 +2,7 @@
 //! generator, seeded (and periodically reseeded) from the operating system. Drawing from it costs
 //! nanoseconds, where a system call per render cost a fifth of a small prompt's `prepare`.
 
+use crate::registry::marks::{MarkNonce, MARK_NONCE_LEN};
 use rand::Rng as _;
 
 /// One rich-input nonce of [`crate::render`]: 8 lowercase hex characters (the token format the
@@ -11,13 +12,6 @@ pub(crate) type Nonce = [u8; 8];
 /// One rich-input nonce of [`crate::prepare`]: 16 lowercase hex characters, 64 random bits, so an
 /// input value cannot guess a token and splice a thread in.
 pub(crate) type LongNonce = [u8; 16];
-
-/// The number of decimal digits of a mark nonce.
-pub(crate) const MARK_NONCE_LEN: usize = 20;
-
-/// One mark nonce: 20 decimal digits, over 66 random bits (unchanged by case conversions of the
-/// text they sit in).
-pub(crate) type MarkNonce = [u8; MARK_NONCE_LEN];
 
 const HEX: &[u8; 16] = b"0123456789abcdef";
 

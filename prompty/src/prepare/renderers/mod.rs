@@ -3,21 +3,17 @@
 mod direct;
 mod jinja;
 mod mustache;
+mod values;
 
-use crate::{get_renderer, rich, Agent, Error, Location, RenderContext, Renderer, Result};
+use crate::prepare::origin::body_origin;
+use crate::prepare::rich;
+use crate::{get_renderer, Agent, Error, Location, RenderContext, Renderer, Result};
 use serde_json::{Map, Value};
 use std::ops::Range;
 use std::sync::Arc;
 
-pub(crate) use jinja::{context, json_value, render_prepared};
-
-/// The file that holds the agent's template and the line its body starts at, for error messages.
-pub(crate) fn body_origin(agent: &Agent) -> (String, usize) {
-    match &agent.source {
-        Some(s) => (s.path.clone(), s.body_line),
-        None => (format!("<agent {}>", agent.name), 1),
-    }
-}
+pub(crate) use jinja::render_prepared;
+pub(crate) use values::{context, json_value};
 
 /// Renders the template with already validated inputs (rich inputs replaced by nonces), with the
 /// renderer registered for `template.format.kind`.
@@ -47,9 +43,9 @@ pub(crate) fn render_for_prepare(agent: &Agent, inputs: &Map<String, Value>) -> 
     if is_builtin_jinja(&renderer) {
         return jinja::render_prepared_json(agent, inputs);
     }
-    let marks = crate::mark::Marks::fresh();
+    let marks = crate::prepare::marks::fresh();
     let out = check_output(agent, renderer.render(agent, inputs, &RenderContext { marks: Some(marks) })?)?;
-    crate::pipeline::split(agent, &marks, &out)
+    crate::prepare::split(agent, &marks, &out)
 }
 
 /// Async form of [`render_for_prepare`].
@@ -62,10 +58,10 @@ pub(crate) async fn render_for_prepare_async(
     if is_builtin_jinja(&renderer) {
         return jinja::render_prepared_json(agent, inputs);
     }
-    let marks = crate::mark::Marks::fresh();
+    let marks = crate::prepare::marks::fresh();
     let ctx = RenderContext { marks: Some(marks) };
     let out = check_output(agent, renderer.render_async(agent, inputs, &ctx).await?)?;
-    crate::pipeline::split(agent, &marks, &out)
+    crate::prepare::split(agent, &marks, &out)
 }
 
 /// `out` if it is within the output bound, else the error naming the prompt file.
