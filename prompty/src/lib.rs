@@ -77,7 +77,6 @@
 extern crate self as prompty;
 
 mod blocking;
-pub mod catalog;
 mod check;
 mod lookup;
 mod mark;
@@ -99,8 +98,6 @@ mod turn;
 mod typed;
 mod typed_context;
 
-#[doc(hidden)]
-pub use catalog::{__make_loader, ToolLoaderRegistration};
 pub use check::check;
 pub use parser::{parse, parse_async};
 pub use pipeline::{
@@ -115,6 +112,9 @@ pub use rich::{expand_rich, RichInputs, RichValue};
 pub use schema::{properties_schema, property_schema, strict_schema};
 pub use stream::{ChunkStream, Outcome, RawEvent, RawStream, StreamChunk, StreamFailure};
 pub use streaming::*;
+pub use tools::catalog;
+#[doc(hidden)]
+pub use tools::catalog::{__make_loader, ToolLoaderRegistration};
 #[cfg(feature = "mcp")]
 pub use tools::mcp;
 #[cfg(feature = "openapi")]
