@@ -186,7 +186,7 @@ fn builtin_kinds() -> HashMap<String, Arc<dyn ToolKindPlugin>> {
         ("function", Arc::new(super::function::kind::FunctionKind)),
         ("prompty", Arc::new(super::prompty::kind::PromptyKind)),
         #[cfg(feature = "mcp")]
-        ("mcp", Arc::new(super::mcp::kind::McpKind::default())),
+        ("mcp", Arc::new(super::mcp::kind::McpKind)),
         #[cfg(not(feature = "mcp"))]
         ("mcp", Arc::new(super::custom::Unavailable::mcp())),
         #[cfg(feature = "openapi")]
