@@ -114,6 +114,7 @@ pub(crate) fn mcp_withheld(tool: &Tool, name: &str) -> Option<String> {
     ))
 }
 
+#[cfg(any(feature = "mcp", feature = "openapi"))]
 /// Removes bound parameters from a schema's `properties` and `required`.
 pub(crate) fn strip_bindings(schema: &mut Value, tool: &Tool) {
     for b in &tool.bindings {
@@ -131,6 +132,7 @@ pub(crate) fn strip_bindings(schema: &mut Value, tool: &Tool) {
     }
 }
 
+#[cfg(any(feature = "mcp", feature = "openapi"))]
 /// The function definitions of the entries a remote declaration lists: those it allows, named by
 /// their wire names, bound parameters removed, strict when the declaration asks for it.
 pub(crate) fn project_listed(
@@ -153,6 +155,7 @@ pub(crate) fn project_listed(
         .collect()
 }
 
+#[cfg(any(feature = "mcp", feature = "openapi"))]
 /// Runs the listed entry a call names: its function, or the error that it has none (any more).
 pub(crate) fn run_listed<'a>(
     call: &'a super::kind::ResolvedCall<'a>,
@@ -184,6 +187,7 @@ mod tests {
     use super::*;
     use serde_json::json;
 
+    #[cfg(any(feature = "mcp", feature = "openapi"))]
     #[test]
     fn bound_parameters_leave_the_schema() {
         let tool: Tool = serde_json::from_value(
