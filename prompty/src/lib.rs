@@ -113,6 +113,9 @@ pub use schema::{properties_schema, property_schema, strict_schema};
 pub use stream::{ChunkStream, Outcome, RawEvent, RawStream, StreamChunk, StreamFailure};
 pub use streaming::*;
 pub use tools::catalog;
+pub use tools::catalog::dispatch::{
+    execute_tool, execute_tool_async, get_tool_handler, get_tool_projector, project_tools,
+};
 #[doc(hidden)]
 pub use tools::catalog::{__make_loader, ToolLoaderRegistration};
 #[cfg(feature = "mcp")]

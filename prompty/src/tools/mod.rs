@@ -23,7 +23,6 @@ pub(crate) mod source;
 pub(crate) mod wire;
 
 pub use bind::{bind_tools, BoundTools};
-pub use catalog::dispatch::{execute_tool, execute_tool_async, get_tool_handler, get_tool_projector, project_tools};
 pub use entry::CatalogEntry;
 #[doc(hidden)]
 pub use function::ToolRegistration;
