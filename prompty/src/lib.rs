@@ -78,7 +78,6 @@ extern crate self as prompty;
 
 // Layers, from the bottom up: a module imports only modules listed before it (its own layer aside).
 mod blocking; // the one way to block on a future (the shared runtime)
-pub mod catalog; // namespaced tools from anywhere
 mod check; // prompty::check
 mod error; // the runtime's Error (the format's errors wrapped)
 mod invoke; // execute → process: run, invoke, streams, cast
@@ -94,8 +93,6 @@ pub mod trace; // spans and their backends
 mod turn; // the agent loop
 mod typed; // typed prompts' run-time API (what include_prompty! generates calls) // PromptRegistry: ids, locales, overrides, appenders
 
-#[doc(hidden)]
-pub use catalog::{__make_loader, ToolLoaderRegistration};
 pub use check::check;
 pub use error::{Error, FormatError, HttpFailure, Result, TurnFailure, TurnStop};
 pub use invoke::{cast, invoke, invoke_async, invoke_stream, run, run_async, run_stream};
@@ -109,6 +106,12 @@ pub use prompty_core::*;
 pub use providers::list_models;
 pub use registry::*;
 pub use schema::{properties_schema, property_schema, strict_schema};
+pub use tools::catalog;
+pub use tools::catalog::dispatch::{
+    execute_tool, execute_tool_async, get_tool_handler, get_tool_projector, project_tools,
+};
+#[doc(hidden)]
+pub use tools::catalog::{__make_loader, ToolLoaderRegistration};
 #[cfg(feature = "mcp")]
 pub use tools::mcp;
 #[cfg(feature = "openapi")]

@@ -670,6 +670,16 @@ fn a_handed_tool_function_is_offered_to_the_model_and_ids_are_filled_in() {
 }
 
 #[tokio::test]
+async fn a_tool_fn_argument_error_names_the_argument() {
+    use prompty::ToolFunction;
+    let err = local_time {}.call(json!({"city": 5})).await.unwrap_err();
+    assert_eq!(
+        err.to_string(),
+        "Tool 'local_time' failed: invalid arguments: city: invalid type: integer `5`, expected a string"
+    );
+}
+
+#[tokio::test]
 async fn a_streamed_turn_hides_tool_rounds_and_streams_the_final_answer() {
     model("t-stream", |k, _| {
         if k == 0 {

@@ -89,11 +89,6 @@ impl<T: ?Sized + Send + Sync + 'static> Store<T> {
     }
 
     /// Forgets explicit registrations and instantiated link-time ones (they come back on next use).
-    /// Whether `key` was registered explicitly (not built in or linked).
-    pub(crate) fn is_explicit(&self, key: &str) -> bool {
-        self.read().explicit.contains_key(key)
-    }
-
     pub(crate) fn clear(&self) {
         let mut state = self.write();
         state.explicit.clear();

@@ -1,7 +1,23 @@
 //! Reading the arguments a model sent for a tool call, forgiving the usual slips: code fences around
 //! the JSON, text around the object, trailing commas. Never substitutes `{}` for unreadable input.
 
+use serde::de::DeserializeOwned;
 use serde_json::Value;
+
+/// Decodes arguments into `A`; the error names the path of the argument that failed
+/// (`city: invalid type: integer `5`, expected a string`, `stops[1].name: missing field ...`).
+/// An error of the whole value (no path) is serde's message alone.
+pub(crate) fn decode_arguments<A: DeserializeOwned>(args: Value) -> Result<A, String> {
+    serde_path_to_error::deserialize(args).map_err(|e| {
+        let path = e.path().to_string();
+        let inner = e.into_inner();
+        if path.is_empty() || path == "." {
+            inner.to_string()
+        } else {
+            format!("{path}: {inner}")
+        }
+    })
+}
 
 /// Parses tool-call arguments: as JSON; else without a ```` ``` ```` fence; else the first balanced
 /// `{...}` (braces inside strings ignored); else that with trailing commas removed. An empty string
@@ -97,8 +113,33 @@ fn strip_trailing_commas(s: &str) -> String {
 
 #[cfg(test)]
 mod tests {
-    use super::parse_arguments;
+    use super::{decode_arguments, parse_arguments};
     use serde_json::json;
+
+    #[derive(Debug, serde::Deserialize)]
+    #[allow(dead_code)]
+    struct Stop {
+        name: String,
+    }
+
+    #[derive(Debug, serde::Deserialize)]
+    #[allow(dead_code)]
+    struct Trip {
+        city: String,
+        #[serde(default)]
+        stops: Vec<Stop>,
+    }
+
+    #[test]
+    fn an_argument_error_names_the_argument_path() {
+        let err = decode_arguments::<Trip>(json!({"city": 5})).unwrap_err();
+        assert_eq!(err, "city: invalid type: integer `5`, expected a string");
+        let err = decode_arguments::<Trip>(json!({"city": "Oslo", "stops": [{"name": "a"}, {}]})).unwrap_err();
+        assert_eq!(err, "stops[1]: missing field `name`");
+        let err = decode_arguments::<Trip>(json!({})).unwrap_err();
+        assert_eq!(err, "missing field `city`");
+        assert_eq!(decode_arguments::<Trip>(json!({"city": "Oslo"})).unwrap().city, "Oslo");
+    }
 
     #[test]
     fn forgives_fences_surrounding_text_and_trailing_commas() {

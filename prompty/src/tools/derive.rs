@@ -47,7 +47,8 @@ pub fn tool_definition<A: JsonSchema>(name: &str, description: Option<&str>) -> 
     }
 }
 
-/// Decodes a tool's JSON arguments into its argument struct; the error names the tool.
+/// Decodes a tool's JSON arguments into its argument struct; the error names the tool and the
+/// path of the argument that failed.
 ///
 /// ```
 /// #[derive(serde::Deserialize)]
@@ -56,11 +57,14 @@ pub fn tool_definition<A: JsonSchema>(name: &str, description: Option<&str>) -> 
 /// assert_eq!(args.city, "Oslo");
 /// let err = prompty::__private::tool_args::<Args>("get_weather", serde_json::json!({})).err().unwrap();
 /// assert!(err.to_string().starts_with("Tool 'get_weather' failed: invalid arguments"));
+/// let err = prompty::__private::tool_args::<Args>("get_weather", serde_json::json!({"city": 5})).err().unwrap();
+/// assert_eq!(err.to_string(),
+///     "Tool 'get_weather' failed: invalid arguments: city: invalid type: integer `5`, expected a string");
 /// # Ok::<(), prompty::Error>(())
 /// ```
 pub fn tool_args<A: DeserializeOwned>(name: &str, args: Value) -> Result<A> {
     let args = if args.is_null() { Value::Object(Map::new()) } else { args };
-    serde_json::from_value(args)
+    super::args::decode_arguments(args)
         .map_err(|e| Error::Tool { name: name.to_owned(), message: format!("invalid arguments: {e}") })
 }
 

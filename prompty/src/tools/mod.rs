@@ -1,30 +1,34 @@
-//! Tools: functions the model can call, the name registry, kind handlers, dispatch, and the
-//! projection of tool declarations into function definitions.
+//! Tools: one folder per tool kind (`function/`, `prompty/`, `mcp/`, `openapi/`, and custom kinds)
+//! behind one trait, [`ToolKindPlugin`] (projection, approval, execution, loader), one registry
+//! of kinds, and the catalog ([`catalog`]) built on them: namespaced names, overloads, loaders,
+//! the resolution and dispatch of a model's call.
 
 pub(crate) mod args;
 mod bind;
+pub mod catalog;
+mod custom;
 pub(crate) mod derive;
-mod function;
+pub(crate) mod entry;
+pub(crate) mod function;
 pub(crate) mod handlers;
+pub(crate) mod kind;
 #[cfg(feature = "mcp")]
 pub mod mcp;
 #[cfg(feature = "openapi")]
 pub mod openapi;
 pub(crate) mod projection;
-pub(crate) mod prompty_tool;
+pub(crate) mod prompty;
+pub(crate) mod source;
+pub(crate) mod wire;
 
 pub use bind::{bind_tools, BoundTools};
+pub use entry::CatalogEntry;
 #[doc(hidden)]
 pub use function::ToolRegistration;
 pub use function::{
     clear_tools, get_tool, register_tool, registered_tools, tool_fn, tool_fn_sync, ToolFunction, Tools,
 };
-pub use handlers::{
-    clear_tool_handlers, execute_tool, execute_tool_async, get_tool_handler, register_tool_handler, ToolContext,
-    ToolHandler, MAX_ATTACHMENTS,
-};
-
-pub use projection::{
-    clear_tool_projectors, get_tool_projector, project_tools, register_tool_projector, FunctionDefinition,
-    ToolProjector,
-};
+pub use handlers::{clear_tool_handlers, register_tool_handler, ToolContext, ToolHandler, MAX_ATTACHMENTS};
+pub use kind::{clear_tool_kinds, get_tool_kind, register_tool_kind, ResolvedCall, ToolKindPlugin};
+pub use projection::{clear_tool_projectors, register_tool_projector, FunctionDefinition, ToolProjector};
+pub use source::{ToolLoader, ToolSource};

@@ -1,11 +1,11 @@
-//! Wire projection: turning tool declarations into the function definitions a model sees. Each tool
-//! kind has a projector; bound parameters are never shown to the model.
+//! Wire projection: the function definitions a model sees. Each tool kind projects its
+//! declarations ([`crate::ToolKindPlugin::project`]); [`register_tool_projector`] puts a
+//! projector over a kind of the one kind registry. Bound parameters are never shown to the model.
 
-use crate::registry::store::Store;
-use crate::{properties_schema, Agent, Error, Result, Tool, ToolKind};
+use crate::{Agent, Result, Tool};
 use serde::Serialize;
 use serde_json::Value;
-use std::sync::{Arc, LazyLock};
+use std::sync::Arc;
 
 /// A function as the model sees it: name, description, JSON Schema of the parameters, strictness.
 ///
@@ -39,54 +39,6 @@ pub struct FunctionDefinition {
 /// ```
 pub type ToolProjector = dyn Fn(&Tool, &Agent) -> Result<Vec<FunctionDefinition>> + Send + Sync;
 
-fn project_function(tool: &Tool, _agent: &Agent) -> Result<Vec<FunctionDefinition>> {
-    let ToolKind::Function(f) = &tool.kind else { return Ok(Vec::new()) };
-    let visible: Vec<_> =
-        f.parameters.iter().filter(|p| !tool.bindings.iter().any(|b| b.name == p.name)).cloned().collect();
-    Ok(vec![FunctionDefinition {
-        name: tool.name.clone(),
-        description: tool.description.clone(),
-        parameters: properties_schema(&visible, f.is_strict())?,
-        strict: f.is_strict(),
-    }])
-}
-
-fn project_prompty(tool: &Tool, agent: &Agent) -> Result<Vec<FunctionDefinition>> {
-    let child = match super::prompty_tool::embedded_child(agent, tool) {
-        Some(child) => child?,
-        None => {
-            let path = super::prompty_tool::child_path(agent, tool)?;
-            let (_, options) = super::prompty_tool::load_context(agent);
-            crate::load_with(&path, &options)?
-        }
-    };
-    let visible: Vec<_> = child
-        .inputs
-        .as_deref()
-        .unwrap_or_default()
-        .iter()
-        .filter(|p| !tool.bindings.iter().any(|b| b.name == p.name))
-        .cloned()
-        .collect();
-    Ok(vec![FunctionDefinition {
-        name: tool.name.clone(),
-        description: tool.description.clone().or(child.description),
-        parameters: properties_schema(&visible, false)?,
-        strict: false,
-    }])
-}
-
-fn builtin_projectors() -> Vec<(&'static str, Arc<ToolProjector>)> {
-    vec![
-        ("function", Arc::new(project_function)),
-        ("prompty", Arc::new(project_prompty)),
-        ("mcp", Arc::new(crate::catalog::kinds::project_remote)),
-        ("openapi", Arc::new(crate::catalog::kinds::project_remote)),
-    ]
-}
-
-static PROJECTORS: LazyLock<Store<ToolProjector>> = LazyLock::new(|| Store::new(builtin_projectors));
-
 /// Registers the projector of a tool kind, overriding the built-in one.
 ///
 /// ```
@@ -101,24 +53,7 @@ pub fn register_tool_projector(
     kind: impl Into<String>,
     projector: impl Fn(&Tool, &Agent) -> Result<Vec<FunctionDefinition>> + Send + Sync + 'static,
 ) {
-    PROJECTORS.register(kind.into(), Arc::new(projector));
-}
-
-/// The projector of a tool kind.
-///
-/// ```
-/// assert!(prompty::get_tool_projector("function").is_ok());
-/// assert!(prompty::get_tool_projector("mcp").is_ok());
-/// assert!(prompty::get_tool_projector("calendar_service").is_err());
-/// ```
-pub fn get_tool_projector(kind: &str) -> Result<Arc<ToolProjector>> {
-    PROJECTORS.get(kind).ok_or_else(|| Error::UnknownComponent {
-        component: "tool projector",
-        key: kind.to_owned(),
-        known: PROJECTORS.known(),
-        register: "prompty::register_tool_projector(kind, ...)",
-        hint: String::new(),
-    })
+    super::kind::set_projector(kind.into(), Arc::new(projector));
 }
 
 /// Forgets registered projectors; the built-in ones come back.
@@ -128,23 +63,5 @@ pub fn get_tool_projector(kind: &str) -> Result<Arc<ToolProjector>> {
 /// assert!(prompty::get_tool_projector("prompty").is_ok());
 /// ```
 pub fn clear_tool_projectors() {
-    PROJECTORS.clear();
-}
-
-/// The function definitions of every tool the agent declares, in declaration order.
-///
-/// ```
-/// let agent = prompty::load_str("---\ntools:\n  - name: get_weather\n    kind: function\n    parameters:\n      city: {kind: string, required: true}\n      unit: {kind: string}\n    bindings: {unit: preferred_unit}\n---\n", ".", "t.prompty")?;
-/// let defs = prompty::project_tools(&agent)?;
-/// assert_eq!(defs[0].parameters, serde_json::json!({
-///     "type": "object", "properties": {"city": {"type": "string"}}, "required": ["city"]}));
-/// # Ok::<(), prompty::Error>(())
-/// ```
-pub fn project_tools(agent: &Agent) -> Result<Vec<FunctionDefinition>> {
-    let mut out = Vec::new();
-    for tool in agent.tools.as_deref().unwrap_or_default() {
-        let projector = get_tool_projector(tool.kind.as_str())?;
-        out.extend(projector(tool, agent)?);
-    }
-    Ok(out)
+    super::kind::clear_projectors();
 }

@@ -14,7 +14,9 @@ use super::options::{CancellationToken, TurnOptions, Verdict};
 use super::{Scope, TurnOutput};
 use crate::support::panic_text;
 use crate::tools::args::parse_arguments;
-use crate::tools::handlers::{declared_tool, inject_bindings, run_tool};
+use crate::tools::catalog::dispatch::{load_remote_tools, resolve_call, run_tool};
+use crate::tools::handlers::inject_bindings;
+use crate::tools::kind::ResolvedCall;
 use crate::trace::{genai, in_span_async, Stage};
 use crate::{
     Agent, Error, Executor, Message, Processor, Result, Role, StreamChunk, ToolCall, ToolChoice, ToolContext,
@@ -251,7 +253,7 @@ impl<'a> Loop<'a> {
                 return Err(self.cancelled("Cancellation requested before the model call"));
             }
             // The tool lists of MCP servers and OpenAPI documents, before the request is built.
-            if let Err(e) = crate::catalog::kinds::load_remote_tools(self.agent).await {
+            if let Err(e) = load_remote_tools(self.agent).await {
                 return Err(self.fail(TurnStop::Failed(Box::new(e))));
             }
             self.iterations += 1;
@@ -462,23 +464,24 @@ impl<'a> Loop<'a> {
                 call.id = format!("call_{}_{i}", self.iterations);
             }
         }
-        // A name nobody declared, handed or registered ends the turn; a registered function the
-        // prompt does not declare is refused call by call (`run_call`).
-        let declared = self.agent.tools.as_deref().unwrap_or_default();
-        if let Some(unknown) = calls.iter().find(|c| {
-            declared_tool(self.agent, &c.name).is_none()
-                && self.options.tools.get(&c.name).is_none()
-                && crate::get_tool(&c.name).is_none()
-                && crate::catalog::kinds::withheld(declared, &c.name).is_none()
+        // Each call is resolved once (its wire name decoded once) and carried to approval and
+        // execution. A name nobody declared, handed or registered ends the turn; a registered
+        // function the prompt does not declare is refused call by call (`run_call`).
+        let resolved: Vec<ResolvedCall<'_>> = calls.iter().map(|c| resolve_call(self.agent, c)).collect();
+        if let Some(unknown) = resolved.iter().find(|r| {
+            r.tool().is_none()
+                && self.options.tools.get(r.wire_name()).is_none()
+                && crate::get_tool(r.wire_name()).is_none()
+                && r.withheld().is_none()
         }) {
-            let name = unknown.name.clone();
+            let name = unknown.wire_name().to_owned();
             return Err(self.fail(TurnStop::UnknownTool { name }));
         }
         let results = if self.options.parallel_tool_calls {
             if self.is_cancelled() {
                 return Err(self.cancelled("Cancellation requested before tool execution"));
             }
-            let runs = calls.iter().map(|c| self.run_call(c, true));
+            let runs = resolved.iter().map(|c| self.run_call(c, true));
             let outcomes = futures_util::future::join_all(runs).await;
             let mut results = Vec::with_capacity(outcomes.len());
             for outcome in outcomes {
@@ -489,8 +492,8 @@ impl<'a> Loop<'a> {
             }
             results
         } else {
-            let mut results = Vec::with_capacity(calls.len());
-            for (i, call) in calls.iter().enumerate() {
+            let mut results = Vec::with_capacity(resolved.len());
+            for (i, call) in resolved.iter().enumerate() {
                 if self.is_cancelled() {
                     let reason = if i == 0 { "before" } else { "after" };
                     return Err(self.cancelled(format!("Cancellation requested {reason} tool execution")));
@@ -517,7 +520,12 @@ impl<'a> Loop<'a> {
     /// Runs one call: events, argument parsing, bindings, tool guardrail, execution. A failure the
     /// model can react to is a result; a cancellation (`check_cancel`: checked here, for parallel
     /// calls) or a missing handler ends the turn.
-    async fn run_call(&self, call: &ToolCall, check_cancel: bool) -> std::result::Result<ToolResult, TurnStop> {
+    async fn run_call(
+        &self,
+        resolved: &ResolvedCall<'_>,
+        check_cancel: bool,
+    ) -> std::result::Result<ToolResult, TurnStop> {
+        let call = resolved.call();
         if check_cancel && self.is_cancelled() {
             return Err(TurnStop::Cancelled { reason: "Cancellation requested before tool execution".into() });
         }
@@ -526,12 +534,11 @@ impl<'a> Loop<'a> {
             name: call.name.clone(),
             arguments: call.arguments.clone(),
         });
-        let decl = declared_tool(self.agent, &call.name);
+        let decl = resolved.tool();
         if decl.is_none() && self.options.tools.get(&call.name).is_none() {
             // A registered function the prompt does not declare, or a server tool `allowedTools`
             // leaves out: refused, never run.
-            let declared = self.agent.tools.as_deref().unwrap_or_default();
-            let text = match crate::catalog::kinds::withheld(declared, &call.name) {
+            let text = match resolved.withheld() {
                 Some(reason) => format!("Error: {reason}"),
                 None => format!("Error: {}", Error::ToolNotDeclared { name: call.name.clone() }),
             };
@@ -546,7 +553,7 @@ impl<'a> Loop<'a> {
         };
         if let Some(tool) = decl {
             inject_bindings(tool, &mut args, self.inputs);
-            let approval = crate::catalog::kinds::needs_approval(tool, self.agent, &call.name);
+            let approval = resolved.needs_approval();
             if let (Some(reason), None) = (approval, &self.options.guardrails.tool) {
                 let text = format!(
                     "Tool denied: {reason}, and no approver is registered (a tool guardrail in TurnOptions::guardrails)"
@@ -576,7 +583,7 @@ impl<'a> Loop<'a> {
         let stage = Stage::new(call.name.clone(), "prompty.tool");
         let recorded =
             |_: &mut crate::trace::Attributes| json!({"id": call.id, "name": call.name, "arguments": call.arguments});
-        let r = match in_span_async(stage, recorded, run_tool(&call.name, decl, args, ctx), |v, _| v.clone()).await {
+        let r = match in_span_async(stage, recorded, run_tool(resolved, args, ctx), |v, _| v.clone()).await {
             Ok(value) => {
                 let mut r = ToolResult::ok(
                     &call.id,

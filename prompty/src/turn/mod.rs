@@ -124,7 +124,7 @@ fn with_call_tools<'a>(agent: &'a Agent, options: &TurnOptions) -> Cow<'a, Agent
     let extra: Vec<crate::Tool> = options
         .tools
         .names()
-        .filter(|name| crate::tools::handlers::declared_tool(agent, name).is_none())
+        .filter(|name| crate::tools::catalog::dispatch::declared_tool(agent, name).is_none())
         .filter_map(|name| {
             let mut tool = options.tools.get(name)?.definition()?;
             tool.name = name.to_owned();

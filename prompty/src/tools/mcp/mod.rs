@@ -41,6 +41,7 @@
 //! ```
 
 mod config;
+pub(crate) mod kind;
 mod output;
 mod session;
 

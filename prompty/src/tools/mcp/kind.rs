@@ -1,15 +1,18 @@
-//! `kind: mcp` in the catalog: the tools of an MCP server as entries (namespace: the server's
-//! name), their calls, and the `mcp` loader.
+//! `kind: mcp`: the tools of an MCP server as entries (namespace: the server's name), their
+//! projection, approval (`approvalMode`), `allowedTools`, their calls, and the `mcp` loader.
 //!
 //! Sessions live on prompty's one process-wide runtime (`crate::blocking`), whatever
 //! runtime (or blocking call) asks: a server started for one request keeps running for the next,
 //! instead of dying with the runtime of the call that started it.
 
-use super::entry::{canonical_json, CatalogEntry};
-use super::kinds::RemoteSource;
-use super::loaders::ToolLoader;
-use crate::mcp::{McpOutput, McpServer, McpServerConfig, McpTransport};
-use crate::{Agent, BoxFuture, ContentPart, Error, McpTool, Result, ToolContext, ToolFunction};
+use super::{McpOutput, McpServer, McpServerConfig, McpTransport};
+use crate::tools::entry::{canonical_json, CatalogEntry};
+use crate::tools::kind::{ResolvedCall, ToolKindPlugin};
+use crate::tools::source::{mcp_withheld, project_listed, run_listed, source_id, ToolLoader, ToolSource};
+use crate::{
+    Agent, BoxFuture, ContentPart, Error, FunctionDefinition, McpTool, Result, Tool, ToolContext, ToolFunction,
+    ToolKind,
+};
 use serde_json::{Map, Value};
 use std::collections::HashMap;
 use std::future::Future;
@@ -146,10 +149,74 @@ impl ToolFunction for McpCall {
 
 /// The catalog source of a declared `kind: mcp` tool: one per server as resolved (command,
 /// arguments, environment and folder, or URL and headers).
-pub(super) fn source(mcp: &McpTool, agent: &Agent) -> Result<RemoteSource> {
+fn source(mcp: &McpTool, agent: &Agent) -> Result<ToolSource> {
     let config = McpServerConfig::from_tool(mcp, agent)?;
-    let id = super::kinds::source_id("mcp", &config.name, &identity(&config));
-    Ok(RemoteSource { id, loader: Arc::new(ServerLoader::new(McpServer::new(config))), config: Value::Null })
+    let id = source_id("mcp", &config.name, &identity(&config));
+    Ok(ToolSource { id, loader: Arc::new(ServerLoader::new(McpServer::new(config))), config: Value::Null })
+}
+
+/// The `mcp` kind: a declaration offers its server's tools (those `allowedTools` lets through)
+/// under the namespace `serverName`; a call runs on the server, after approval when
+/// `approvalMode` asks for it.
+#[derive(Default)]
+pub(crate) struct McpKind;
+
+impl ToolKindPlugin for McpKind {
+    fn project(&self, tool: &Tool, _agent: &Agent, listed: &[Arc<CatalogEntry>]) -> Result<Vec<FunctionDefinition>> {
+        let strict = matches!(&tool.kind, ToolKind::Mcp(m) if m.strict.unwrap_or(false));
+        Ok(project_listed(tool, listed, strict))
+    }
+
+    fn execute<'a>(
+        &'a self,
+        call: &'a ResolvedCall<'a>,
+        entry: Option<Arc<CatalogEntry>>,
+        args: Value,
+        ctx: ToolContext<'a>,
+    ) -> BoxFuture<'a, Result<Value>> {
+        run_listed(call, entry, args, ctx)
+    }
+
+    /// Under the declaration's `approvalMode`: absent or `never`, no approval; `always`, every
+    /// call; `specify`, the tools of `alwaysRequireApprovalTools` and every tool not listed in
+    /// `neverRequireApprovalTools`.
+    fn needs_approval(&self, call: &ResolvedCall<'_>) -> Option<String> {
+        let ToolKind::Mcp(m) = &call.tool()?.kind else { return None };
+        needs_approval(m, call.name())
+    }
+
+    fn namespace<'t>(&self, tool: &'t Tool) -> Option<&'t str> {
+        match &tool.kind {
+            ToolKind::Mcp(m) => Some(m.server_name.as_str()),
+            _ => None,
+        }
+    }
+
+    fn withheld(&self, tool: &Tool, name: &str) -> Option<String> {
+        mcp_withheld(tool, name)
+    }
+
+    fn source(&self, tool: &Tool, agent: &Agent) -> Option<Result<ToolSource>> {
+        match &tool.kind {
+            ToolKind::Mcp(m) => Some(source(m, agent)),
+            _ => None,
+        }
+    }
+}
+
+/// Why a call of the server's tool `name` needs approval under the declaration's `approvalMode`.
+fn needs_approval(m: &McpTool, name: &str) -> Option<String> {
+    let mode = m.approval_mode.as_ref()?;
+    let listed = |list: &Option<Vec<String>>| list.as_ref().is_some_and(|l| l.iter().any(|t| t == name));
+    let needed = match mode.kind.as_str() {
+        "never" => false,
+        "specify" => listed(&mode.always_require_approval_tools) || !listed(&mode.never_require_approval_tools),
+        // `always`, and any mode this runtime does not know: the safe reading.
+        _ => true,
+    };
+    needed.then(|| {
+        format!("MCP tool '{name}' of server '{}' needs approval (approvalMode: {})", m.server_name, mode.kind)
+    })
 }
 
 /// What tells two servers apart, credentials included (only ever hashed).
@@ -168,7 +235,7 @@ fn identity(config: &McpServerConfig) -> Value {
 /// declaration (`serverName`, `connection`, `allowedTools`): the server's tools (those allowed),
 /// in the namespace `serverName`. One session per distinct configuration, kept for the process.
 #[derive(Default)]
-pub(super) struct McpLoader {
+pub(crate) struct McpLoader {
     servers: Mutex<HashMap<String, Arc<ServerLoader>>>,
 }
 
@@ -204,5 +271,39 @@ impl ToolLoader for McpLoader {
     fn is_stale(&self, config: &Value) -> bool {
         let servers = self.servers.lock().unwrap_or_else(|e| e.into_inner());
         servers.get(&canonical_json(config)).is_some_and(|s| s.is_stale())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn mcp(extra: Value) -> Tool {
+        let mut decl = json!({"name": "files", "kind": "mcp", "serverName": "fs"});
+        if let (Some(d), Some(e)) = (decl.as_object_mut(), extra.as_object()) {
+            d.extend(e.clone());
+        }
+        serde_json::from_value(decl).unwrap()
+    }
+
+    fn approval(tool: &Tool, name: &str) -> Option<String> {
+        let call = crate::ToolCall::new("1", format!("fs__{name}"), "{}");
+        let resolved = ResolvedCall::new(&call, Some(tool), None, Some(("fs".into(), name.into())));
+        McpKind.needs_approval(&resolved)
+    }
+
+    #[test]
+    fn approval_follows_the_mode() {
+        assert_eq!(approval(&mcp(json!({})), "read"), None);
+        assert_eq!(approval(&mcp(json!({"approvalMode": "never"})), "read"), None);
+        let always = approval(&mcp(json!({"approvalMode": "always"})), "read").unwrap();
+        assert_eq!(always, "MCP tool 'read' of server 'fs' needs approval (approvalMode: always)");
+        let specify = mcp(json!({"approvalMode": {"kind": "specify", "alwaysRequireApprovalTools": ["write"],
+                                                   "neverRequireApprovalTools": ["read"]}}));
+        assert_eq!(approval(&specify, "read"), None);
+        assert!(approval(&specify, "write").is_some());
+        assert!(approval(&specify, "delete").is_some(), "unlisted tools need approval");
+        assert!(approval(&mcp(json!({"approvalMode": "sometimes"})), "x").is_some());
     }
 }

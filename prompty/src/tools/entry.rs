@@ -1,4 +1,5 @@
-//! One tool of the catalog: [`CatalogEntry`], and its identity (namespace, name, fingerprint).
+//! One listed tool: [`CatalogEntry`] (what a loader lists and the catalog indexes), and its
+//! identity (namespace, name, fingerprint).
 
 use super::wire::wire_name;
 use crate::{FunctionDefinition, ToolFunction};
@@ -180,12 +181,6 @@ impl CatalogEntry {
             parameters: self.parameters.clone(),
             strict: false,
         }
-    }
-
-    /// Whether `args` is valid against the parameter schema, as far as [`super::schema_check`]
-    /// checks (a schema that is neither an object nor a boolean accepts nothing).
-    pub(crate) fn accepts(&self, args: &Value) -> bool {
-        super::schema_check::is_valid(&self.parameters, args)
     }
 }
 

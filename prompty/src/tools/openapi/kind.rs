@@ -1,11 +1,13 @@
-//! `kind: openapi` in the catalog: every operation of an OpenAPI document as an entry
-//! (namespace: the declared tool's name), called over HTTP, and the `openapi` loader.
+//! `kind: openapi`: every operation of an OpenAPI document as an entry (namespace: the declared
+//! tool's name), its projection, its calls over HTTP, and the `openapi` loader.
 
-use super::entry::CatalogEntry;
-use super::kinds::RemoteSource;
-use super::loaders::ToolLoader;
-use crate::openapi::OpenApiClient;
-use crate::{Agent, BoxFuture, Error, OpenApiTool, Result, Tool, ToolFunction};
+use super::OpenApiClient;
+use crate::tools::entry::CatalogEntry;
+use crate::tools::kind::{ResolvedCall, ToolKindPlugin};
+use crate::tools::source::{project_listed, run_listed, source_id, ToolLoader, ToolSource};
+use crate::{
+    Agent, BoxFuture, Error, FunctionDefinition, OpenApiTool, Result, Tool, ToolContext, ToolFunction, ToolKind,
+};
 use serde_json::Value;
 use std::sync::Arc;
 
@@ -61,30 +63,62 @@ impl ToolFunction for OperationCall {
 
 /// The catalog source of a declared `kind: openapi` tool: one per namespace, document (a local
 /// one by its full path) and connection.
-pub(super) fn source(tool: &Tool, openapi: &OpenApiTool, agent: &Agent) -> Result<RemoteSource> {
+fn source(tool: &Tool, openapi: &OpenApiTool, agent: &Agent) -> Result<ToolSource> {
     let spec = openapi.specification.trim();
     let location = if spec.starts_with("http://") || spec.starts_with("https://") {
         spec.to_owned()
     } else {
-        let (dir, _) = crate::tools::prompty_tool::load_context(agent);
+        let (dir, _) = crate::tools::prompty::load_context(agent);
         dir.join(spec).display().to_string()
     };
     let identity = serde_json::json!({"spec": location, "connection": openapi.connection});
-    let id = super::kinds::source_id("openapi", &tool.name, &identity);
+    let id = source_id("openapi", &tool.name, &identity);
     let loader = DocumentLoader {
         namespace: tool.name.clone(),
         tool: tool.clone(),
         specification: openapi.specification.clone(),
         agent: agent.clone(),
     };
-    Ok(RemoteSource { id, loader: Arc::new(loader), config: Value::Null })
+    Ok(ToolSource { id, loader: Arc::new(loader), config: Value::Null })
+}
+
+/// The `openapi` kind: a declaration offers every operation of its document under the namespace
+/// of its name; a call is an HTTP request.
+pub(crate) struct OpenApiKind;
+
+impl ToolKindPlugin for OpenApiKind {
+    fn project(&self, tool: &Tool, _agent: &Agent, listed: &[Arc<CatalogEntry>]) -> Result<Vec<FunctionDefinition>> {
+        let strict = matches!(&tool.kind, ToolKind::OpenApi(o) if o.strict.unwrap_or(false));
+        Ok(project_listed(tool, listed, strict))
+    }
+
+    fn execute<'a>(
+        &'a self,
+        call: &'a ResolvedCall<'a>,
+        entry: Option<Arc<CatalogEntry>>,
+        args: Value,
+        ctx: ToolContext<'a>,
+    ) -> BoxFuture<'a, Result<Value>> {
+        run_listed(call, entry, args, ctx)
+    }
+
+    fn namespace<'t>(&self, tool: &'t Tool) -> Option<&'t str> {
+        matches!(tool.kind, ToolKind::OpenApi(_)).then_some(tool.name.as_str())
+    }
+
+    fn source(&self, tool: &Tool, agent: &Agent) -> Option<Result<ToolSource>> {
+        match &tool.kind {
+            ToolKind::OpenApi(o) => Some(source(tool, o, agent)),
+            _ => None,
+        }
+    }
 }
 
 /// The `openapi` loader: `ToolCatalog::add_source("openapi", config)` with `namespace`,
 /// `specification` (a path, relative to the working folder, or a URL) and an optional
 /// `connection`: one entry per operation.
 #[derive(Default)]
-pub(super) struct OpenApiLoader;
+pub(crate) struct OpenApiLoader;
 
 impl ToolLoader for OpenApiLoader {
     fn load<'a>(&'a self, config: &'a Value) -> BoxFuture<'a, Result<Vec<CatalogEntry>>> {
@@ -103,7 +137,7 @@ impl ToolLoader for OpenApiLoader {
                     name: namespace.to_owned(),
                     description: None,
                     bindings: Vec::new(),
-                    kind: crate::ToolKind::OpenApi(decl),
+                    kind: ToolKind::OpenApi(decl),
                 },
                 agent: Agent::default(),
             };

@@ -2,8 +2,9 @@
 //! entries; loaders are registered by name (`file` is built in; `mcp` and `openapi` come with
 //! their features; yours with [`register_tool_loader`] or `#[prompty::loader("name")]`).
 
-use super::entry::CatalogEntry;
 use crate::registry::store::Store;
+use crate::tools::entry::CatalogEntry;
+pub use crate::tools::source::ToolLoader;
 use crate::{BoxFuture, Error, Property, Result};
 use serde_json::{Map, Value};
 use std::path::Path;
@@ -11,46 +12,6 @@ use std::sync::{Arc, LazyLock};
 
 /// The most bytes the `file` loader reads from one file.
 pub const MAX_TOOL_FILE_BYTES: u64 = 4 * 1024 * 1024;
-
-/// Loads tools into a catalog from a configuration.
-///
-/// ```
-/// use prompty::catalog::{CatalogEntry, ToolCatalog, ToolLoader};
-/// use prompty::{BoxFuture, Result};
-/// use serde_json::{json, Value};
-///
-/// struct Clock;
-/// impl ToolLoader for Clock {
-///     fn load<'a>(&'a self, config: &'a Value) -> BoxFuture<'a, Result<Vec<CatalogEntry>>> {
-///         let ns = config["namespace"].as_str().unwrap_or("clock").to_owned();
-///         Box::pin(async move {
-///             Ok(vec![CatalogEntry::new(ns, "now", json!({"type": "object", "properties": {}}))
-///                 .with_function(prompty::tool_fn_sync(|_| Ok(json!("12:00"))))])
-///         })
-///     }
-/// }
-/// prompty::catalog::register_tool_loader("clock", Clock);
-/// let catalog = ToolCatalog::new();
-/// catalog.add_source("clock", json!({"namespace": "time"}))?;
-/// assert_eq!(catalog.get("time::now").len(), 1);
-/// # Ok::<(), prompty::Error>(())
-/// ```
-#[diagnostic::on_unimplemented(
-    message = "`{Self}` is used as a tool loader but does not implement `prompty::catalog::ToolLoader`",
-    label = "this type needs `impl prompty::catalog::ToolLoader for {Self}`",
-    note = "implement `fn load<'a>(&'a self, config: &'a serde_json::Value) -> prompty::BoxFuture<'a, prompty::Result<Vec<prompty::catalog::CatalogEntry>>>`"
-)]
-pub trait ToolLoader: Send + Sync + 'static {
-    /// The entries `config` describes. Every entry needs a namespace.
-    fn load<'a>(&'a self, config: &'a Value) -> BoxFuture<'a, Result<Vec<CatalogEntry>>>;
-
-    /// Whether what this loader loaded for `config` is out of date (an MCP server said its tool
-    /// list changed): the catalog loads it again before its next use. Never, by default.
-    fn is_stale(&self, config: &Value) -> bool {
-        let _ = config;
-        false
-    }
-}
 
 /// A link-time loader registration, submitted by `#[prompty::loader("name")]`.
 #[doc(hidden)]
@@ -70,7 +31,7 @@ pub fn __make_loader<T: ToolLoader + Default>() -> Arc<dyn ToolLoader> {
 
 fn builtin_loaders() -> Vec<(&'static str, Arc<dyn ToolLoader>)> {
     let mut out: Vec<(&'static str, Arc<dyn ToolLoader>)> = vec![("file", Arc::new(FileLoader))];
-    out.extend(super::kinds::builtin_loaders());
+    out.extend(super::dispatch::builtin_loaders());
     for r in inventory::iter::<ToolLoaderRegistration> {
         for key in r.keys {
             out.push((key, (r.make)()));

@@ -43,24 +43,19 @@
 //! # Ok::<(), prompty::Error>(())
 //! ```
 
+pub(crate) mod dispatch;
 mod enrich;
-mod entry;
-pub(crate) mod kinds;
 mod loaders;
-#[cfg(feature = "mcp")]
-mod mcp_kind;
-#[cfg(feature = "openapi")]
-mod openapi_kind;
 mod resolve;
 mod schema_check;
-mod wire;
 
+pub use super::entry::CatalogEntry;
+pub use super::wire::{is_wire_safe, parse_wire_name, wire_name, MAX_WIRE_NAME};
+pub use dispatch::resolve_call;
 pub use enrich::Artifacts;
-pub use entry::CatalogEntry;
 #[doc(hidden)]
 pub use loaders::{__make_loader, ToolLoaderRegistration};
 pub use loaders::{get_tool_loader, register_tool_loader, FileLoader, ToolLoader, MAX_TOOL_FILE_BYTES};
-pub use wire::{is_wire_safe, parse_wire_name, wire_name, MAX_WIRE_NAME};
 
 use crate::{Error, Result, ToolCall};
 use enrich::Enrichment;
@@ -204,7 +199,7 @@ impl Default for ToolCatalog {
 
 static GLOBAL: LazyLock<ToolCatalog> = LazyLock::new(|| {
     let catalog = ToolCatalog::new();
-    for entry in kinds::registered_functions() {
+    for entry in dispatch::registered_functions() {
         if let Err(e) = catalog.register(entry) {
             tracing::warn!(error = %e, "a #[tool] fn was left out of the global tool catalog");
         }
@@ -303,7 +298,7 @@ impl ToolCatalog {
 
     /// Async form of [`Self::add_source`].
     pub async fn add_source_async(&self, loader: &str, config: Value) -> Result<usize> {
-        let id = format!("{loader} {}", entry::canonical_json(&config));
+        let id = format!("{loader} {}", crate::tools::entry::canonical_json(&config));
         self.add_source_with_async(id, get_tool_loader(loader)?, config).await
     }
 

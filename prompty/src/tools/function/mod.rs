@@ -1,6 +1,8 @@
 //! Tool functions: what runs when the model calls a tool, per-call sets of them ([`Tools`]), and the
 //! name registry that `#[prompty::tool]` fills at link time.
 
+pub(crate) mod kind;
+
 use crate::registry::store::Store;
 use crate::{BoxFuture, Result, Tool};
 use serde_json::Value;

@@ -1,7 +1,7 @@
 //! Enrichments: artifacts computed from a catalog's entries (embeddings of descriptions, a search
 //! index, ...), run in dependency order after every change of the entries.
 
-use super::entry::CatalogEntry;
+use crate::tools::entry::CatalogEntry;
 use crate::{Error, Result};
 use serde_json::Value;
 use std::collections::BTreeMap;

@@ -2,9 +2,9 @@
 //! validation of the arguments, then the largest overlap of argument keys, then registration
 //! order.
 
-use super::entry::CatalogEntry;
 use super::{Index, ToolCatalog};
 use crate::tools::args::parse_arguments;
+use crate::tools::entry::CatalogEntry;
 use crate::{Error, Result, ToolCall};
 use serde_json::Value;
 use std::sync::Arc;
@@ -61,7 +61,8 @@ pub(crate) fn pick(call: &ToolCall, found: &[Arc<CatalogEntry>]) -> Option<Arc<C
         [only] => Some(Arc::clone(only)),
         several => {
             let args = parse_arguments(&call.arguments).unwrap_or(Value::Null);
-            let valid: Vec<&Arc<CatalogEntry>> = several.iter().filter(|e| e.accepts(&args)).collect();
+            let valid: Vec<&Arc<CatalogEntry>> =
+                several.iter().filter(|e| super::schema_check::is_valid(&e.parameters, &args)).collect();
             if let [one] = valid.as_slice() {
                 return Some(Arc::clone(one));
             }

@@ -66,6 +66,8 @@
 //! opened is retried for every method. A `Retry-After` longer than the policy's `max_delay` ends
 //! the retries. A fetched document is at most [`openapi::bounds::MAX_DOCUMENT_BYTES`].
 
+pub(crate) mod kind;
+
 use crate::providers::http::{error_chain, HttpClient, Secrets, MAX_ERROR_BODY_BYTES, MAX_TEXT_IN_ERROR};
 use crate::{Agent, Connection, Error, Result, Secret, Tool, ToolKind};
 use reqwest::header::{HeaderMap, HeaderName, HeaderValue, ACCEPT, AUTHORIZATION, CONTENT_TYPE, COOKIE};

@@ -1,0 +1,214 @@
+//! Where the tools of a declaration come from, for kinds whose tools a server or document lists
+//! (`mcp`, `openapi`): the [`ToolLoader`] trait, a declaration's [`ToolSource`], and the
+//! namespace and `allowedTools` rules of those declarations (data of the model, read here once).
+
+use super::entry::CatalogEntry;
+use crate::{BoxFuture, Result, Tool, ToolKind};
+use serde_json::Value;
+use std::sync::Arc;
+
+/// Loads tools into a catalog from a configuration.
+///
+/// ```
+/// use prompty::catalog::{CatalogEntry, ToolCatalog, ToolLoader};
+/// use prompty::{BoxFuture, Result};
+/// use serde_json::{json, Value};
+///
+/// struct Clock;
+/// impl ToolLoader for Clock {
+///     fn load<'a>(&'a self, config: &'a Value) -> BoxFuture<'a, Result<Vec<CatalogEntry>>> {
+///         let ns = config["namespace"].as_str().unwrap_or("clock").to_owned();
+///         Box::pin(async move {
+///             Ok(vec![CatalogEntry::new(ns, "now", json!({"type": "object", "properties": {}}))
+///                 .with_function(prompty::tool_fn_sync(|_| Ok(json!("12:00"))))])
+///         })
+///     }
+/// }
+/// prompty::catalog::register_tool_loader("clock", Clock);
+/// let catalog = ToolCatalog::new();
+/// catalog.add_source("clock", json!({"namespace": "time"}))?;
+/// assert_eq!(catalog.get("time::now").len(), 1);
+/// # Ok::<(), prompty::Error>(())
+/// ```
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` is used as a tool loader but does not implement `prompty::catalog::ToolLoader`",
+    label = "this type needs `impl prompty::catalog::ToolLoader for {Self}`",
+    note = "implement `fn load<'a>(&'a self, config: &'a serde_json::Value) -> prompty::BoxFuture<'a, prompty::Result<Vec<prompty::catalog::CatalogEntry>>>`"
+)]
+pub trait ToolLoader: Send + Sync + 'static {
+    /// The entries `config` describes. Every entry needs a namespace.
+    fn load<'a>(&'a self, config: &'a Value) -> BoxFuture<'a, Result<Vec<CatalogEntry>>>;
+
+    /// Whether what this loader loaded for `config` is out of date (an MCP server said its tool
+    /// list changed): the catalog loads it again before its next use. Never, by default.
+    fn is_stale(&self, config: &Value) -> bool {
+        let _ = config;
+        false
+    }
+}
+
+/// A declaration's source of tools: its id (a hash of the declaration and the prompt's folder, so
+/// no secret shows in it), its loader and the loader's configuration. The catalog loads it once
+/// and keeps its entries.
+///
+/// ```
+/// use prompty::catalog::{CatalogEntry, ToolLoader};
+/// use prompty::{BoxFuture, Result, ToolSource};
+/// struct Nothing;
+/// impl ToolLoader for Nothing {
+///     fn load<'a>(&'a self, _: &'a serde_json::Value) -> BoxFuture<'a, Result<Vec<CatalogEntry>>> {
+///         Box::pin(async { Ok(Vec::new()) })
+///     }
+/// }
+/// let source = ToolSource::new("nothing 1", Nothing, serde_json::Value::Null);
+/// assert_eq!(source.id, "nothing 1");
+/// ```
+pub struct ToolSource {
+    /// The source's id: the same id is loaded once.
+    pub id: String,
+    /// What lists its tools.
+    pub loader: Arc<dyn ToolLoader>,
+    /// The loader's configuration.
+    pub config: Value,
+}
+
+impl ToolSource {
+    /// A source.
+    pub fn new(id: impl Into<String>, loader: impl ToolLoader, config: Value) -> Self {
+        ToolSource { id: id.into(), loader: Arc::new(loader), config }
+    }
+}
+
+/// The id of the source of a remote declaration: its kind, namespace, and a hash of what it
+/// reaches (as resolved: the same server declared by two prompts is one source; two servers
+/// under one name are two). The hash covers credentials, so declarations with other keys never
+/// share a session, and shows none of them.
+#[cfg(any(feature = "mcp", feature = "openapi"))]
+pub(crate) fn source_id(kind: &str, namespace: &str, identity: &Value) -> String {
+    format!("{kind} {namespace} {}", &super::entry::fingerprint(identity)[..16])
+}
+
+/// The namespace under which the tools of a declared `mcp` or `openapi` tool are offered: the
+/// MCP `serverName`, the OpenAPI tool's `name`. `None` for the other kinds.
+pub(crate) fn remote_namespace(tool: &Tool) -> Option<&str> {
+    match &tool.kind {
+        ToolKind::Mcp(m) => Some(m.server_name.as_str()),
+        ToolKind::OpenApi(_) => Some(tool.name.as_str()),
+        _ => None,
+    }
+}
+
+/// Why the MCP declaration keeps its server's tool `name` from the model (`allowedTools` leaves
+/// it out), or `None`.
+pub(crate) fn mcp_withheld(tool: &Tool, name: &str) -> Option<String> {
+    let ToolKind::Mcp(m) = &tool.kind else { return None };
+    let list = m.allowed_tools.as_ref()?;
+    if list.iter().any(|t| t == name) {
+        return None;
+    }
+    Some(format!(
+        "Tool '{}' is not available to this prompt: MCP server '{}' offers it only the tools [{}] (allowedTools)",
+        super::wire::wire_name(&m.server_name, name),
+        m.server_name,
+        list.join(", ")
+    ))
+}
+
+#[cfg(any(feature = "mcp", feature = "openapi"))]
+/// Removes bound parameters from a schema's `properties` and `required`.
+pub(crate) fn strip_bindings(schema: &mut Value, tool: &Tool) {
+    for b in &tool.bindings {
+        if let Some(props) = schema.get_mut("properties").and_then(|p| p.as_object_mut()) {
+            props.remove(&b.name);
+        }
+        if let Some(req) = schema.get_mut("required").and_then(|r| r.as_array_mut()) {
+            req.retain(|r| r.as_str() != Some(b.name.as_str()));
+        }
+    }
+    if schema.get("required").and_then(|r| r.as_array()).is_some_and(|r| r.is_empty()) {
+        if let Some(o) = schema.as_object_mut() {
+            o.remove("required");
+        }
+    }
+}
+
+#[cfg(any(feature = "mcp", feature = "openapi"))]
+/// The function definitions of the entries a remote declaration lists: those it allows, named by
+/// their wire names, bound parameters removed, strict when the declaration asks for it.
+pub(crate) fn project_listed(
+    tool: &Tool,
+    listed: &[Arc<CatalogEntry>],
+    strict: bool,
+) -> Vec<crate::FunctionDefinition> {
+    listed
+        .iter()
+        .filter(|e| mcp_withheld(tool, &e.name).is_none())
+        .map(|e| {
+            let mut d = e.definition();
+            strip_bindings(&mut d.parameters, tool);
+            if strict {
+                crate::strict_schema(&mut d.parameters);
+                d.strict = true;
+            }
+            d
+        })
+        .collect()
+}
+
+#[cfg(any(feature = "mcp", feature = "openapi"))]
+/// Runs the listed entry a call names: its function, or the error that it has none (any more).
+pub(crate) fn run_listed<'a>(
+    call: &'a super::kind::ResolvedCall<'a>,
+    entry: Option<Arc<CatalogEntry>>,
+    args: Value,
+    ctx: super::handlers::ToolContext<'a>,
+) -> BoxFuture<'a, Result<Value>> {
+    Box::pin(async move {
+        let wire = call.wire_name();
+        let Some(entry) = entry else {
+            let ns = call.namespace().or_else(|| call.tool().and_then(remote_namespace)).unwrap_or_default();
+            return Err(crate::Error::Tool {
+                name: wire.to_owned(),
+                message: format!("'{ns}' has no tool of that name (any more): its list may have changed"),
+            });
+        };
+        let Some(f) = &entry.function else {
+            return Err(crate::Error::Tool {
+                name: wire.to_owned(),
+                message: "the catalog entry has no function".into(),
+            });
+        };
+        f.call_in(args, ctx.with_function(wire)).await
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[cfg(any(feature = "mcp", feature = "openapi"))]
+    #[test]
+    fn bound_parameters_leave_the_schema() {
+        let tool: Tool = serde_json::from_value(
+            json!({"name": "files", "kind": "mcp", "serverName": "fs", "bindings": {"root": "home"}}),
+        )
+        .unwrap();
+        let mut schema = json!({"type": "object", "properties": {"root": {"type": "string"}, "path": {"type": "string"}}, "required": ["root"]});
+        strip_bindings(&mut schema, &tool);
+        assert_eq!(schema, json!({"type": "object", "properties": {"path": {"type": "string"}}}));
+    }
+
+    #[test]
+    fn allowed_tools_withhold_the_others() {
+        let tool: Tool = serde_json::from_value(
+            json!({"name": "files", "kind": "mcp", "serverName": "fs", "allowedTools": ["read"]}),
+        )
+        .unwrap();
+        assert_eq!(mcp_withheld(&tool, "read"), None);
+        assert_eq!(
+            mcp_withheld(&tool, "write").unwrap(),
+            "Tool 'fs__write' is not available to this prompt: MCP server 'fs' offers it only the tools [read] (allowedTools)"
+        );
+    }
+}
