@@ -38,6 +38,7 @@ mod loader;
 pub mod locale;
 mod model;
 pub mod openapi;
+mod origin;
 mod references;
 pub mod text;
 mod validate;
