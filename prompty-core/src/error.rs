@@ -41,6 +41,33 @@ impl Location {
     }
 }
 
+impl From<&str> for Location {
+    /// A location naming only the file `file`.
+    fn from(file: &str) -> Self {
+        Location::file(file)
+    }
+}
+
+impl From<String> for Location {
+    /// A location naming only the file `file`.
+    fn from(file: String) -> Self {
+        Location::file(file)
+    }
+}
+
+impl From<&String> for Location {
+    /// A location naming only the file `file`.
+    fn from(file: &String) -> Self {
+        Location::file(file.as_str())
+    }
+}
+
+impl From<&Location> for Location {
+    fn from(at: &Location) -> Self {
+        at.clone()
+    }
+}
+
 fn closest_ids(closest: &[String]) -> String {
     match closest {
         [] => " (none is close to it)".to_owned(),

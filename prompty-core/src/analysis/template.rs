@@ -759,7 +759,7 @@ mod tests {
         crate::analysis::check_file(&path, name, &crate::LoadOptions::new())
             .diagnostics
             .into_iter()
-            .map(|d| (d.severity, d.message))
+            .map(|d| (d.severity, d.to_string()))
             .collect()
     }
 
@@ -893,7 +893,7 @@ mod tests {
             let display = format!("ui/prompts/{file}.prompty");
             let a =
                 crate::analysis::check_file(&dir.join(format!("{file}.prompty")), &display, &crate::LoadOptions::new());
-            let messages: Vec<String> = a.diagnostics.iter().map(|d| d.message.clone()).collect();
+            let messages: Vec<String> = a.diagnostics.iter().map(|d| d.to_string()).collect();
             assert_eq!(messages, [format!("{display}:{expected}")], "{file}");
         }
         let a = crate::analysis::check_file(

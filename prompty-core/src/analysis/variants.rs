@@ -87,15 +87,21 @@ pub fn find_prompts(root: &Path, display_root: &str) -> std::io::Result<(Vec<Pro
         let (name, locale) = match split_file_stem(&stem) {
             Ok(split) => split,
             Err(e) => {
-                problems.push(Diagnostic::error(
-                    &display,
-                    format!("the file name's part after the first `.` must be a locale tag: {e}"),
-                ));
+                problems.push(
+                    Diagnostic::error(
+                        &display,
+                        format!("the file name's part after the first `.` must be a locale tag: {e}"),
+                    )
+                    .with_code("invalid-file-locale"),
+                );
                 continue;
             }
         };
         if name.is_empty() {
-            problems.push(Diagnostic::error(&display, "the file name has no prompt id before its first `.`"));
+            problems.push(
+                Diagnostic::error(&display, "the file name has no prompt id before its first `.`")
+                    .with_code("no-prompt-id"),
+            );
             continue;
         }
         let mut segments: Vec<String> = relative
@@ -119,17 +125,25 @@ pub fn find_prompts(root: &Path, display_root: &str) -> std::io::Result<(Vec<Pro
     for (id, locale, display, path) in orphans {
         let Some(group) = groups.get_mut(&id) else {
             let default = display_of(Path::new(&format!("{}.prompty", id.replace('.', "/"))));
-            problems.push(Diagnostic::error(
-                &display,
-                format!("a locale variant (`{locale}`) of the prompt `{id}`, which has no default file: add {default}"),
-            ));
+            problems.push(
+                Diagnostic::error(
+                    &display,
+                    format!(
+                        "a locale variant (`{locale}`) of the prompt `{id}`, which has no default file: add {default}"
+                    ),
+                )
+                .with_code("variant-without-default"),
+            );
             continue;
         };
         if let Some((_, _, other)) = group.variants.iter().find(|(l, _, _)| *l == locale) {
-            problems.push(Diagnostic::error(
-                &display,
-                format!("the locale `{locale}` of the prompt `{id}` is already given by {other}: keep one of them"),
-            ));
+            problems.push(
+                Diagnostic::error(
+                    &display,
+                    format!("the locale `{locale}` of the prompt `{id}` is already given by {other}: keep one of them"),
+                )
+                .with_code("duplicate-locale"),
+            );
             continue;
         }
         group.variants.push((locale, PathBuf::from(path), display));
@@ -138,7 +152,7 @@ pub fn find_prompts(root: &Path, display_root: &str) -> std::io::Result<(Vec<Pro
     for p in &mut prompts {
         p.variants.sort_by(|a, b| a.0.cmp(&b.0));
     }
-    problems.sort_by(|a, b| a.message.cmp(&b.message));
+    problems.sort_by(|a, b| (&a.file, &a.message).cmp(&(&b.file, &b.message)));
     Ok((prompts, problems))
 }
 
@@ -228,10 +242,13 @@ impl Compare<'_> {
     fn error(&mut self, variant_field: &str, default_field: &str, message: String, rule: &str) {
         let at = self.variant.locate(variant_field);
         let there = self.default.locate(default_field);
-        self.out.push(Diagnostic::error(
-            at,
-            message.replace("{there}", &there.to_string()) + ": a locale variant declares " + rule,
-        ));
+        self.out.push(
+            Diagnostic::error(
+                at,
+                message.replace("{there}", &there.to_string()) + ": a locale variant declares " + rule,
+            )
+            .with_code("variant-mismatch"),
+        );
     }
 
     /// Compares two lists of properties by name. `dpath`/`vpath` are their key paths in each file,
