@@ -42,7 +42,10 @@ mod values;
 mod variants;
 
 pub use suggest::{closest, did_you_mean, ranked};
-pub use variants::{check_variant, find_prompts, PromptFiles, MAX_FOLDER_DEPTH, MAX_PROMPT_FILES};
+pub use variants::{
+    check_prompts, check_variant, find_prompts, CheckedFile, CheckedPrompt, CheckedVariant, PromptFiles,
+    MAX_FOLDER_DEPTH, MAX_PROMPT_FILES,
+};
 
 use crate::{Agent, LoadOptions, Location, Property, PropertyKind, ToolKind};
 use std::collections::{BTreeMap, BTreeSet, HashMap};

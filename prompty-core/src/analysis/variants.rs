@@ -156,6 +156,134 @@ pub fn find_prompts(root: &Path, display_root: &str) -> std::io::Result<(Vec<Pro
     Ok((prompts, problems))
 }
 
+/// One file of a prompt after its analysis: where it is, how it is named in messages, and what
+/// the caller's analysis made of it.
+#[derive(Debug, Clone)]
+pub struct CheckedFile<T> {
+    /// The file, absolute.
+    pub path: PathBuf,
+    /// The file as named in messages.
+    pub display: String,
+    /// What the caller's analysis returned for it.
+    pub analysis: T,
+}
+
+/// A locale variant after its analysis, with what [`check_variant`] found against its default.
+#[derive(Debug, Clone)]
+pub struct CheckedVariant<T> {
+    /// The variant's locale.
+    pub locale: Locale,
+    /// The variant's file and analysis.
+    pub file: CheckedFile<T>,
+    /// Where the variant declares something other than its default (empty when either file did
+    /// not load).
+    pub mismatches: Vec<Diagnostic>,
+}
+
+/// A prompt of a folder after the analysis of its default file and its locale variants
+/// ([`PromptFiles::check`], [`check_prompts`]).
+#[derive(Debug, Clone)]
+pub struct CheckedPrompt<T> {
+    /// The prompt's id (`support.refund`).
+    pub id: String,
+    /// The id's segments (`["support", "refund"]`).
+    pub segments: Vec<String>,
+    /// The default file.
+    pub default: CheckedFile<T>,
+    /// The locale variants, sorted by tag.
+    pub variants: Vec<CheckedVariant<T>>,
+}
+
+impl<T> CheckedPrompt<T> {
+    /// Whether no variant differs from the default.
+    ///
+    /// ```
+    /// # let dir = std::env::temp_dir().join(format!("prompty-doc-consistent-{}", std::process::id()));
+    /// # std::fs::create_dir_all(&dir).unwrap();
+    /// # std::fs::write(dir.join("hi.prompty"), "Hi").unwrap();
+    /// let (prompts, _) = prompty_core::analysis::check_prompts(&dir, "p", |p, d| prompty_core::analysis::check_file(p, d, &Default::default()), Some)?;
+    /// assert!(prompts[0].consistent());
+    /// # Ok::<(), std::io::Error>(())
+    /// ```
+    pub fn consistent(&self) -> bool {
+        self.variants.iter().all(|v| v.mismatches.is_empty())
+    }
+}
+
+impl PromptFiles {
+    /// Analyzes the default file and every variant with `analyze` (given the file and its name
+    /// in messages), and checks each variant against the default with [`check_variant`], on the
+    /// [`Report`]s `report` finds in the analyses (a file without one is not compared). This is
+    /// the one loop behind `prompty-build`, the prompt registry's `load_dir` and `prompty check`.
+    ///
+    /// ```
+    /// use prompty_core::analysis::{check_file, find_prompts};
+    /// let dir = std::env::temp_dir().join(format!("prompty-doc-prompt-check-{}", std::process::id()));
+    /// std::fs::create_dir_all(&dir).unwrap();
+    /// std::fs::write(dir.join("hi.prompty"), "---\ninputs: [name]\n---\nHi {{ name }}").unwrap();
+    /// std::fs::write(dir.join("hi.fr.prompty"), "---\ninputs: [nom]\n---\nSalut {{ nom }}").unwrap();
+    /// let (groups, _) = find_prompts(&dir, "p")?;
+    /// let checked = groups[0].check(|path, display| check_file(path, display, &Default::default()), Some);
+    /// assert_eq!(checked.variants[0].locale.as_str(), "fr");
+    /// assert!(checked.variants[0].mismatches[0].to_string().starts_with("p/hi.fr.prompty:2:10: the input `nom` is not declared by the default prompt"));
+    /// # Ok::<(), std::io::Error>(())
+    /// ```
+    pub fn check<T>(
+        &self,
+        mut analyze: impl FnMut(&Path, &str) -> T,
+        report: impl Fn(&T) -> Option<&Report>,
+    ) -> CheckedPrompt<T> {
+        let default = CheckedFile {
+            path: self.default.clone(),
+            display: self.default_display.clone(),
+            analysis: analyze(&self.default, &self.default_display),
+        };
+        let variants = self
+            .variants
+            .iter()
+            .map(|(locale, path, display)| {
+                let analysis = analyze(path, display);
+                let mismatches = match (report(&default.analysis), report(&analysis)) {
+                    (Some(d), Some(v)) => check_variant(d, v),
+                    _ => Vec::new(),
+                };
+                CheckedVariant {
+                    locale: locale.clone(),
+                    file: CheckedFile { path: path.clone(), display: display.clone(), analysis },
+                    mismatches,
+                }
+            })
+            .collect();
+        CheckedPrompt { id: self.id.clone(), segments: self.segments.clone(), default, variants }
+    }
+}
+
+/// Finds the prompts below `root` ([`find_prompts`]) and checks each ([`PromptFiles::check`]):
+/// the prompts, and the problems of the file names.
+///
+/// ```
+/// use prompty_core::analysis::{check_file, check_prompts};
+/// let dir = std::env::temp_dir().join(format!("prompty-doc-check-prompts-{}", std::process::id()));
+/// std::fs::create_dir_all(&dir).unwrap();
+/// std::fs::write(dir.join("hi.prompty"), "---\ninputs: [name]\n---\nHi {{ name }}").unwrap();
+/// std::fs::write(dir.join("hi.de.prompty"), "---\ninputs: [name]\n---\nHallo {{ name }}").unwrap();
+/// let (prompts, problems) = check_prompts(&dir, "p", |path, display| check_file(path, display, &Default::default()), Some)?;
+/// assert!(problems.is_empty());
+/// assert_eq!((prompts[0].id.as_str(), prompts[0].variants.len()), ("hi", 1));
+/// assert!(prompts[0].consistent());
+/// # Ok::<(), std::io::Error>(())
+/// ```
+pub fn check_prompts<T>(
+    root: &Path,
+    display_root: &str,
+    mut analyze: impl FnMut(&Path, &str) -> T,
+    report: impl Fn(&T) -> Option<&Report>,
+) -> std::io::Result<(Vec<CheckedPrompt<T>>, Vec<Diagnostic>)> {
+    let (groups, problems) = find_prompts(root, display_root)?;
+    let checked = groups.iter().map(|g| g.check(&mut analyze, &report)).collect();
+    Ok((checked, problems))
+}
+
 fn collect(dir: &Path, depth: usize, out: &mut Vec<PathBuf>) -> std::io::Result<()> {
     if depth > MAX_FOLDER_DEPTH {
         return Err(std::io::Error::other(format!(
