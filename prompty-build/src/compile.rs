@@ -241,10 +241,9 @@ impl Config {
             },
         };
         // Variants are compared with their default only when both analyses are free of errors.
-        let checked =
-            analysis::check_prompts(&root, &display_path(&self.dir), typed::analyze, |a: &typed::Analysis| {
-                a.report.as_ref().filter(|r| !r.has_errors())
-            });
+        // Variants are compared with their default only when both analyses are free of errors
+        // (`typed::Analysis`'s `Analyzed`).
+        let checked = analysis::check_prompts(&root, &display_path(&self.dir), typed::analyze);
         let (found, problems) = match checked {
             Ok(found) => found,
             Err(e) => {

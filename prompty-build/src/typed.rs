@@ -332,6 +332,13 @@ pub struct Analysis {
     pub report: Option<Report>,
 }
 
+/// A locale variant is compared with its default only when both analyses are free of errors.
+impl analysis::Analyzed for Analysis {
+    fn report(&self) -> Option<&Report> {
+        self.report.as_ref().filter(|r| !r.has_errors())
+    }
+}
+
 impl Analysis {
     /// The errors.
     pub fn errors(&self) -> impl Iterator<Item = &Diagnostic> {
@@ -407,9 +414,7 @@ fn typed_prompt(report: &mut Report, path: PathBuf, base_dir: PathBuf) -> Option
         let at = report.locate(&format!("tools[{}].path", tool_index(&agent, &child.tool)));
         for d in child_report.errors() {
             let what = format!("the child prompt `{}` of the prompty tool `{}`", child.tool_path, child.tool);
-            let mut d = d.clone();
-            d.message = format!("{} (in {what}, declared at {at})", d.message);
-            report.add(d);
+            report.add(d.clone().in_context(format!("in {what}, declared at {at}")));
         }
         if let Some(prompt) = prompt.filter(|_| !child_report.has_errors()) {
             children.push(ChildPrompt { tool_path: child.tool_path, prompt: Box::new(prompt) });

@@ -43,7 +43,7 @@ mod variants;
 
 pub use suggest::{closest, did_you_mean, ranked};
 pub use variants::{
-    check_prompts, check_variant, find_prompts, CheckedFile, CheckedPrompt, CheckedVariant, PromptFiles,
+    check_prompts, check_variant, find_prompts, Analyzed, CheckedFile, CheckedPrompt, CheckedVariant, PromptFiles,
     MAX_FOLDER_DEPTH, MAX_PROMPT_FILES,
 };
 
@@ -90,7 +90,7 @@ pub struct Span {
 /// A problem found in a `.prompty` file, with its place as fields: the file, the 1-based line and
 /// column (when known), the byte range in the file's text (when known), a stable `code` naming the
 /// rule, the `message` (without the place) and an optional `help`. Its text (`Display`) is
-/// `file:line:column: message`.
+/// `file:line:column: message` (then ` (help)`).
 ///
 /// ```
 /// use prompty_core::analysis::{check_str, Diagnostic, Severity};
@@ -123,7 +123,8 @@ pub struct Diagnostic {
     pub span: Option<Span>,
     /// What is wrong (without the place).
     pub message: String,
-    /// How to fix it, when the rule knows (a close name: `did you mean `question`?`).
+    /// How to fix it, when the rule knows (a close name: `did you mean `question`?`); the text
+    /// shows it after the message, in parentheses.
     pub help: Option<String>,
 }
 
@@ -189,12 +190,12 @@ impl Diagnostic {
         self
     }
 
-    /// The same diagnostic with a help text.
+    /// The same diagnostic with a help text (shown after the message, in parentheses).
     ///
     /// ```
     /// let d = prompty_core::analysis::Diagnostic::error("a.prompty", "no").with_help("add it");
-    /// assert_eq!(d.help.as_deref(), Some("add it"));
-    /// assert_eq!(d.to_string(), "a.prompty: no"); // the help is not part of the text
+    /// assert_eq!((d.message.as_str(), d.help.as_deref()), ("no", Some("add it")));
+    /// assert_eq!(d.to_string(), "a.prompty: no (add it)");
     /// ```
     pub fn with_help(mut self, help: impl Into<String>) -> Diagnostic {
         self.help = Some(help.into());
@@ -210,6 +211,22 @@ impl Diagnostic {
     /// ```
     pub fn with_span(mut self, span: Span) -> Diagnostic {
         self.span = Some(span);
+        self
+    }
+
+    /// The same diagnostic seen from another file: `context` is added to its message (after its
+    /// help, which becomes part of the message), as a parent prompt reports its child's problems.
+    ///
+    /// ```
+    /// use prompty_core::{analysis::Diagnostic, Location};
+    /// let d = Diagnostic::error(Location::file("child.prompty").at(2, 1), "no").with_help("did you mean `x`?");
+    /// let d = d.in_context("in the child prompt of the tool `t`");
+    /// assert_eq!(d.to_string(), "child.prompty:2:1: no (did you mean `x`?) (in the child prompt of the tool `t`)");
+    /// assert_eq!(d.help, None);
+    /// ```
+    pub fn in_context(mut self, context: impl fmt::Display) -> Diagnostic {
+        let help = self.help.take().map(|h| format!(" ({h})")).unwrap_or_default();
+        self.message = format!("{}{help} ({context})", self.message);
         self
     }
 
@@ -232,11 +249,15 @@ impl Diagnostic {
 
 impl fmt::Display for Diagnostic {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        if self.file.is_empty() && self.line.is_none() {
-            return f.write_str(&self.message);
+        if !(self.file.is_empty() && self.line.is_none()) {
+            let at = Location { file: self.file.clone(), line: self.line, column: self.column };
+            write!(f, "{at}: ")?;
         }
-        let at = Location { file: self.file.clone(), line: self.line, column: self.column };
-        write!(f, "{at}: {}", self.message)
+        f.write_str(&self.message)?;
+        match &self.help {
+            Some(help) => write!(f, " ({help})"),
+            None => Ok(()),
+        }
     }
 }
 
@@ -322,7 +343,13 @@ impl Report {
         crate::locate_field(&self.text, &self.display, field)
     }
 
-    /// Adds a diagnostic in its place (by line and column).
+    /// The span of the word at a 1-based line and column of the file (see [`Diagnostic::span`]).
+    pub(crate) fn span_at(&self, line: u32, column: u32) -> Option<Span> {
+        word_span(&self.text, line, column)
+    }
+
+    /// Adds a diagnostic in its place (by line and column); a diagnostic of this file without a
+    /// span gets the one of the word at its line and column.
     ///
     /// ```
     /// use prompty_core::analysis::{check_str, Diagnostic};
@@ -330,7 +357,12 @@ impl Report {
     /// r.add(Diagnostic::error(r.locate("inputs[0]"), "not in Rust"));
     /// assert_eq!(r.errors().next().unwrap().to_string(), "a.prompty:2:10: not in Rust");
     /// ```
-    pub fn add(&mut self, diagnostic: Diagnostic) {
+    pub fn add(&mut self, mut diagnostic: Diagnostic) {
+        if diagnostic.span.is_none() && diagnostic.file == self.display {
+            if let (Some(line), Some(column)) = (diagnostic.line, diagnostic.column) {
+                diagnostic.span = self.span_at(line, column);
+            }
+        }
         self.diagnostics.push(diagnostic);
         let display = self.display.clone();
         self.diagnostics.sort_by_key(|d| sort_key(d, &display));
@@ -444,7 +476,11 @@ fn check_str_at(text: &str, base_dir: &Path, display: &str, options: &LoadOption
     let agent = match agent {
         Ok(a) => a,
         Err(e) => {
-            return failed(display, load_error(&e, display), read);
+            let mut d = load_error(&e, display);
+            if let (true, Some(line), Some(column)) = (d.file == display, d.line, d.column) {
+                d.span = word_span(text, line, column);
+            }
+            return failed(display, d, read);
         }
     };
     let mut checker = Checker::new(text, display, base_dir, options, depth);
@@ -496,11 +532,12 @@ fn load_error(e: &crate::Error, display: &str) -> Diagnostic {
     }
 }
 
-/// The hint of a rule's message (`did you mean `x`?` of `... (did you mean `x`?)`), as its help.
-fn help_of(message: &str) -> Option<String> {
-    let start = message.find("(did you mean `")?;
-    let end = start + message[start..].find("?)")?;
-    Some(message[start + 1..=end].to_owned())
+/// Splits a rule's message ending with a hint (`... (did you mean `x`?)`) into the message and
+/// the help (`did you mean `x`?`).
+fn split_help(message: &str) -> Option<(String, String)> {
+    let body = message.strip_suffix("?)")?;
+    let i = body.rfind(" (did you mean ")?;
+    Some((message[..i].to_owned(), message[i + 2..message.len() - 1].to_owned()))
 }
 
 /// The byte offset of a 1-based line and column (in characters) of `text`.
@@ -518,14 +555,17 @@ fn offset_of(text: &str, line: u32, column: u32) -> Option<usize> {
     }
 }
 
-/// The span of the word (name, key or path) that starts at a 1-based line and column of `text`.
+/// The span of the word (letters, digits, `_`) that starts at a 1-based line and column of
+/// `text`, or of the one character there when it is not a word character (empty at a line's end).
 fn word_span(text: &str, line: u32, column: u32) -> Option<Span> {
     let start = offset_of(text, line, column)?;
     let rest = &text[start..];
-    let len = rest
-        .char_indices()
-        .find(|(_, c)| !(c.is_alphanumeric() || matches!(c, '_' | '-' | '.' | '/')))
-        .map_or(rest.len(), |(i, _)| i);
+    let word = |c: char| c.is_alphanumeric() || c == '_';
+    let len = match rest.chars().next() {
+        Some(c) if word(c) => rest.find(|c: char| !word(c)).unwrap_or(rest.len()),
+        Some('\n') | None => 0,
+        Some(c) => c.len_utf8(),
+    };
     Some(Span { start, end: start + len })
 }
 
@@ -605,7 +645,10 @@ impl<'a> Checker<'a> {
                 d.span = word_span(self.text, line, column);
             }
         }
-        d.help = help_of(&d.message);
+        if let Some((message, help)) = split_help(&d.message) {
+            d.message = message;
+            d.help = Some(help);
+        }
         self.diagnostics.push(d);
         let last = self.diagnostics.len() - 1;
         &mut self.diagnostics[last]
@@ -1063,9 +1106,7 @@ impl<'a> Checker<'a> {
         let report = check_file_at(&path, &display, self.options, self.depth + 1);
         self.files.extend(report.files.iter().cloned());
         for d in &report.diagnostics {
-            let mut d = d.clone();
-            d.message = format!("{} (in {what}, declared at {at})", d.message);
-            self.diagnostics.push(d);
+            self.diagnostics.push(d.clone().in_context(format!("in {what}, declared at {at}")));
         }
         if report.has_errors() {
             return None;

@@ -156,6 +156,26 @@ pub fn find_prompts(root: &Path, display_root: &str) -> std::io::Result<(Vec<Pro
     Ok((prompts, problems))
 }
 
+/// What an analysis of a prompt file offers to the check of locale variants: the [`Report`] a
+/// variant is compared with its default on ([`check_variant`]), or `None` to skip the comparison
+/// (a file that did not load, or whose analysis the caller does not trust).
+///
+/// ```
+/// use prompty_core::analysis::{check_str, Analyzed};
+/// let report = check_str("Hi", ".".as_ref(), "a.prompty", &Default::default());
+/// assert!(report.report().is_some());
+/// ```
+pub trait Analyzed {
+    /// The report to compare, if any.
+    fn report(&self) -> Option<&Report>;
+}
+
+impl Analyzed for Report {
+    fn report(&self) -> Option<&Report> {
+        Some(self)
+    }
+}
+
 /// One file of a prompt after its analysis: where it is, how it is named in messages, and what
 /// the caller's analysis made of it.
 #[derive(Debug, Clone)]
@@ -201,7 +221,7 @@ impl<T> CheckedPrompt<T> {
     /// # let dir = std::env::temp_dir().join(format!("prompty-doc-consistent-{}", std::process::id()));
     /// # std::fs::create_dir_all(&dir).unwrap();
     /// # std::fs::write(dir.join("hi.prompty"), "Hi").unwrap();
-    /// let (prompts, _) = prompty_core::analysis::check_prompts(&dir, "p", |p, d| prompty_core::analysis::check_file(p, d, &Default::default()), Some)?;
+    /// let (prompts, _) = prompty_core::analysis::check_prompts(&dir, "p", |p, d| prompty_core::analysis::check_file(p, d, &Default::default()))?;
     /// assert!(prompts[0].consistent());
     /// # Ok::<(), std::io::Error>(())
     /// ```
@@ -213,7 +233,7 @@ impl<T> CheckedPrompt<T> {
 impl PromptFiles {
     /// Analyzes the default file and every variant with `analyze` (given the file and its name
     /// in messages), and checks each variant against the default with [`check_variant`], on the
-    /// [`Report`]s `report` finds in the analyses (a file without one is not compared). This is
+    /// [`Report`]s of the analyses ([`Analyzed::report`]; a file without one is not compared). This is
     /// the one loop behind `prompty-build`, the prompt registry's `load_dir` and `prompty check`.
     ///
     /// ```
@@ -223,16 +243,12 @@ impl PromptFiles {
     /// std::fs::write(dir.join("hi.prompty"), "---\ninputs: [name]\n---\nHi {{ name }}").unwrap();
     /// std::fs::write(dir.join("hi.fr.prompty"), "---\ninputs: [nom]\n---\nSalut {{ nom }}").unwrap();
     /// let (groups, _) = find_prompts(&dir, "p")?;
-    /// let checked = groups[0].check(|path, display| check_file(path, display, &Default::default()), Some);
+    /// let checked = groups[0].check(|path, display| check_file(path, display, &Default::default()));
     /// assert_eq!(checked.variants[0].locale.as_str(), "fr");
     /// assert!(checked.variants[0].mismatches[0].to_string().starts_with("p/hi.fr.prompty:2:10: the input `nom` is not declared by the default prompt"));
     /// # Ok::<(), std::io::Error>(())
     /// ```
-    pub fn check<T>(
-        &self,
-        mut analyze: impl FnMut(&Path, &str) -> T,
-        report: impl Fn(&T) -> Option<&Report>,
-    ) -> CheckedPrompt<T> {
+    pub fn check<T: Analyzed>(&self, mut analyze: impl FnMut(&Path, &str) -> T) -> CheckedPrompt<T> {
         let default = CheckedFile {
             path: self.default.clone(),
             display: self.default_display.clone(),
@@ -243,7 +259,7 @@ impl PromptFiles {
             .iter()
             .map(|(locale, path, display)| {
                 let analysis = analyze(path, display);
-                let mismatches = match (report(&default.analysis), report(&analysis)) {
+                let mismatches = match (default.analysis.report(), analysis.report()) {
                     (Some(d), Some(v)) => check_variant(d, v),
                     _ => Vec::new(),
                 };
@@ -267,20 +283,19 @@ impl PromptFiles {
 /// std::fs::create_dir_all(&dir).unwrap();
 /// std::fs::write(dir.join("hi.prompty"), "---\ninputs: [name]\n---\nHi {{ name }}").unwrap();
 /// std::fs::write(dir.join("hi.de.prompty"), "---\ninputs: [name]\n---\nHallo {{ name }}").unwrap();
-/// let (prompts, problems) = check_prompts(&dir, "p", |path, display| check_file(path, display, &Default::default()), Some)?;
+/// let (prompts, problems) = check_prompts(&dir, "p", |path, display| check_file(path, display, &Default::default()))?;
 /// assert!(problems.is_empty());
 /// assert_eq!((prompts[0].id.as_str(), prompts[0].variants.len()), ("hi", 1));
 /// assert!(prompts[0].consistent());
 /// # Ok::<(), std::io::Error>(())
 /// ```
-pub fn check_prompts<T>(
+pub fn check_prompts<T: Analyzed>(
     root: &Path,
     display_root: &str,
     mut analyze: impl FnMut(&Path, &str) -> T,
-    report: impl Fn(&T) -> Option<&Report>,
 ) -> std::io::Result<(Vec<CheckedPrompt<T>>, Vec<Diagnostic>)> {
     let (groups, problems) = find_prompts(root, display_root)?;
-    let checked = groups.iter().map(|g| g.check(&mut analyze, &report)).collect();
+    let checked = groups.iter().map(|g| g.check(&mut analyze)).collect();
     Ok((checked, problems))
 }
 
@@ -370,13 +385,14 @@ impl Compare<'_> {
     fn error(&mut self, variant_field: &str, default_field: &str, message: String, rule: &str) {
         let at = self.variant.locate(variant_field);
         let there = self.default.locate(default_field);
-        self.out.push(
-            Diagnostic::error(
-                at,
-                message.replace("{there}", &there.to_string()) + ": a locale variant declares " + rule,
-            )
-            .with_code("variant-mismatch"),
-        );
+        let span = at.line.zip(at.column).and_then(|(l, c)| self.variant.span_at(l, c));
+        let mut d = Diagnostic::error(
+            at,
+            message.replace("{there}", &there.to_string()) + ": a locale variant declares " + rule,
+        )
+        .with_code("variant-mismatch");
+        d.span = span;
+        self.out.push(d);
     }
 
     /// Compares two lists of properties by name. `dpath`/`vpath` are their key paths in each file,
