@@ -37,6 +37,7 @@ mod keypath;
 mod loader;
 pub mod locale;
 mod model;
+pub mod mustache;
 pub mod openapi;
 mod origin;
 mod references;
