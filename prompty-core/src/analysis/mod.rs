@@ -549,10 +549,7 @@ fn offset_of(text: &str, line: u32, column: u32) -> Option<usize> {
     let rest = text.get(start..)?;
     let col = usize::try_from(column).ok()?.checked_sub(1)?;
     let end_of_line = rest.find('\n').unwrap_or(rest.len());
-    match rest[..end_of_line].char_indices().nth(col) {
-        Some((i, _)) => Some(start + i),
-        None => None,
-    }
+    rest[..end_of_line].char_indices().nth(col).map(|(i, _)| start + i)
 }
 
 /// The span of the word (letters, digits, `_`) that starts at a 1-based line and column of
