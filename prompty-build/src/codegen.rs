@@ -284,7 +284,7 @@ pub fn module_body_with_variants(p: &TypedPrompt, variants: &[Variant], options:
     let warnings = if options.warnings_as_deprecations {
         let w = p.warnings.iter().enumerate().map(|(i, w)| {
             let name = format_ident!("prompty_warning_{}", i);
-            let note = &w.message;
+            let note = w.to_string();
             quote_spanned! {span=>
                 #[deprecated(note = #note)]
                 #[allow(non_upper_case_globals)]
@@ -806,7 +806,7 @@ mod tests {
         let errors: Vec<_> = analysis.errors().collect();
         assert_eq!(errors.len(), 1, "{errors:?}");
         // `self` and `Self` would both be the field `self_`.
-        assert!(errors[0].message.contains("would both be the field `self`"), "{errors:?}");
+        assert!(errors[0].to_string().contains("would both be the field `self`"), "{errors:?}");
 
         std::fs::write(&path, prompt_with("fn")).unwrap();
         let prompt = crate::typed::analyze(&path, "kw.prompty").prompt.unwrap();

@@ -162,8 +162,8 @@ pub struct CompileError {
 
 impl fmt::Display for CompileError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let errors: Vec<&str> =
-            self.diagnostics.iter().filter(|d| d.severity == Severity::Error).map(|d| d.message.as_str()).collect();
+        let errors: Vec<String> =
+            self.diagnostics.iter().filter(|d| d.severity == Severity::Error).map(ToString::to_string).collect();
         f.write_str(&errors.join("\n"))
     }
 }
@@ -232,22 +232,27 @@ impl Config {
             Some(p) => match syn::parse_str::<syn::Path>(p) {
                 Ok(path) => Some(path),
                 Err(e) => {
-                    diagnostics.push(Diagnostic {
-                        severity: Severity::Error,
-                        message: format!("tools_scope `{p}` is not a Rust path: {e}"),
-                    });
+                    diagnostics.push(
+                        Diagnostic::error("", format!("tools_scope `{p}` is not a Rust path: {e}"))
+                            .with_code("invalid-tools-scope"),
+                    );
                     None
                 }
             },
         };
-        let (found, problems) = match analysis::find_prompts(&root, &display_path(&self.dir)) {
+        // Variants are compared with their default only when both analyses are free of errors.
+        // Variants are compared with their default only when both analyses are free of errors
+        // (`typed::Analysis`'s `Analyzed`).
+        let checked = analysis::check_prompts(&root, &display_path(&self.dir), typed::analyze);
+        let (found, problems) = match checked {
             Ok(found) => found,
             Err(e) => {
                 return Err(CompileError {
-                    diagnostics: vec![Diagnostic {
-                        severity: Severity::Error,
-                        message: format!("{}: cannot read the folder: {e}", self.dir.display()),
-                    }],
+                    diagnostics: vec![Diagnostic::error(
+                        self.dir.display().to_string(),
+                        format!("cannot read the folder: {e}"),
+                    )
+                    .with_code("unreadable-folder")],
                     files: Vec::new(),
                 })
             }
@@ -256,24 +261,20 @@ impl Config {
         let mut tree = Tree::default();
         let mut files = Vec::new();
         for group in found {
-            let display = group.default_display.clone();
-            let analysis = typed::analyze(&group.default, &display);
+            let display = group.default.display.clone();
+            let analysis = group.default.analysis;
             files.extend(analysis.files.iter().cloned());
             diagnostics.extend(analysis.diagnostics.iter().cloned());
             let mut variants = Vec::new();
             let mut variants_ok = true;
-            for (locale, path, variant_display) in &group.variants {
-                let v = typed::analyze(path, variant_display);
+            for variant in group.variants {
+                let v = variant.file.analysis;
                 files.extend(v.files.iter().cloned());
                 diagnostics.extend(v.diagnostics.iter().cloned());
-                let checked = match (&analysis.report, &v.report) {
-                    (Some(d), Some(r)) if !d.has_errors() && !r.has_errors() => analysis::check_variant(d, r),
-                    _ => Vec::new(),
-                };
-                variants_ok &= checked.is_empty();
-                diagnostics.extend(checked);
+                variants_ok &= variant.mismatches.is_empty();
+                diagnostics.extend(variant.mismatches);
                 match v.prompt {
-                    Some(prompt) => variants.push((locale.as_str().to_owned(), prompt)),
+                    Some(prompt) => variants.push((variant.locale.as_str().to_owned(), prompt)),
                     None => variants_ok = false,
                 }
             }
@@ -283,13 +284,16 @@ impl Config {
             }
             let segments: Vec<String> = group.segments.iter().map(|s| names::snake_case(s)).collect();
             if let Err(other) = tree.insert(&segments, display.clone(), prompt, variants) {
-                diagnostics.push(Diagnostic {
-                    severity: Severity::Error,
-                    message: format!(
-                        "{display}: its module `{}` is already generated from {other}: rename one of them",
-                        segments.join("::")
-                    ),
-                });
+                diagnostics.push(
+                    Diagnostic::error(
+                        &display,
+                        format!(
+                            "its module `{}` is already generated from {other}: rename one of them",
+                            segments.join("::")
+                        ),
+                    )
+                    .with_code("module-collision"),
+                );
             }
         }
         let errors = diagnostics.iter().any(|d| d.severity == Severity::Error);
@@ -323,26 +327,25 @@ impl Config {
         }
         for d in &diagnostics {
             let kind = if d.severity == Severity::Error { "error" } else { "warning" };
-            for line in d.message.lines() {
+            for line in d.to_string().lines() {
                 println!("cargo::{kind}={line}");
             }
         }
         let generated = result?;
         let out_dir = std::env::var_os("OUT_DIR").map(PathBuf::from).ok_or_else(|| CompileError {
-            diagnostics: vec![Diagnostic {
-                severity: Severity::Error,
-                message: "OUT_DIR is not set: prompty_build::compile runs in a build script".to_owned(),
-            }],
+            diagnostics: vec![Diagnostic::error(
+                "",
+                "OUT_DIR is not set: prompty_build::compile runs in a build script",
+            )
+            .with_code("no-out-dir")],
             files: Vec::new(),
         })?;
         let target = out_dir.join(&self.output);
         // Leave the file (and its modification time) alone when nothing changed.
         if std::fs::read_to_string(&target).ok().as_deref() != Some(generated.code.as_str()) {
             std::fs::write(&target, &generated.code).map_err(|e| CompileError {
-                diagnostics: vec![Diagnostic {
-                    severity: Severity::Error,
-                    message: format!("cannot write {}: {e}", target.display()),
-                }],
+                diagnostics: vec![Diagnostic::error("", format!("cannot write {}: {e}", target.display()))
+                    .with_code("unwritable-output")],
                 files: Vec::new(),
             })?;
         }
@@ -465,7 +468,7 @@ mod tests {
         assert_eq!(g.files.len(), 2);
         assert_eq!(g.warnings.len(), 1);
         assert_eq!(
-            g.warnings[0].message,
+            g.warnings[0].to_string(),
             "prompts/support/triage.prompty:2:18: the input `extra` is declared, but the template never uses it"
         );
     }
@@ -498,8 +501,8 @@ mod tests {
             ],
         );
         let e = Config::new("prompts").manifest_dir(&dir).generate().unwrap_err();
-        let messages: Vec<&str> =
-            e.diagnostics.iter().filter(|d| d.severity == Severity::Error).map(|d| d.message.as_str()).collect();
+        let messages: Vec<String> =
+            e.diagnostics.iter().filter(|d| d.severity == Severity::Error).map(|d| d.to_string()).collect();
         assert_eq!(messages.len(), 3, "{messages:?}");
         assert!(messages[0].starts_with("prompts/a.prompty:2:"), "{messages:?}");
         assert_eq!(
@@ -521,7 +524,7 @@ mod tests {
         all.extend_from_slice(files);
         let dir = folder(name, &all);
         let e = Config::new("prompts").manifest_dir(&dir).generate().unwrap_err();
-        e.diagnostics.iter().filter(|d| d.severity == Severity::Error).map(|d| d.message.clone()).collect()
+        e.diagnostics.iter().filter(|d| d.severity == Severity::Error).map(|d| d.to_string()).collect()
     }
 
     #[test]

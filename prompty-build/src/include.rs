@@ -160,7 +160,7 @@ pub fn expand(input: TokenStream, crate_dirs: &[PathBuf]) -> syn::Result<TokenSt
     let analysis = typed::analyze(&path, &written);
     let mut errors: Option<syn::Error> = None;
     for d in analysis.diagnostics.iter().filter(|d| d.severity == Severity::Error) {
-        let e = syn::Error::new(span, &d.message);
+        let e = syn::Error::new(span, d);
         match &mut errors {
             Some(all) => all.combine(e),
             None => errors = Some(e),

@@ -332,6 +332,13 @@ pub struct Analysis {
     pub report: Option<Report>,
 }
 
+/// A locale variant is compared with its default only when both analyses are free of errors.
+impl analysis::Analyzed for Analysis {
+    fn report(&self) -> Option<&Report> {
+        self.report.as_ref().filter(|r| !r.has_errors())
+    }
+}
+
 impl Analysis {
     /// The errors.
     pub fn errors(&self) -> impl Iterator<Item = &Diagnostic> {
@@ -366,7 +373,9 @@ pub fn analyze(path: &Path, display: &str) -> Analysis {
             };
             return Analysis {
                 prompt: None,
-                diagnostics: vec![Diagnostic::error(display, message)],
+                diagnostics: vec![Diagnostic::error(display, message).with_code(
+                    if e.kind() == std::io::ErrorKind::NotFound { "file-not-found" } else { "unreadable-file" },
+                )],
                 files: vec![path.to_path_buf()],
                 report: None,
             };
@@ -405,10 +414,7 @@ fn typed_prompt(report: &mut Report, path: PathBuf, base_dir: PathBuf) -> Option
         let at = report.locate(&format!("tools[{}].path", tool_index(&agent, &child.tool)));
         for d in child_report.errors() {
             let what = format!("the child prompt `{}` of the prompty tool `{}`", child.tool_path, child.tool);
-            report.add(Diagnostic {
-                severity: Severity::Error,
-                message: format!("{} (in {what}, declared at {at})", d.message),
-            });
+            report.add(d.clone().in_context(format!("in {what}, declared at {at}")));
         }
         if let Some(prompt) = prompt.filter(|_| !child_report.has_errors()) {
             children.push(ChildPrompt { tool_path: child.tool_path, prompt: Box::new(prompt) });
@@ -469,7 +475,7 @@ impl Builder<'_> {
                     "the {what}s `{}` and `{}` would both be the field `{rust_name}`: rename one of them",
                     other.name, p.name
                 );
-                self.report.add(Diagnostic::error(at, message));
+                self.report.add(Diagnostic::error(at, message).with_code("rust-name-collision"));
                 continue;
             }
             let optional = !p.required || p.default.is_some();
@@ -614,7 +620,7 @@ mod tests {
 
     fn errors(name: &str, text: &str) -> Vec<String> {
         let a = analyze(&write(name, text), name);
-        a.diagnostics.iter().filter(|d| d.severity == Severity::Error).map(|d| d.message.clone()).collect()
+        a.diagnostics.iter().filter(|d| d.severity == Severity::Error).map(|d| d.to_string()).collect()
     }
 
     #[test]
@@ -678,7 +684,7 @@ mod tests {
         assert_eq!(a.errors().count(), 0);
         assert_eq!(a.diagnostics[0].severity, Severity::Warning);
         assert_eq!(
-            a.diagnostics[0].message,
+            a.diagnostics[0].to_string(),
             "w.prompty:2:13: the input `extra` is declared, but the template never uses it"
         );
         assert!(a.prompt.is_some());
@@ -710,7 +716,7 @@ mod tests {
         let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/fixtures");
         for (file, line) in [("tools_mcp.prompty", 18), ("tools_openapi.prompty", 19)] {
             let a = analyze(&dir.join(file), file);
-            let mut errors: Vec<String> = a.errors().map(|d| d.message.clone()).collect();
+            let mut errors: Vec<String> = a.errors().map(|d| d.to_string()).collect();
             if file == "tools_openapi.prompty" {
                 // The shared fixture names a specification file it does not ship.
                 assert_eq!(
@@ -762,7 +768,7 @@ mod tests {
         };
         let check = |name: &str, text: String| {
             let a = analyze(&write_in(name, &text), name);
-            (a.errors().map(|d| d.message.clone()).collect::<Vec<_>>(), a.files)
+            (a.errors().map(|d| d.to_string()).collect::<Vec<_>>(), a.files)
         };
         let (errors, files) = check("ok.prompty", prompt("./pets.yaml", "id"));
         assert!(errors.is_empty(), "{errors:?}");
@@ -787,7 +793,7 @@ mod tests {
 
     fn warnings(name: &str, text: &str) -> Vec<String> {
         let a = analyze(&write(name, text), name);
-        a.diagnostics.iter().filter(|d| d.severity == Severity::Warning).map(|d| d.message.clone()).collect()
+        a.diagnostics.iter().filter(|d| d.severity == Severity::Warning).map(|d| d.to_string()).collect()
     }
 
     #[test]
@@ -806,7 +812,7 @@ mod tests {
         // A custom renderer or parser is a warning only; the template is then not checked.
         let a = analyze(&write("c.prompty", &prompt("  format: handlebars\n  parser: chatml")), "c.prompty");
         assert_eq!(a.errors().count(), 0, "{:?}", a.diagnostics);
-        let w: Vec<&str> = a.diagnostics.iter().map(|d| d.message.as_str()).collect();
+        let w: Vec<String> = a.diagnostics.iter().map(|d| d.to_string()).collect();
         assert_eq!(
             w,
             [
@@ -938,7 +944,7 @@ mod tests {
         };
         let check = |name: &str, text: String| {
             let a = analyze(&write_in(name, &text), &format!("prompts/{name}"));
-            (a.errors().map(|d| d.message.clone()).collect::<Vec<_>>(), a.files, a.prompt)
+            (a.errors().map(|d| d.to_string()).collect::<Vec<_>>(), a.files, a.prompt)
         };
         let (errors, files, prompt) = check("p.prompty", parent("kids/ok.prompty", "depth"));
         assert!(errors.is_empty(), "{errors:?}");
@@ -958,7 +964,7 @@ mod tests {
         assert_eq!(errors, ["prompts/kids/bad.prompty:5:4: the template uses `topci`, which no input declares (did you mean `topic`?) (in the child prompt `kids/bad.prompty` of the prompty tool `research`, declared at prompts/t.prompty:6:5)"]);
         assert!(files.iter().any(|f| f.ends_with("kids/bad.prompty")), "a failing child is tracked: {files:?}");
         let a = analyze(&dir.join("self.prompty"), "self.prompty");
-        let errors: Vec<_> = a.errors().map(|d| d.message.clone()).collect();
+        let errors: Vec<_> = a.errors().map(|d| d.to_string()).collect();
         assert_eq!(errors.len(), 1, "{errors:?}");
         assert!(errors[0].contains("nests prompts more than 4 deep"), "{errors:?}");
         // `${env:}` paths are left to the runtime.
@@ -970,7 +976,7 @@ mod tests {
     fn missing_files() {
         let a = analyze(Path::new("/nonexistent/x.prompty"), "prompts/x.prompty");
         assert_eq!(
-            a.diagnostics[0].message,
+            a.diagnostics[0].to_string(),
             "prompts/x.prompty: file not found (paths are relative to the folder of the crate's Cargo.toml)"
         );
     }

@@ -34,34 +34,32 @@ pub fn run(args: &CheckArgs) -> CliResult {
             checked += 1;
             collect(&report, path, &mut found);
         } else if path.is_dir() {
-            match analysis::find_prompts(path, display.trim_end_matches('/')) {
+            let analyze = |file: &Path, file_display: &str| analysis::check_file(file, file_display, &options);
+            match analysis::check_prompts(path, display.trim_end_matches('/'), analyze) {
                 Ok((prompts, problems)) => {
                     found.extend(problems.into_iter().map(|d| Found { diagnostic: d, files: HashMap::new() }));
                     for prompt in prompts {
-                        let default = analysis::check_file(&prompt.default, &prompt.default_display, &options);
-                        checked += 1;
-                        collect(&default, &prompt.default, &mut found);
-                        for (_, file, file_display) in &prompt.variants {
-                            let variant = analysis::check_file(file, file_display, &options);
-                            checked += 1;
-                            collect(&variant, file, &mut found);
-                            let files = files_of(&variant, file);
+                        checked += 1 + prompt.variants.len();
+                        collect(&prompt.default.analysis, &prompt.default.path, &mut found);
+                        for variant in prompt.variants {
+                            let file = &variant.file;
+                            collect(&file.analysis, &file.path, &mut found);
+                            let files = files_of(&file.analysis, &file.path);
                             found.extend(
-                                analysis::check_variant(&default, &variant)
-                                    .into_iter()
-                                    .map(|d| Found { diagnostic: d, files: files.clone() }),
+                                variant.mismatches.into_iter().map(|d| Found { diagnostic: d, files: files.clone() }),
                             );
                         }
                     }
                 }
                 Err(e) => found.push(Found {
-                    diagnostic: Diagnostic::error(&display, format!("cannot read the folder: {e}")),
+                    diagnostic: Diagnostic::error(&display, format!("cannot read the folder: {e}"))
+                        .with_code("unreadable-folder"),
                     files: HashMap::new(),
                 }),
             }
         } else {
             found.push(Found {
-                diagnostic: Diagnostic::error(&display, "no such file or folder"),
+                diagnostic: Diagnostic::error(&display, "no such file or folder").with_code("no-such-path"),
                 files: HashMap::new(),
             });
         }
@@ -117,67 +115,65 @@ fn files_of(report: &Report, path: &Path) -> HashMap<String, PathBuf> {
     files
 }
 
-/// A diagnostic's message without its place, and the suggestion it ends with, if any
-/// (`... (did you mean `x`?)` gives the help `did you mean `x`?`).
-fn split_help(message: &str) -> (&str, Option<&str>) {
-    if message.ends_with("?)") {
-        if let Some(i) = message.rfind(" (did you mean ") {
-            return (&message[..i], Some(&message[i + 2..message.len() - 1]));
-        }
-    }
-    (message, None)
-}
-
 /// The JSON form of a diagnostic.
 fn to_json(d: &Diagnostic) -> Value {
-    let (at, rest) = d.location();
-    let (message, help) = split_help(rest);
     json!({
-        "file": at.file,
-        "line": at.line,
-        "column": at.column,
+        "file": d.file,
+        "line": d.line,
+        "column": d.column,
         "severity": match d.severity { Severity::Error => "error", Severity::Warning => "warning" },
-        "message": message,
-        "help": help,
+        "message": d.message,
+        "help": d.help,
     })
 }
 
 /// The most bytes of a prompt file read to show a diagnostic's line.
 const MAX_SOURCE_BYTES: u64 = 16 * 1024 * 1024;
 
-/// The line `line` (1-based) of the file, when it can be read.
-fn source_line(path: &Path, line: u32) -> Option<String> {
+/// The line `line` (1-based) of the file and the byte offset it starts at, when it can be read.
+fn source_line(path: &Path, line: u32) -> Option<(String, usize)> {
     if std::fs::metadata(path).ok()?.len() > MAX_SOURCE_BYTES {
         return None;
     }
     let text = std::fs::read_to_string(path).ok()?;
     let index = usize::try_from(line).ok()?.checked_sub(1)?;
-    text.lines().nth(index).map(str::to_owned)
+    let mut offset = 0;
+    for (i, l) in text.split_inclusive('\n').enumerate() {
+        if i == index {
+            let l = l.strip_suffix('\n').unwrap_or(l);
+            return Some((l.strip_suffix('\r').unwrap_or(l).to_owned(), offset));
+        }
+        offset += l.len();
+    }
+    None
 }
 
 /// A diagnostic in rustc's style: `error: message`, ` --> file:line:col`, the source line with
 /// a caret under the column, and `= help: ...` when the message suggests something.
 fn render(renderer: &Renderer, f: &Found) -> String {
-    let (at, rest) = f.diagnostic.location();
-    let (message, help) = split_help(rest);
-    let level = match f.diagnostic.severity {
+    let d = &f.diagnostic;
+    let (at, message) = d.location();
+    let level = match d.severity {
         Severity::Error => Level::ERROR,
         Severity::Warning => Level::WARNING,
     };
     let source = at.line.and_then(|line| Some((line, source_line(f.files.get(&at.file)?, line)?)));
     let mut group = Group::with_title(level.primary_title(message));
     match (source, at.line) {
-        (Some((line, text)), _) => {
-            // Columns count characters; the caret spans the character at the column.
-            let column = at.column.and_then(|c| usize::try_from(c).ok()).unwrap_or(1).max(1);
-            let start = text.char_indices().nth(column - 1).map(|(i, _)| i).unwrap_or(text.len());
-            // The caret spans the word at the column (a name, a key), else one character.
-            let word = |c: char| c.is_alphanumeric() || c == '_';
-            let rest = &text[start..];
-            let end = match rest.chars().next() {
-                Some(c) if word(c) => start + rest.find(|c: char| !word(c)).unwrap_or(rest.len()),
-                Some(c) => start + c.len_utf8(),
-                None => start,
+        (Some((line, (text, offset))), _) => {
+            // The caret spans the diagnostic's span (the word at its column) on this line; without
+            // a span, the character at the column (columns count characters).
+            let in_line = |i: usize| i.saturating_sub(offset).min(text.len());
+            let (start, end) = match d.span {
+                Some(span) if span.start >= offset && span.start <= offset + text.len() => {
+                    (in_line(span.start), in_line(span.end.max(span.start)))
+                }
+                _ => {
+                    let column = at.column.and_then(|c| usize::try_from(c).ok()).unwrap_or(1).max(1);
+                    let start = text.char_indices().nth(column - 1).map(|(i, _)| i).unwrap_or(text.len());
+                    let end = text[start..].chars().next().map_or(start, |c| start + c.len_utf8());
+                    (start, end)
+                }
             };
             let line = usize::try_from(line).unwrap_or(1);
             group = group.element(
@@ -199,8 +195,8 @@ fn render(renderer: &Renderer, f: &Found) -> String {
         }
         _ => {}
     }
-    if let Some(help) = help {
-        group = group.element(Level::HELP.message(help.to_owned()));
+    if let Some(help) = &d.help {
+        group = group.element(Level::HELP.message(help.clone()));
     }
     let report: [Group<'_>; 1] = [group];
     renderer.render(&report)

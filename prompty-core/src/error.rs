@@ -44,6 +44,33 @@ impl Location {
     }
 }
 
+impl From<&str> for Location {
+    /// A location naming only the file `file`.
+    fn from(file: &str) -> Self {
+        Location::file(file)
+    }
+}
+
+impl From<String> for Location {
+    /// A location naming only the file `file`.
+    fn from(file: String) -> Self {
+        Location::file(file)
+    }
+}
+
+impl From<&String> for Location {
+    /// A location naming only the file `file`.
+    fn from(file: &String) -> Self {
+        Location::file(file.as_str())
+    }
+}
+
+impl From<&Location> for Location {
+    fn from(at: &Location) -> Self {
+        at.clone()
+    }
+}
+
 fn to_u32(n: usize) -> u32 {
     u32::try_from(n).unwrap_or(u32::MAX)
 }

@@ -2,7 +2,7 @@
 //! the frontmatter.
 
 use crate::keypath::{KeyPath, Seg};
-use crate::loader::Origin;
+use crate::origin::Origin;
 use crate::{Error, Result};
 use serde_json::Value;
 use std::path::{Component, Path, PathBuf};

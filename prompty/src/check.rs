@@ -2,7 +2,7 @@
 //! `include_prompty!` fail the build), completed with what only the running program knows: which
 //! renderers, parsers, executors, tool functions and tool handlers are registered.
 
-use crate::analysis::{self, Diagnostic, Report, Severity};
+use crate::analysis::{self, Diagnostic, Report};
 use crate::{get_executor, get_parser, get_processor, get_renderer, get_tool, Agent, Error, ToolKind};
 
 /// Checks `agent` without running it: every mistake the files show (the diagnostics of
@@ -47,20 +47,23 @@ fn template_keys(agent: &Agent, report: &mut Report) {
     for (key, kind, component, missing) in checks {
         // The analysis warns about a key that is not built in; the registry now decides.
         let warned = format!("unknown template {key} `{kind}`");
-        report.diagnostics.retain(|d| !(d.severity == Severity::Warning && d.message.contains(&warned)));
+        report.diagnostics.retain(|d| !(d.code == "unknown-template-key" && d.message.starts_with(&warned)));
         let Some(Error::UnknownComponent { known, .. }) = missing else { continue };
-        if report.errors().any(|d| d.message.contains(&warned)) {
+        if report.errors().any(|d| d.code == "template-key-case" && d.message.starts_with(&warned)) {
             continue; // a built-in key in the wrong case: already an error
         }
         let hint = analysis::did_you_mean(kind, known.split(", "));
         let at = report.locate(&format!("template.{key}.kind"));
-        report.add(Diagnostic::error(
+        let code = if component == "renderer" { "unregistered-renderer" } else { "unregistered-parser" };
+        let d = Diagnostic::error(
             at,
             format!(
                 "no {component} is registered under `{kind}`{hint} (the registered ones are {known}; register one with \
                  `#[prompty::{component}(\"{kind}\")]` or `prompty::register_{component}`)"
             ),
-        ));
+        )
+        .with_code(code);
+        report.add(d);
     }
 }
 
@@ -79,13 +82,17 @@ fn provider(agent: &Agent, report: &mut Report) {
             _ => "",
         };
         let at = report.locate("model.provider");
-        report.add(Diagnostic::error(
-            at,
-            format!(
-                "no {component} is registered for the provider `{provider}` (register one with \
-                 `#[prompty::{component}(\"{provider}\")]` or `prompty::register_{component}`){feature}"
-            ),
-        ));
+        let code = if component == "executor" { "unregistered-executor" } else { "unregistered-processor" };
+        report.add(
+            Diagnostic::error(
+                at,
+                format!(
+                    "no {component} is registered for the provider `{provider}` (register one with \
+                     `#[prompty::{component}(\"{provider}\")]` or `prompty::register_{component}`){feature}"
+                ),
+            )
+            .with_code(code),
+        );
         // The processor usually comes with the executor: one message is enough.
         break;
     }
@@ -107,15 +114,18 @@ fn tools(agent: &Agent, report: &mut Report) {
                     "no function is registered under `{name}`: annotate a fn with `#[prompty::tool]`, call \
                      `prompty::register_tool(\"{name}\", ...)`, or hand one to the call in `TurnOptions`"
                 ),
-            )),
+            )
+            .with_code("unregistered-function")),
             ToolKind::Mcp(_) if !cfg!(feature = "mcp") => report.add(Diagnostic::error(
                 at,
                 format!("the MCP tool `{name}` needs prompty's `mcp` feature (or a handler registered for `mcp`)"),
-            )),
+            )
+            .with_code("missing-feature")),
             ToolKind::OpenApi(_) if !cfg!(feature = "openapi") => report.add(Diagnostic::error(
                 at,
                 format!("the OpenAPI tool `{name}` needs prompty's `openapi` feature (or a handler registered for `openapi`)"),
-            )),
+            )
+            .with_code("missing-feature")),
             ToolKind::Custom(custom) if !is_custom_handler("*") => {
                 let kind = custom.kind.as_str();
                 report.add(Diagnostic::warning(
@@ -124,7 +134,8 @@ fn tools(agent: &Agent, report: &mut Report) {
                         "no handler is registered for tools of kind `{kind}`: register one with \
                          `prompty::register_tool_handler(\"{kind}\", ...)`, or register `{name}` with `prompty::register_tool`"
                     ),
-                ));
+                )
+                .with_code("unregistered-tool-handler"));
             }
             _ => {}
         }

@@ -4,7 +4,7 @@ use prompty::analysis::Severity;
 use serde_json::json;
 
 fn messages(report: &prompty::analysis::Report) -> Vec<String> {
-    report.diagnostics.iter().map(|d| format!("{:?} {}", d.severity, d.message)).collect()
+    report.diagnostics.iter().map(|d| format!("{:?} {d}", d.severity)).collect()
 }
 
 #[test]
@@ -88,7 +88,7 @@ fn agents_built_in_code_are_checked_from_their_fields() {
     }))
     .unwrap();
     let report = prompty::check(&agent);
-    let errors: Vec<String> = report.errors().map(|d| d.message.clone()).collect();
+    let errors: Vec<String> = report.errors().map(|d| d.to_string()).collect();
     assert_eq!(
         errors,
         [
@@ -110,7 +110,7 @@ fn children_are_checked_through_the_runtime_too() {
     std::fs::write(&parent, "---\ntools:\n  - name: research\n    kind: prompty\n    path: child.prompty\n---\nHi")
         .unwrap();
     let agent = prompty::load(&parent).unwrap();
-    let errors: Vec<String> = prompty::check(&agent).errors().map(|d| d.message.clone()).collect();
+    let errors: Vec<String> = prompty::check(&agent).errors().map(|d| d.to_string()).collect();
     assert_eq!(errors.len(), 1, "{errors:?}");
     assert!(
         errors[0].contains(

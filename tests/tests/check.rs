@@ -27,7 +27,7 @@ fn prompts() -> Vec<(PathBuf, String)> {
 }
 
 fn messages(diagnostics: &[Diagnostic]) -> Vec<String> {
-    diagnostics.iter().map(|d| format!("{:?} {}", d.severity, d.message)).collect()
+    diagnostics.iter().map(|d| format!("{:?} {d}", d.severity)).collect()
 }
 
 /// Diagnostics only the Rust form of a prompt can have (two names that become one field).

@@ -42,7 +42,10 @@ mod values;
 mod variants;
 
 pub use suggest::{closest, did_you_mean, ranked};
-pub use variants::{check_variant, find_prompts, PromptFiles, MAX_FOLDER_DEPTH, MAX_PROMPT_FILES};
+pub use variants::{
+    check_prompts, check_variant, find_prompts, Analyzed, CheckedFile, CheckedPrompt, CheckedVariant, PromptFiles,
+    MAX_FOLDER_DEPTH, MAX_PROMPT_FILES,
+};
 
 use crate::{Agent, LoadOptions, Location, Property, PropertyKind, ToolKind};
 use std::collections::{BTreeMap, BTreeSet, HashMap};
@@ -67,83 +70,194 @@ pub enum Severity {
     Warning,
 }
 
-/// A problem found in a `.prompty` file. Its text starts with `file:line:column: `.
+/// A byte range in the text of a diagnostic's file (`start..end`, `start <= end`).
 ///
 /// ```
-/// use prompty_core::analysis::{check_str, Diagnostic};
+/// use prompty_core::analysis::check_str;
+/// let text = "---\ninputs: [q]\n---\nuser:\n{{ qq }}";
+/// let report = check_str(text, ".".as_ref(), "ask.prompty", &Default::default());
+/// let span = report.errors().next().unwrap().span.unwrap();
+/// assert_eq!(&text[span.start..span.end], "qq");
+/// ```
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct Span {
+    /// The first byte.
+    pub start: usize,
+    /// One past the last byte.
+    pub end: usize,
+}
+
+/// A problem found in a `.prompty` file, with its place as fields: the file, the 1-based line and
+/// column (when known), the byte range in the file's text (when known), a stable `code` naming the
+/// rule, the `message` (without the place) and an optional `help`. Its text (`Display`) is
+/// `file:line:column: message` (then ` (help)`).
+///
+/// ```
+/// use prompty_core::analysis::{check_str, Diagnostic, Severity};
 /// let report = check_str("---\ninputs: [name, mood]\n---\nuser:\nHi {{ name }}", ".".as_ref(), "prompts/greet.prompty", &Default::default());
-/// assert_eq!(report.diagnostics[0].to_string(),
+/// let d = &report.diagnostics[0];
+/// assert_eq!(d.to_string(),
 ///     "prompts/greet.prompty:2:16: the input `mood` is declared, but the template never uses it");
-/// let own = Diagnostic::error("greet.prompty:3:1", "no good");
+/// assert_eq!((d.file.as_str(), d.line, d.column, d.code), ("prompts/greet.prompty", Some(2), Some(16), "unused-input"));
+/// assert_eq!(d.message, "the input `mood` is declared, but the template never uses it");
+/// let own = Diagnostic::error(prompty_core::Location::file("greet.prompty").at(3, 1), "no good");
 /// assert_eq!(own.to_string(), "greet.prompty:3:1: no good");
+/// assert_eq!(own.severity, Severity::Error);
 /// ```
 #[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct Diagnostic {
     /// Error or warning.
     pub severity: Severity,
-    /// What is wrong and where.
+    /// A stable short name of the rule that found it (`undeclared-variable`, `unused-input`, ...;
+    /// [`Diagnostic::CUSTOM`] for diagnostics made with [`Diagnostic::error`] and
+    /// [`Diagnostic::warning`] without [`Diagnostic::with_code`]).
+    pub code: &'static str,
+    /// The file, as named in messages (empty when the diagnostic names no file).
+    pub file: String,
+    /// 1-based line in `file`, when known.
+    pub line: Option<u32>,
+    /// 1-based column (in characters) in `file`, when known.
+    pub column: Option<u32>,
+    /// The bytes of `file`'s text the problem is about, when known.
+    pub span: Option<Span>,
+    /// What is wrong (without the place).
     pub message: String,
+    /// How to fix it, when the rule knows (a close name: `did you mean `question`?`); the text
+    /// shows it after the message, in parentheses.
+    pub help: Option<String>,
 }
 
 impl Diagnostic {
-    /// An error at `at` (a [`Location`] or `file:line:column` text).
+    /// The `code` of diagnostics made by [`Diagnostic::error`] and [`Diagnostic::warning`].
+    pub const CUSTOM: &'static str = "custom";
+
+    /// A diagnostic at `at` (a [`Location`], or a file name as `&str`/`String`).
     ///
     /// ```
-    /// let d = prompty_core::analysis::Diagnostic::error("a.prompty:1:1", "broken");
-    /// assert_eq!(d.severity, prompty_core::analysis::Severity::Error);
+    /// use prompty_core::analysis::{Diagnostic, Severity};
+    /// let d = Diagnostic::new(Severity::Warning, "odd-thing", "a.prompty", "odd");
+    /// assert_eq!((d.code, d.line, d.to_string().as_str()), ("odd-thing", None, "a.prompty: odd"));
     /// ```
-    pub fn error(at: impl fmt::Display, message: impl fmt::Display) -> Diagnostic {
-        Diagnostic { severity: Severity::Error, message: format!("{at}: {message}") }
+    pub fn new(
+        severity: Severity,
+        code: &'static str,
+        at: impl Into<Location>,
+        message: impl fmt::Display,
+    ) -> Diagnostic {
+        let at = at.into();
+        Diagnostic {
+            severity,
+            code,
+            file: at.file,
+            line: at.line,
+            column: at.column,
+            span: None,
+            message: message.to_string(),
+            help: None,
+        }
+    }
+
+    /// An error at `at` (a [`Location`], or a file name).
+    ///
+    /// ```
+    /// let d = prompty_core::analysis::Diagnostic::error("a.prompty", "broken");
+    /// assert_eq!(d.severity, prompty_core::analysis::Severity::Error);
+    /// assert_eq!(d.to_string(), "a.prompty: broken");
+    /// ```
+    pub fn error(at: impl Into<Location>, message: impl fmt::Display) -> Diagnostic {
+        Diagnostic::new(Severity::Error, Diagnostic::CUSTOM, at, message)
     }
 
     /// A warning at `at`.
     ///
     /// ```
-    /// let d = prompty_core::analysis::Diagnostic::warning("a.prompty:1:1", "odd");
+    /// let d = prompty_core::analysis::Diagnostic::warning(prompty_core::Location::file("a.prompty").at(1, 1), "odd");
     /// assert_eq!(d.to_string(), "a.prompty:1:1: odd");
     /// ```
-    pub fn warning(at: impl fmt::Display, message: impl fmt::Display) -> Diagnostic {
-        Diagnostic { severity: Severity::Warning, message: format!("{at}: {message}") }
+    pub fn warning(at: impl Into<Location>, message: impl fmt::Display) -> Diagnostic {
+        Diagnostic::new(Severity::Warning, Diagnostic::CUSTOM, at, message)
     }
 
-    /// The place the text starts with (`file`, `file:line` or `file:line:column`, as written by
-    /// [`Diagnostic::error`] and [`Diagnostic::warning`]) and the rest of the text, for tools that
-    /// show the two apart (the command line's rustc-style and JSON output). A text that names no
-    /// place gives an empty file name and the whole text.
+    /// The same diagnostic under the rule name `code`.
     ///
     /// ```
-    /// use prompty_core::analysis::Diagnostic;
-    /// let d = Diagnostic::error("prompts/a.prompty:3:14", "no good");
+    /// let d = prompty_core::analysis::Diagnostic::error("a.prompty", "no").with_code("rust-keyword");
+    /// assert_eq!(d.code, "rust-keyword");
+    /// ```
+    pub fn with_code(mut self, code: &'static str) -> Diagnostic {
+        self.code = code;
+        self
+    }
+
+    /// The same diagnostic with a help text (shown after the message, in parentheses).
+    ///
+    /// ```
+    /// let d = prompty_core::analysis::Diagnostic::error("a.prompty", "no").with_help("add it");
+    /// assert_eq!((d.message.as_str(), d.help.as_deref()), ("no", Some("add it")));
+    /// assert_eq!(d.to_string(), "a.prompty: no (add it)");
+    /// ```
+    pub fn with_help(mut self, help: impl Into<String>) -> Diagnostic {
+        self.help = Some(help.into());
+        self
+    }
+
+    /// The same diagnostic covering the bytes `span` of its file.
+    ///
+    /// ```
+    /// use prompty_core::analysis::{Diagnostic, Span};
+    /// let d = Diagnostic::error("a.prompty", "no").with_span(Span { start: 3, end: 5 });
+    /// assert_eq!(d.span, Some(Span { start: 3, end: 5 }));
+    /// ```
+    pub fn with_span(mut self, span: Span) -> Diagnostic {
+        self.span = Some(span);
+        self
+    }
+
+    /// The same diagnostic seen from another file: `context` is added to its message (after its
+    /// help, which becomes part of the message), as a parent prompt reports its child's problems.
+    ///
+    /// ```
+    /// use prompty_core::{analysis::Diagnostic, Location};
+    /// let d = Diagnostic::error(Location::file("child.prompty").at(2, 1), "no").with_help("did you mean `x`?");
+    /// let d = d.in_context("in the child prompt of the tool `t`");
+    /// assert_eq!(d.to_string(), "child.prompty:2:1: no (did you mean `x`?) (in the child prompt of the tool `t`)");
+    /// assert_eq!(d.help, None);
+    /// ```
+    pub fn in_context(mut self, context: impl fmt::Display) -> Diagnostic {
+        let help = self.help.take().map(|h| format!(" ({h})")).unwrap_or_default();
+        self.message = format!("{}{help} ({context})", self.message);
+        self
+    }
+
+    /// The place (`file`, `file:line` or `file:line:column`) and the message, for tools that show
+    /// the two apart (the command line's rustc-style and JSON output).
+    ///
+    /// ```
+    /// use prompty_core::{analysis::Diagnostic, Location};
+    /// let d = Diagnostic::error(Location::file("prompts/a.prompty").at(3, 14), "no good");
     /// let (at, message) = d.location();
     /// assert_eq!((at.file.as_str(), at.line, at.column, message), ("prompts/a.prompty", Some(3), Some(14), "no good"));
     /// let missing = Diagnostic::error("a.prompty", "file not found");
     /// let (at, message) = missing.location();
     /// assert_eq!((at.file.as_str(), at.line, message), ("a.prompty", None, "file not found"));
-    /// let (at, _) = Diagnostic::warning("a.prompty:7", "odd").location();
-    /// assert_eq!((at.line, at.column), (Some(7), None));
-    /// assert_eq!(Diagnostic::error("", "odd").location().1, "odd");
     /// ```
     pub fn location(&self) -> (Location, &str) {
-        let Some((head, rest)) = self.message.split_once(": ") else {
-            return (Location::file(""), &self.message);
-        };
-        let number = |s: &str| s.parse::<u32>().ok().filter(|n| *n > 0 && !s.starts_with('+'));
-        let mut at = Location::file(head);
-        if let Some((before, last)) = head.rsplit_once(':') {
-            if let Some(n) = number(last) {
-                match before.rsplit_once(':').and_then(|(file, line)| Some((file, number(line)?))) {
-                    Some((file, line)) => at = Location { file: file.to_owned(), line: Some(line), column: Some(n) },
-                    None => at = Location { file: before.to_owned(), line: Some(n), column: None },
-                }
-            }
-        }
-        (at, rest)
+        (Location { file: self.file.clone(), line: self.line, column: self.column }, &self.message)
     }
 }
 
 impl fmt::Display for Diagnostic {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(&self.message)
+        if !(self.file.is_empty() && self.line.is_none()) {
+            let at = Location { file: self.file.clone(), line: self.line, column: self.column };
+            write!(f, "{at}: ")?;
+        }
+        f.write_str(&self.message)?;
+        match &self.help {
+            Some(help) => write!(f, " ({help})"),
+            None => Ok(()),
+        }
     }
 }
 
@@ -229,7 +343,13 @@ impl Report {
         crate::locate_field(&self.text, &self.display, field)
     }
 
-    /// Adds a diagnostic in its place (by line and column).
+    /// The span of the word at a 1-based line and column of the file (see [`Diagnostic::span`]).
+    pub(crate) fn span_at(&self, line: u32, column: u32) -> Option<Span> {
+        word_span(&self.text, line, column)
+    }
+
+    /// Adds a diagnostic in its place (by line and column); a diagnostic of this file without a
+    /// span gets the one of the word at its line and column.
     ///
     /// ```
     /// use prompty_core::analysis::{check_str, Diagnostic};
@@ -237,10 +357,15 @@ impl Report {
     /// r.add(Diagnostic::error(r.locate("inputs[0]"), "not in Rust"));
     /// assert_eq!(r.errors().next().unwrap().to_string(), "a.prompty:2:10: not in Rust");
     /// ```
-    pub fn add(&mut self, diagnostic: Diagnostic) {
+    pub fn add(&mut self, mut diagnostic: Diagnostic) {
+        if diagnostic.span.is_none() && diagnostic.file == self.display {
+            if let (Some(line), Some(column)) = (diagnostic.line, diagnostic.column) {
+                diagnostic.span = self.span_at(line, column);
+            }
+        }
         self.diagnostics.push(diagnostic);
         let display = self.display.clone();
-        self.diagnostics.sort_by_key(|d| sort_key(&d.message, &display));
+        self.diagnostics.sort_by_key(|d| sort_key(d, &display));
     }
 }
 
@@ -335,7 +460,8 @@ fn check_file_at(path: &Path, display: &str, options: &LoadOptions, depth: usize
             } else {
                 format!("cannot read the file: {e}")
             };
-            return failed(display, Diagnostic::error(display, problem), vec![path.to_path_buf()]);
+            let code = if e.kind() == std::io::ErrorKind::NotFound { "file-not-found" } else { "unreadable-file" };
+            return failed(display, Diagnostic::error(display, problem).with_code(code), vec![path.to_path_buf()]);
         }
     };
     let abs = std::fs::canonicalize(path).unwrap_or_else(|_| path.to_path_buf());
@@ -350,7 +476,11 @@ fn check_str_at(text: &str, base_dir: &Path, display: &str, options: &LoadOption
     let agent = match agent {
         Ok(a) => a,
         Err(e) => {
-            return failed(display, Diagnostic { severity: Severity::Error, message: e.to_string() }, read);
+            let mut d = load_error(&e, display);
+            if let (true, Some(line), Some(column)) = (d.file == display, d.line, d.column) {
+                d.span = word_span(text, line, column);
+            }
+            return failed(display, d, read);
         }
     };
     let mut checker = Checker::new(text, display, base_dir, options, depth);
@@ -370,12 +500,68 @@ fn failed(display: &str, diagnostic: Diagnostic, files: Vec<PathBuf>) -> Report 
 }
 
 /// Orders diagnostics by line and column (those of other files last, in the order found).
-fn sort_key(message: &str, display: &str) -> (usize, usize) {
-    let Some(rest) = message.strip_prefix(display).and_then(|r| r.strip_prefix(':')) else {
-        return (usize::MAX, 0);
+fn sort_key(d: &Diagnostic, display: &str) -> (u32, u32) {
+    if d.file != display {
+        return (u32::MAX, 0);
+    }
+    (d.line.unwrap_or(0), d.column.unwrap_or(0))
+}
+
+/// A loader error as a diagnostic: its place as fields, the rest of its text as the message.
+fn load_error(e: &crate::Error, display: &str) -> Diagnostic {
+    use crate::Error as E;
+    let (at, code) = match e {
+        E::FileNotFound { path } => (Location::file(path.display().to_string()), "file-not-found"),
+        E::Io { path, .. } => (Location::file(path.display().to_string()), "unreadable-file"),
+        E::Frontmatter { at, .. } => (at.clone(), "invalid-frontmatter"),
+        E::InvalidField { at, .. } => (at.clone(), "invalid-field"),
+        E::EnvVarNotSet { at, .. } => (at.clone(), "env-not-set"),
+        E::FileReferenceNotFound { at, .. } => (at.clone(), "file-reference-not-found"),
+        E::FileOutsideRoots { at, .. } => (at.clone(), "file-outside-roots"),
+        E::FileReferenceInvalid { at, .. } => (at.clone(), "file-reference-invalid"),
+        _ => (Location::file(display), "load-error"),
     };
-    let mut parts = rest.splitn(3, ':').map(|p| p.trim().parse::<usize>().unwrap_or(0));
-    (parts.next().unwrap_or(0), parts.next().unwrap_or(0))
+    let text = e.to_string();
+    let prefix = format!("{at}: ");
+    match text.strip_prefix(&prefix) {
+        Some(message) => Diagnostic::new(Severity::Error, code, at, message),
+        // A message that does not start with its place keeps its whole text, under the file.
+        None => Diagnostic::new(Severity::Error, code, display, text),
+    }
+}
+
+/// Splits a rule's message ending with a hint (`... (did you mean `x`?)`) into the message and
+/// the help (`did you mean `x`?`).
+fn split_help(message: &str) -> Option<(String, String)> {
+    let body = message.strip_suffix("?)")?;
+    let i = body.rfind(" (did you mean ")?;
+    Some((message[..i].to_owned(), message[i + 2..message.len() - 1].to_owned()))
+}
+
+/// The byte offset of a 1-based line and column (in characters) of `text`.
+fn offset_of(text: &str, line: u32, column: u32) -> Option<usize> {
+    let mut start = 0usize;
+    for _ in 1..line {
+        start += text.get(start..)?.find('\n')? + 1;
+    }
+    let rest = text.get(start..)?;
+    let col = usize::try_from(column).ok()?.checked_sub(1)?;
+    let end_of_line = rest.find('\n').unwrap_or(rest.len());
+    rest[..end_of_line].char_indices().nth(col).map(|(i, _)| start + i)
+}
+
+/// The span of the word (letters, digits, `_`) that starts at a 1-based line and column of
+/// `text`, or of the one character there when it is not a word character (empty at a line's end).
+fn word_span(text: &str, line: u32, column: u32) -> Option<Span> {
+    let start = offset_of(text, line, column)?;
+    let rest = &text[start..];
+    let word = |c: char| c.is_alphanumeric() || c == '_';
+    let len = match rest.chars().next() {
+        Some(c) if word(c) => rest.find(|c: char| !word(c)).unwrap_or(rest.len()),
+        Some('\n') | None => 0,
+        Some(c) => c.len_utf8(),
+    };
+    Some(Span { start, end: start + len })
 }
 
 /// The renderer keys the runtime has built in (`prompty/src/renderers`): the Jinja ones
@@ -423,7 +609,7 @@ impl<'a> Checker<'a> {
     fn into_report(self, agent: Option<Agent>, mut files: Vec<PathBuf>, text: Arc<str>) -> Report {
         files.extend(self.files);
         let mut diagnostics = self.diagnostics;
-        diagnostics.sort_by_key(|d| sort_key(&d.message, self.display));
+        diagnostics.sort_by_key(|d| sort_key(d, self.display));
         Report { agent, diagnostics, files, children: self.children, display: self.display.to_owned(), text }
     }
 
@@ -431,12 +617,36 @@ impl<'a> Checker<'a> {
         crate::locate_field(self.text, self.display, field)
     }
 
-    fn error(&mut self, at: impl fmt::Display, message: impl fmt::Display) {
-        self.diagnostics.push(Diagnostic::error(at, message));
+    /// Records an error of the rule `code`; its span is the word at its place, when the text is
+    /// known.
+    fn error(&mut self, code: &'static str, at: Location, message: impl fmt::Display) -> &mut Diagnostic {
+        self.push(Severity::Error, code, at, message)
     }
 
-    fn warning(&mut self, at: impl fmt::Display, message: impl fmt::Display) {
-        self.diagnostics.push(Diagnostic::warning(at, message));
+    fn warning(&mut self, code: &'static str, at: Location, message: impl fmt::Display) -> &mut Diagnostic {
+        self.push(Severity::Warning, code, at, message)
+    }
+
+    fn push(
+        &mut self,
+        severity: Severity,
+        code: &'static str,
+        at: Location,
+        message: impl fmt::Display,
+    ) -> &mut Diagnostic {
+        let mut d = Diagnostic::new(severity, code, at, message);
+        if d.file == self.display {
+            if let (Some(line), Some(column)) = (d.line, d.column) {
+                d.span = word_span(self.text, line, column);
+            }
+        }
+        if let Some((message, help)) = split_help(&d.message) {
+            d.message = message;
+            d.help = Some(help);
+        }
+        self.diagnostics.push(d);
+        let last = self.diagnostics.len() - 1;
+        &mut self.diagnostics[last]
     }
 
     fn check(&mut self, agent: &Agent) {
@@ -464,7 +674,11 @@ impl<'a> Checker<'a> {
             for (i, input) in inputs.iter().enumerate() {
                 if !input.name.is_empty() && !used.contains(&input.name) && !bound.contains(&input.name.as_str()) {
                     let at = self.at(&format!("inputs[{i}]"));
-                    self.warning(at, format!("the input `{}` is declared, but the template never uses it", input.name));
+                    self.warning(
+                        "unused-input",
+                        at,
+                        format!("the input `{}` is declared, but the template never uses it", input.name),
+                    );
                 }
             }
         }
@@ -478,13 +692,17 @@ impl<'a> Checker<'a> {
             if let Some(&first) = seen.get(p.name.as_str()) {
                 let first_line = self.at(&format!("{path}[{first}]")).line.unwrap_or(0);
                 let at = self.at(&here);
-                self.error(at, format!("the {what} `{}` is declared twice (first on line {first_line})", p.name));
+                self.error(
+                    "duplicate-property",
+                    at,
+                    format!("the {what} `{}` is declared twice (first on line {first_line})", p.name),
+                );
                 continue;
             }
             seen.insert(&p.name, i);
             if p.name.is_empty() {
                 let at = self.at(&here);
-                self.error(at, format!("every {what} needs a name"));
+                self.error("unnamed-property", at, format!("every {what} needs a name"));
                 continue;
             }
             self.kind(p, &here, what, &p.name);
@@ -508,6 +726,7 @@ impl<'a> Checker<'a> {
                 let at = self.at(&format!("{here}.kind"));
                 let hint = did_you_mean(kind, KINDS);
                 self.error(
+                    "unknown-kind",
                     at,
                     format!("unknown kind `{kind}` for the {what} `{name}`{hint}: the kinds are {}", KINDS.join(", ")),
                 );
@@ -548,7 +767,11 @@ impl<'a> Checker<'a> {
             let key = key.trim().trim_matches(|c| c == '"' || c == '\'').to_owned();
             if let Some(first) = seen.get(&key) {
                 let at = Location::file(self.display).at(i + 1, indent + 1);
-                self.error(at, format!("the {what} `{key}` is declared twice (first on line {})", first + 1));
+                self.error(
+                    "duplicate-key",
+                    at,
+                    format!("the {what} `{key}` is declared twice (first on line {})", first + 1),
+                );
             } else {
                 seen.insert(key, i);
             }
@@ -570,7 +793,7 @@ impl<'a> Checker<'a> {
             let at = self.at(&format!("template.{key}.kind"));
             let list = known.iter().map(|k| format!("`{k}`")).collect::<Vec<_>>().join(", ");
             if let Some(right) = known.iter().find(|k| k.eq_ignore_ascii_case(kind)) {
-                self.error(
+                self.error("template-key-case", 
                     at,
                     format!("unknown template {key} `{kind}` (did you mean `{right}`?): {component} keys are case-sensitive"),
                 );
@@ -578,6 +801,7 @@ impl<'a> Checker<'a> {
                 let hint = did_you_mean(kind, known.iter().copied());
                 let unchecked = if key == "format" { "; the template is not checked" } else { "" };
                 self.warning(
+                    "unknown-template-key",
                     at,
                     format!(
                         "unknown template {key} `{kind}`{hint}: the built-in ones are {list}; a {component} must be \
@@ -608,6 +832,7 @@ impl<'a> Checker<'a> {
             let at = self.at(&format!("model.options.{key}"));
             let hint = did_you_mean(key, known.iter().copied());
             self.warning(
+                "unknown-model-option",
                 at,
                 format!(
                     "unknown model option `{key}`{hint}: the `{provider}` provider ignores it; the options are {}, and \
@@ -628,7 +853,11 @@ impl<'a> Checker<'a> {
                 if let Err(problem) = values::value_fits(value, p, "") {
                     let at = self.at(&format!("{here}.{key}"));
                     let shown = if p.name.is_empty() { what.to_owned() } else { format!("{what} `{}`", p.name) };
-                    self.error(at, format!("the {key} of the {shown} does not fit it: {problem}"));
+                    self.error(
+                        "value-does-not-fit",
+                        at,
+                        format!("the {key} of the {shown} does not fit it: {problem}"),
+                    );
                 }
             }
             if let Some(nested) = &p.properties {
@@ -647,7 +876,11 @@ impl<'a> Checker<'a> {
             if let Some(first) = seen.get(&tool.name) {
                 let first_line = self.at(&format!("tools[{first}]")).line.unwrap_or(0);
                 let at = self.at(&here);
-                self.error(at, format!("the tool `{}` is declared twice (first on line {first_line})", tool.name));
+                self.error(
+                    "duplicate-tool",
+                    at,
+                    format!("the tool `{}` is declared twice (first on line {first_line})", tool.name),
+                );
                 continue;
             }
             seen.insert(tool.name.clone(), i);
@@ -668,6 +901,7 @@ impl<'a> Checker<'a> {
                 if !inputs.iter().any(|p| p.name == binding.input) {
                     let hint = did_you_mean(&binding.input, inputs.iter().map(|p| p.name.as_str()));
                     self.error(
+                        "binding-undeclared-input",
                         at,
                         format!(
                             "the tool `{}` binds its parameter `{}` to the input `{}`, which is not declared{hint}",
@@ -676,7 +910,7 @@ impl<'a> Checker<'a> {
                     );
                 } else if let Some(arguments) = openapi_arguments.as_ref().filter(|a| !a.contains(&binding.name)) {
                     let hint = did_you_mean(&binding.name, arguments.iter().map(String::as_str));
-                    self.error(
+                    self.error("binding-unknown-parameter", 
                         at,
                         format!(
                             "the tool `{}` binds `{}`, which is not a parameter of any operation of its specification{hint}",
@@ -686,6 +920,7 @@ impl<'a> Checker<'a> {
                 } else if let Some((child, names)) = child_inputs.as_ref().filter(|(_, n)| !n.contains(&binding.name)) {
                     let hint = did_you_mean(&binding.name, names.iter().map(String::as_str));
                     self.error(
+                        "binding-unknown-parameter",
                         at,
                         format!(
                             "the tool `{}` binds `{}`, which is not an input of its child prompt `{child}`{hint}",
@@ -695,6 +930,7 @@ impl<'a> Checker<'a> {
                 } else if matches!(tool.kind, ToolKind::Function(_)) && !params.iter().any(|p| p.name == binding.name) {
                     let hint = did_you_mean(&binding.name, params.iter().map(|p| p.name.as_str()));
                     self.error(
+                        "binding-unknown-parameter",
                         at,
                         format!(
                             "the tool `{}` binds `{}`, which is not one of its parameters{hint}",
@@ -710,6 +946,7 @@ impl<'a> Checker<'a> {
                     let first_line = self.at(&format!("{here}.parameters[{first}]")).line.unwrap_or(0);
                     let at = self.at(&phere);
                     self.error(
+                        "duplicate-parameter",
                         at,
                         format!(
                             "the parameter `{}` of the tool `{}` is declared twice (first on line {first_line})",
@@ -742,6 +979,7 @@ impl<'a> Checker<'a> {
             format!("its tools are {}", tools.iter().map(|t| format!("`{}`", t.name)).collect::<Vec<_>>().join(", "))
         };
         self.error(
+            "unknown-tool-choice",
             at,
             format!("`toolChoice` names the tool `{name}`, which the prompt does not declare{hint}: {declared}"),
         );
@@ -758,6 +996,7 @@ impl<'a> Checker<'a> {
         if written.is_empty() {
             let at = self.at(&format!("{here}.name"));
             self.error(
+                "openapi-no-specification",
                 at,
                 format!(
                     "the openapi tool `{tool}` needs a `specification` (a file next to the prompt, or an http(s) URL)"
@@ -778,6 +1017,7 @@ impl<'a> Checker<'a> {
         match crate::openapi::read_spec_file(self.base_dir, written, self.options, self.display) {
             Ok((_, spec)) if spec.operations.is_empty() => {
                 self.error(
+                    "openapi-no-operations",
                     at,
                     format!("{what} has no operations (no `paths` with a method): the model could call nothing"),
                 );
@@ -795,20 +1035,24 @@ impl<'a> Checker<'a> {
                 Some(arguments)
             }
             Err(Error::FileNotFound { .. }) => {
-                self.error(at, format!("{what} was not found (the path is relative to the prompt's folder)"));
+                self.error(
+                    "openapi-not-found",
+                    at,
+                    format!("{what} was not found (the path is relative to the prompt's folder)"),
+                );
                 None
             }
             Err(Error::FileOutsideRoots { .. }) => {
-                self.error(at, format!("{what} is outside the prompt's folder"));
+                self.error("openapi-outside-folder", at, format!("{what} is outside the prompt's folder"));
                 None
             }
             Err(Error::InvalidField { field, message, .. }) => {
                 let field = if field == "#" || field == "specification" { String::new() } else { format!("{field}: ") };
-                self.error(at, format!("{what} is not a valid OpenAPI document: {field}{message}"));
+                self.error("openapi-invalid", at, format!("{what} is not a valid OpenAPI document: {field}{message}"));
                 None
             }
             Err(e) => {
-                self.error(at, format!("{what} cannot be read: {e}"));
+                self.error("openapi-unreadable", at, format!("{what} cannot be read: {e}"));
                 None
             }
         }
@@ -829,20 +1073,25 @@ impl<'a> Checker<'a> {
         let path = match crate::confine_path(self.base_dir, written, self.options) {
             Ok(path) => path,
             Err(Error::FileNotFound { .. }) => {
-                self.error(at, format!("{what} was not found (the path is relative to the prompt's folder)"));
+                self.error(
+                    "child-not-found",
+                    at,
+                    format!("{what} was not found (the path is relative to the prompt's folder)"),
+                );
                 return None;
             }
             Err(Error::FileOutsideRoots { .. }) => {
-                self.error(at, format!("{what} is outside the prompt's folder"));
+                self.error("child-outside-folder", at, format!("{what} is outside the prompt's folder"));
                 return None;
             }
             Err(e) => {
-                self.error(at, format!("{what} cannot be read: {e}"));
+                self.error("child-unreadable", at, format!("{what} cannot be read: {e}"));
                 return None;
             }
         };
         if self.depth + 1 >= MAX_CHILD_DEPTH {
             self.error(
+                "child-too-deep",
                 at,
                 format!("{what} nests prompts more than {MAX_CHILD_DEPTH} deep (does a prompt run itself as a tool?)"),
             );
@@ -852,10 +1101,7 @@ impl<'a> Checker<'a> {
         let report = check_file_at(&path, &display, self.options, self.depth + 1);
         self.files.extend(report.files.iter().cloned());
         for d in &report.diagnostics {
-            self.diagnostics.push(Diagnostic {
-                severity: d.severity,
-                message: format!("{} (in {what}, declared at {at})", d.message),
-            });
+            self.diagnostics.push(d.clone().in_context(format!("in {what}, declared at {at}")));
         }
         if report.has_errors() {
             return None;
@@ -874,20 +1120,25 @@ impl<'a> Checker<'a> {
         let place = |line: usize, column: usize| Location::file(display).at(body_line + line - 1, column);
         for ((line, column), word, role) in template::misspelt_role_markers(source) {
             self.warning(
+                "misspelt-role-marker",
                 place(line, column),
                 format!("the line `{word}:` is not a role marker: did you mean `{role}:`?"),
             );
         }
         match template::analyze(format, source)? {
             Err(e) => {
-                self.error(place(e.line, e.column), format!("template error ({format}): {}", e.message));
+                self.error(
+                    "template-syntax",
+                    place(e.line, e.column),
+                    format!("template error ({format}): {}", e.message),
+                );
                 None
             }
             Ok(vars) => {
                 for unknown in &vars.unknown {
                     let (line, column) = unknown.at;
                     let message = format!("unknown Jinja {} `{}`{}", unknown.what, unknown.name, unknown.hint);
-                    self.error(place(line, column), message);
+                    self.error("unknown-jinja-function", place(line, column), message);
                 }
                 let declared: Vec<&str> = inputs.iter().map(|p| p.name.as_str()).collect();
                 let mut undeclared: BTreeMap<(usize, usize), String> = BTreeMap::new();
@@ -897,10 +1148,13 @@ impl<'a> Checker<'a> {
                     }
                     match vars.guarded.get(name) {
                         // Read only where the template tests whether it is there: not an error.
-                        Some(((line, column), test)) => self.warning(
-                            place(*line, *column),
-                            format!("the template tests `{name} is {test}`, but no input declares `{name}`: it is never an input"),
-                        ),
+                        Some(((line, column), test)) => {
+                            self.warning(
+                                "test-of-undeclared",
+                                place(*line, *column),
+                                format!("the template tests `{name} is {test}`, but no input declares `{name}`: it is never an input"),
+                            );
+                        }
                         None => {
                             undeclared.insert(*at, name.clone());
                         }
@@ -918,7 +1172,7 @@ impl<'a> Checker<'a> {
                     } else {
                         format!("the template uses `{name}`, which no input declares{hint}")
                     };
-                    self.error(place(line, column), message);
+                    self.error("undeclared-variable", place(line, column), message);
                 }
                 Some(vars.mentioned)
             }
@@ -957,6 +1211,7 @@ impl<'a> Checker<'a> {
         let hint = did_you_mean(&access.name, known.iter().copied());
         let (line, column) = access.at;
         self.error(
+            "unknown-property",
             place(line, column),
             format!(
                 "`{}` has no property `{}`{hint}: its properties are {}",
@@ -1018,7 +1273,7 @@ mod tests {
         std::fs::write(dir.join("parent.prompty"), parent).unwrap();
         let report = check_file(&dir.join("parent.prompty"), "p/parent.prompty", &LoadOptions::new());
         assert!(!report.has_errors(), "{:?}", report.diagnostics);
-        let warnings: Vec<&str> = report.warnings().map(|d| d.message.as_str()).collect();
+        let warnings: Vec<String> = report.warnings().map(|d| d.to_string()).collect();
         assert_eq!(
             warnings,
             ["p/child.prompty:2:17: the input `unused` is declared, but the template never uses it (in the child \
@@ -1031,7 +1286,7 @@ mod tests {
     fn tool_parameter_defaults_must_fit() {
         let text = "---\ntools:\n  - name: forecast\n    kind: function\n    parameters:\n      days:\n        kind: integer\n        default: three\n      unit:\n        kind: string\n        enumValues: [c, f]\n        default: k\n---\nHi";
         let report = check_str(text, Path::new("."), "f.prompty", &LoadOptions::new());
-        let errors: Vec<&str> = report.errors().map(|d| d.message.as_str()).collect();
+        let errors: Vec<String> = report.errors().map(|d| d.to_string()).collect();
         assert_eq!(
             errors,
             [
@@ -1045,7 +1300,7 @@ mod tests {
     fn unknown_kinds_of_items_and_parameters_name_their_property() {
         let text = "---\ninputs:\n  tags:\n    kind: array\n    items: {kind: strnig}\ntools:\n  - name: t\n    kind: function\n    parameters:\n      n: {kind: integr}\n---\n{{ tags }}";
         let report = check_str(text, Path::new("."), "k.prompty", &LoadOptions::new());
-        let errors: Vec<&str> = report.errors().map(|d| d.message.as_str()).collect();
+        let errors: Vec<String> = report.errors().map(|d| d.to_string()).collect();
         assert_eq!(errors.len(), 2, "{errors:?}");
         assert!(
             errors[0].contains("unknown kind `strnig` for the input `tags` (did you mean `string`?)"),
@@ -1063,7 +1318,7 @@ mod tests {
             format!("---\nmodel:\n  id: m\n  options:\n    toolChoice: {choice}\ntools:\n  - name: get_weather\n    kind: function\n---\nHi")
         };
         let r = check_str(&prompt("get_wether"), Path::new("."), "c.prompty", &LoadOptions::new());
-        let errors: Vec<&str> = r.errors().map(|d| d.message.as_str()).collect();
+        let errors: Vec<String> = r.errors().map(|d| d.to_string()).collect();
         assert_eq!(
             errors,
             ["c.prompty:5:5: `toolChoice` names the tool `get_wether`, which the prompt does not declare (did you mean \
@@ -1077,8 +1332,15 @@ mod tests {
 
     #[test]
     fn diagnostics_of_other_files_sort_last() {
-        assert!(sort_key("a.prompty:3:1: x", "a.prompty") < sort_key("a.prompty:10:1: x", "a.prompty"));
-        assert_eq!(sort_key("b.prompty:1:1: x", "a.prompty"), (usize::MAX, 0));
-        assert_eq!(sort_key("a.prompty: x", "a.prompty"), (0, 0));
+        let d = |file: &str, at: Option<(usize, usize)>| {
+            let loc = Location::file(file);
+            Diagnostic::error(at.map_or(loc.clone(), |(l, c)| loc.at(l, c)), "x")
+        };
+        assert!(
+            sort_key(&d("a.prompty", Some((3, 1))), "a.prompty")
+                < sort_key(&d("a.prompty", Some((10, 1))), "a.prompty")
+        );
+        assert_eq!(sort_key(&d("b.prompty", Some((1, 1))), "a.prompty"), (u32::MAX, 0));
+        assert_eq!(sort_key(&d("a.prompty", None), "a.prompty"), (0, 0));
     }
 }

@@ -144,14 +144,7 @@ pub(crate) fn misspelt_role_markers(source: &str) -> Vec<((usize, usize), String
     found
 }
 
-/// 1-based line and column (in characters) of a byte offset.
-pub(crate) fn line_column(text: &str, offset: usize) -> (usize, usize) {
-    let offset = offset.min(text.len());
-    let before = &text[..offset];
-    let line = before.matches('\n').count() + 1;
-    let line_start = before.rfind('\n').map_or(0, |i| i + 1);
-    (line, before[line_start..].chars().count() + 1)
-}
+pub(crate) use crate::mustache::line_column;
 
 fn jinja(dialect: crate::jinja::Dialect, original: &str) -> Result<Variables, TemplateError> {
     // The same bound the runtime applies: minijinja's parser recurses once per nested operator.
@@ -569,98 +562,34 @@ fn find_word(text: &str, word: &str) -> Option<usize> {
     None
 }
 
-/// Scans a mustache template's tags the way the runtime's mustache renderer parses them
-/// (delimiter changes, comments, sections), reporting the same malformations it rejects.
+/// Reads a mustache template with the parser the runtime's mustache renderer renders
+/// ([`crate::mustache::parse`]): its errors, and the root names of its tags (names outside every
+/// section are required).
 fn mustache(source: &str) -> Result<Variables, TemplateError> {
-    let err = |offset: usize, message: String| {
-        let (line, column) = line_column(source, offset);
-        TemplateError { line, column, message }
-    };
-    let (mut open, mut close) = ("{{".to_owned(), "}}".to_owned());
-    let mut sections: Vec<(String, usize)> = Vec::new();
+    use crate::mustache::{parse, Node};
+    let nodes = parse(source).map_err(|e| TemplateError { line: e.line, column: e.column, message: e.message })?;
     let mut vars = Variables::default();
-    let mut pos = 0;
-    while let Some(i) = source[pos..].find(open.as_str()) {
-        let start = pos + i;
-        let after_open = start + open.len();
-        let rest = &source[after_open..];
-        // The sigils `{` and `=` change how the tag is closed.
-        let (inner, end) = if rest.starts_with('{') {
-            let closing = format!("}}{close}");
-            let Some(j) = rest.find(closing.as_str()) else {
-                return Err(err(start, format!("unclosed tag: missing \"{closing}\"")));
-            };
-            (&rest[..j + 1], after_open + j + closing.len())
-        } else if let Some(after) = rest.strip_prefix('=') {
-            let closing = format!("={close}");
-            let Some(j) = after.find(closing.as_str()) else {
-                return Err(err(start, format!("unclosed tag: missing \"{closing}\"")));
-            };
-            (&rest[..j + 2], after_open + 1 + j + closing.len())
-        } else {
-            let Some(j) = rest.find(close.as_str()) else {
-                return Err(err(start, format!("unclosed tag: missing \"{close}\"")));
-            };
-            (&rest[..j], after_open + j + close.len())
+    // The ends of the sections the walk is inside.
+    let mut open: Vec<usize> = Vec::new();
+    for (i, node) in nodes.iter().enumerate() {
+        while open.last().is_some_and(|end| *end <= i) {
+            open.pop();
+        }
+        let (name, at) = match node {
+            Node::Text(_) => continue,
+            Node::Interpolate { name, at } => (*name, *at),
+            Node::Section { name, at, .. } => (*name, *at),
         };
-        pos = end;
-        let trimmed = inner.trim();
-        if let Some(spec) = inner.strip_prefix('=').and_then(|s| s.strip_suffix('=')) {
-            let parts: Vec<&str> = spec.split_whitespace().collect();
-            match parts.as_slice() {
-                [o, c] if !o.contains('=') && !c.contains('=') => {
-                    open = (*o).to_owned();
-                    close = (*c).to_owned();
-                }
-                _ => return Err(err(start, "malformed set-delimiter tag: expected two delimiters".to_owned())),
-            }
-            continue;
-        }
-        let (sigil, name) = match trimmed.chars().next() {
-            Some(c @ ('#' | '^' | '/' | '!' | '>' | '&' | '{')) => {
-                let name = trimmed[1..].trim();
-                let name = if c == '{' { name.strip_suffix('}').unwrap_or(name).trim() } else { name };
-                (Some(c), name)
-            }
-            _ => (None, trimmed),
-        };
-        match sigil {
-            Some('!') => continue,
-            Some('>') => {
-                return Err(err(start, format!("partials are not supported (templates have no file access): {name}")))
-            }
-            _ => {}
-        }
-        if name.is_empty() {
-            return Err(err(start, "empty tag name".to_owned()));
-        }
-        match sigil {
-            Some('/') => match sections.pop() {
-                Some((open_name, _)) if open_name == name => {}
-                Some((open_name, _)) => {
-                    return Err(err(
-                        start,
-                        format!("mismatched close tag: expected {{{{/{open_name}}}}}, found {name}"),
-                    ))
-                }
-                None => return Err(err(start, format!("unexpected close tag {name}: no section is open"))),
-            },
-            _ => {
-                if name != "." {
-                    let root = name.split('.').next().unwrap_or(name).to_owned();
-                    vars.mentioned.insert(root.clone());
-                    if sections.is_empty() {
-                        vars.required.entry(root).or_insert_with(|| line_column(source, start));
-                    }
-                }
-                if matches!(sigil, Some('#' | '^')) {
-                    sections.push((name.to_owned(), start));
-                }
+        if name != "." {
+            let root = name.split('.').next().unwrap_or(name).to_owned();
+            vars.mentioned.insert(root.clone());
+            if open.is_empty() {
+                vars.required.entry(root).or_insert_with(|| line_column(source, at));
             }
         }
-    }
-    if let Some((name, start)) = sections.pop() {
-        return Err(err(start, format!("unclosed section {name}: missing {{{{/{name}}}}}")));
+        if let Node::Section { end, .. } = node {
+            open.push(*end);
+        }
     }
     Ok(vars)
 }
@@ -742,7 +671,10 @@ mod tests {
         let v = analyze("mustache", "{{=<% %>=}}<% x %> {{ y }}").unwrap().unwrap();
         assert_eq!(names(&v), [("x", (1, 12))]);
         let e = analyze("mustache", "a\n{{#s}}b").unwrap().unwrap_err();
-        assert_eq!((e.line, e.column, e.message.as_str()), (2, 1, "unclosed section s: missing {{/s}}"));
+        assert_eq!(
+            (e.line, e.column, e.message.as_str()),
+            (2, 1, "unclosed section \"s\": opened here but never closed")
+        );
         let e = analyze("mustache", "{{#a}}{{/b}}").unwrap().unwrap_err();
         assert_eq!(e.column, 7);
         assert!(analyze("mustache", "{{ x").unwrap().is_err());
@@ -759,7 +691,7 @@ mod tests {
         crate::analysis::check_file(&path, name, &crate::LoadOptions::new())
             .diagnostics
             .into_iter()
-            .map(|d| (d.severity, d.message))
+            .map(|d| (d.severity, d.to_string()))
             .collect()
     }
 
@@ -893,7 +825,7 @@ mod tests {
             let display = format!("ui/prompts/{file}.prompty");
             let a =
                 crate::analysis::check_file(&dir.join(format!("{file}.prompty")), &display, &crate::LoadOptions::new());
-            let messages: Vec<String> = a.diagnostics.iter().map(|d| d.message.clone()).collect();
+            let messages: Vec<String> = a.diagnostics.iter().map(|d| d.to_string()).collect();
             assert_eq!(messages, [format!("{display}:{expected}")], "{file}");
         }
         let a = crate::analysis::check_file(

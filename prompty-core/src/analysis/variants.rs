@@ -87,15 +87,21 @@ pub fn find_prompts(root: &Path, display_root: &str) -> std::io::Result<(Vec<Pro
         let (name, locale) = match split_file_stem(&stem) {
             Ok(split) => split,
             Err(e) => {
-                problems.push(Diagnostic::error(
-                    &display,
-                    format!("the file name's part after the first `.` must be a locale tag: {e}"),
-                ));
+                problems.push(
+                    Diagnostic::error(
+                        &display,
+                        format!("the file name's part after the first `.` must be a locale tag: {e}"),
+                    )
+                    .with_code("invalid-file-locale"),
+                );
                 continue;
             }
         };
         if name.is_empty() {
-            problems.push(Diagnostic::error(&display, "the file name has no prompt id before its first `.`"));
+            problems.push(
+                Diagnostic::error(&display, "the file name has no prompt id before its first `.`")
+                    .with_code("no-prompt-id"),
+            );
             continue;
         }
         let mut segments: Vec<String> = relative
@@ -119,17 +125,25 @@ pub fn find_prompts(root: &Path, display_root: &str) -> std::io::Result<(Vec<Pro
     for (id, locale, display, path) in orphans {
         let Some(group) = groups.get_mut(&id) else {
             let default = display_of(Path::new(&format!("{}.prompty", id.replace('.', "/"))));
-            problems.push(Diagnostic::error(
-                &display,
-                format!("a locale variant (`{locale}`) of the prompt `{id}`, which has no default file: add {default}"),
-            ));
+            problems.push(
+                Diagnostic::error(
+                    &display,
+                    format!(
+                        "a locale variant (`{locale}`) of the prompt `{id}`, which has no default file: add {default}"
+                    ),
+                )
+                .with_code("variant-without-default"),
+            );
             continue;
         };
         if let Some((_, _, other)) = group.variants.iter().find(|(l, _, _)| *l == locale) {
-            problems.push(Diagnostic::error(
-                &display,
-                format!("the locale `{locale}` of the prompt `{id}` is already given by {other}: keep one of them"),
-            ));
+            problems.push(
+                Diagnostic::error(
+                    &display,
+                    format!("the locale `{locale}` of the prompt `{id}` is already given by {other}: keep one of them"),
+                )
+                .with_code("duplicate-locale"),
+            );
             continue;
         }
         group.variants.push((locale, PathBuf::from(path), display));
@@ -138,8 +152,151 @@ pub fn find_prompts(root: &Path, display_root: &str) -> std::io::Result<(Vec<Pro
     for p in &mut prompts {
         p.variants.sort_by(|a, b| a.0.cmp(&b.0));
     }
-    problems.sort_by(|a, b| a.message.cmp(&b.message));
+    problems.sort_by(|a, b| (&a.file, &a.message).cmp(&(&b.file, &b.message)));
     Ok((prompts, problems))
+}
+
+/// What an analysis of a prompt file offers to the check of locale variants: the [`Report`] a
+/// variant is compared with its default on ([`check_variant`]), or `None` to skip the comparison
+/// (a file that did not load, or whose analysis the caller does not trust).
+///
+/// ```
+/// use prompty_core::analysis::{check_str, Analyzed};
+/// let report = check_str("Hi", ".".as_ref(), "a.prompty", &Default::default());
+/// assert!(report.report().is_some());
+/// ```
+pub trait Analyzed {
+    /// The report to compare, if any.
+    fn report(&self) -> Option<&Report>;
+}
+
+impl Analyzed for Report {
+    fn report(&self) -> Option<&Report> {
+        Some(self)
+    }
+}
+
+/// One file of a prompt after its analysis: where it is, how it is named in messages, and what
+/// the caller's analysis made of it.
+#[derive(Debug, Clone)]
+pub struct CheckedFile<T> {
+    /// The file, absolute.
+    pub path: PathBuf,
+    /// The file as named in messages.
+    pub display: String,
+    /// What the caller's analysis returned for it.
+    pub analysis: T,
+}
+
+/// A locale variant after its analysis, with what [`check_variant`] found against its default.
+#[derive(Debug, Clone)]
+pub struct CheckedVariant<T> {
+    /// The variant's locale.
+    pub locale: Locale,
+    /// The variant's file and analysis.
+    pub file: CheckedFile<T>,
+    /// Where the variant declares something other than its default (empty when either file did
+    /// not load).
+    pub mismatches: Vec<Diagnostic>,
+}
+
+/// A prompt of a folder after the analysis of its default file and its locale variants
+/// ([`PromptFiles::check`], [`check_prompts`]).
+#[derive(Debug, Clone)]
+pub struct CheckedPrompt<T> {
+    /// The prompt's id (`support.refund`).
+    pub id: String,
+    /// The id's segments (`["support", "refund"]`).
+    pub segments: Vec<String>,
+    /// The default file.
+    pub default: CheckedFile<T>,
+    /// The locale variants, sorted by tag.
+    pub variants: Vec<CheckedVariant<T>>,
+}
+
+impl<T> CheckedPrompt<T> {
+    /// Whether no variant differs from the default.
+    ///
+    /// ```
+    /// # let dir = std::env::temp_dir().join(format!("prompty-doc-consistent-{}", std::process::id()));
+    /// # std::fs::create_dir_all(&dir).unwrap();
+    /// # std::fs::write(dir.join("hi.prompty"), "Hi").unwrap();
+    /// let (prompts, _) = prompty_core::analysis::check_prompts(&dir, "p", |p, d| prompty_core::analysis::check_file(p, d, &Default::default()))?;
+    /// assert!(prompts[0].consistent());
+    /// # Ok::<(), std::io::Error>(())
+    /// ```
+    pub fn consistent(&self) -> bool {
+        self.variants.iter().all(|v| v.mismatches.is_empty())
+    }
+}
+
+impl PromptFiles {
+    /// Analyzes the default file and every variant with `analyze` (given the file and its name
+    /// in messages), and checks each variant against the default with [`check_variant`], on the
+    /// [`Report`]s of the analyses ([`Analyzed::report`]; a file without one is not compared). This is
+    /// the one loop behind `prompty-build`, the prompt registry's `load_dir` and `prompty check`.
+    ///
+    /// ```
+    /// use prompty_core::analysis::{check_file, find_prompts};
+    /// let dir = std::env::temp_dir().join(format!("prompty-doc-prompt-check-{}", std::process::id()));
+    /// std::fs::create_dir_all(&dir).unwrap();
+    /// std::fs::write(dir.join("hi.prompty"), "---\ninputs: [name]\n---\nHi {{ name }}").unwrap();
+    /// std::fs::write(dir.join("hi.fr.prompty"), "---\ninputs: [nom]\n---\nSalut {{ nom }}").unwrap();
+    /// let (groups, _) = find_prompts(&dir, "p")?;
+    /// let checked = groups[0].check(|path, display| check_file(path, display, &Default::default()));
+    /// assert_eq!(checked.variants[0].locale.as_str(), "fr");
+    /// assert!(checked.variants[0].mismatches[0].to_string().starts_with("p/hi.fr.prompty:2:10: the input `nom` is not declared by the default prompt"));
+    /// # Ok::<(), std::io::Error>(())
+    /// ```
+    pub fn check<T: Analyzed>(&self, mut analyze: impl FnMut(&Path, &str) -> T) -> CheckedPrompt<T> {
+        let default = CheckedFile {
+            path: self.default.clone(),
+            display: self.default_display.clone(),
+            analysis: analyze(&self.default, &self.default_display),
+        };
+        let variants = self
+            .variants
+            .iter()
+            .map(|(locale, path, display)| {
+                let analysis = analyze(path, display);
+                let mismatches = match (default.analysis.report(), analysis.report()) {
+                    (Some(d), Some(v)) => check_variant(d, v),
+                    _ => Vec::new(),
+                };
+                CheckedVariant {
+                    locale: locale.clone(),
+                    file: CheckedFile { path: path.clone(), display: display.clone(), analysis },
+                    mismatches,
+                }
+            })
+            .collect();
+        CheckedPrompt { id: self.id.clone(), segments: self.segments.clone(), default, variants }
+    }
+}
+
+/// Finds the prompts below `root` ([`find_prompts`]) and checks each ([`PromptFiles::check`]):
+/// the prompts, and the problems of the file names.
+///
+/// ```
+/// use prompty_core::analysis::{check_file, check_prompts};
+/// let dir = std::env::temp_dir().join(format!("prompty-doc-check-prompts-{}", std::process::id()));
+/// std::fs::create_dir_all(&dir).unwrap();
+/// std::fs::write(dir.join("hi.prompty"), "---\ninputs: [name]\n---\nHi {{ name }}").unwrap();
+/// std::fs::write(dir.join("hi.de.prompty"), "---\ninputs: [name]\n---\nHallo {{ name }}").unwrap();
+/// let (prompts, problems) = check_prompts(&dir, "p", |path, display| check_file(path, display, &Default::default()))?;
+/// assert!(problems.is_empty());
+/// assert_eq!((prompts[0].id.as_str(), prompts[0].variants.len()), ("hi", 1));
+/// assert!(prompts[0].consistent());
+/// # Ok::<(), std::io::Error>(())
+/// ```
+pub fn check_prompts<T: Analyzed>(
+    root: &Path,
+    display_root: &str,
+    mut analyze: impl FnMut(&Path, &str) -> T,
+) -> std::io::Result<(Vec<CheckedPrompt<T>>, Vec<Diagnostic>)> {
+    let (groups, problems) = find_prompts(root, display_root)?;
+    let checked = groups.iter().map(|g| g.check(&mut analyze)).collect();
+    Ok((checked, problems))
 }
 
 fn collect(dir: &Path, depth: usize, out: &mut Vec<PathBuf>) -> std::io::Result<()> {
@@ -228,10 +385,14 @@ impl Compare<'_> {
     fn error(&mut self, variant_field: &str, default_field: &str, message: String, rule: &str) {
         let at = self.variant.locate(variant_field);
         let there = self.default.locate(default_field);
-        self.out.push(Diagnostic::error(
+        let span = at.line.zip(at.column).and_then(|(l, c)| self.variant.span_at(l, c));
+        let mut d = Diagnostic::error(
             at,
             message.replace("{there}", &there.to_string()) + ": a locale variant declares " + rule,
-        ));
+        )
+        .with_code("variant-mismatch");
+        d.span = span;
+        self.out.push(d);
     }
 
     /// Compares two lists of properties by name. `dpath`/`vpath` are their key paths in each file,

@@ -171,7 +171,7 @@ impl Agent {
     /// assert_eq!(a.inputs.unwrap()[0].default, Some(serde_json::json!("Paris")));
     /// ```
     pub fn from_value(value: Value) -> crate::Result<Agent> {
-        crate::loader::agent_from_value(value, &crate::loader::Origin::memory())
+        crate::loader::agent_from_value(value, &crate::origin::Origin::memory())
     }
 
     /// The canonical JSON of the agent (same as `serde_json::to_value(&agent)`).

@@ -778,22 +778,20 @@ impl PromptRegistry {
                 problems.push(format!("{}: {e}", group.default_display));
                 continue;
             }
-            let default = match crate::load_with(&group.default, &options) {
+            let checked = group.check(|path, _| Loaded::new(crate::load_with(path, &options)));
+            let default = match checked.default.analysis.agent {
                 Ok(agent) => agent,
                 Err(e) => {
                     problems.push(e.to_string());
                     continue;
                 }
             };
-            let default_report = crate::analysis::check_agent(&default);
             let mut variants = Vec::new();
-            for (locale, path, _) in &group.variants {
-                match crate::load_with(path, &options) {
+            for variant in checked.variants {
+                match variant.file.analysis.agent {
                     Ok(agent) => {
-                        let report = crate::analysis::check_agent(&agent);
-                        let mismatches = crate::analysis::check_variant(&default_report, &report);
-                        problems.extend(mismatches.iter().map(ToString::to_string));
-                        variants.push((locale.clone(), agent));
+                        problems.extend(variant.mismatches.iter().map(ToString::to_string));
+                        variants.push((variant.locale, agent));
                     }
                     Err(e) => problems.push(e.to_string()),
                 }
@@ -816,6 +814,26 @@ impl PromptRegistry {
             ids.push(id);
         }
         Ok(ids)
+    }
+}
+
+/// A prompt file of a folder as the registry loads it: the agent (or why it did not load) and its
+/// analysis, on which a locale variant is compared with its default.
+struct Loaded {
+    agent: Result<Agent>,
+    report: Option<crate::analysis::Report>,
+}
+
+impl Loaded {
+    fn new(agent: Result<Agent>) -> Loaded {
+        let report = agent.as_ref().ok().map(crate::analysis::check_agent);
+        Loaded { agent, report }
+    }
+}
+
+impl crate::analysis::Analyzed for Loaded {
+    fn report(&self) -> Option<&crate::analysis::Report> {
+        self.report.as_ref()
     }
 }
 

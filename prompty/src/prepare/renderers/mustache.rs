@@ -68,48 +68,12 @@
 //! one per context a name may be looked up through) and produces at most
 //! [`Budget::max_output_bytes`] bytes; past either it stops with an error.
 
-use std::fmt::{self, Write as _};
+use std::fmt::Write as _;
 
 use serde_json::Value;
 
-/// How deeply sections may nest (each level adds a context every name is looked up through).
-pub(crate) const MAX_SECTION_DEPTH: usize = 256;
-
-/// Error raised for a malformed template: what was wrong and where (1-based line and column in the template).
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub(crate) struct MustacheError {
-    /// 1-based line of the offending tag.
-    pub line: usize,
-    /// 1-based column (in characters) of the offending tag.
-    pub column: usize,
-    /// Human-readable description of the problem.
-    pub message: String,
-}
-
-impl MustacheError {
-    /// Builds an error located at byte `offset` of `template`.
-    fn at(template: &str, offset: usize, message: impl Into<String>) -> Self {
-        let (line, column) = line_column(template, offset);
-        Self { line, column, message: message.into() }
-    }
-}
-
-impl fmt::Display for MustacheError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "line {}, column {}: {}", self.line, self.column, self.message)
-    }
-}
-
-impl std::error::Error for MustacheError {}
-
-/// Converts a byte offset into a 1-based (line, column) pair, the column counted in characters.
-fn line_column(template: &str, offset: usize) -> (usize, usize) {
-    let before = template.get(..offset).unwrap_or(template);
-    let line = before.bytes().filter(|&b| b == b'\n').count() + 1;
-    let line_start = before.rfind('\n').map_or(0, |i| i + 1);
-    let column = before[line_start..].chars().count() + 1;
-    (line, column)
-}
+pub(crate) use prompty_core::mustache::MustacheError;
+use prompty_core::mustache::{parse, Node};
 
 /// Render `template` with `data` as the root context.
 ///
@@ -183,285 +147,6 @@ pub(crate) fn format_value(value: &Value, out: &mut String) {
 }
 
 // ---------------------------------------------------------------------------------------------
-// Parsing
-// ---------------------------------------------------------------------------------------------
-
-/// One element of a parsed template.
-///
-/// The nodes form a flat list; a section's body is the run of nodes that follows it up to
-/// (excluding) index `end`, which is where rendering continues once the section is done.
-#[derive(Debug, Clone, PartialEq, Eq)]
-enum Node<'t> {
-    /// Literal text copied to the output as is.
-    Text(&'t str),
-    /// An interpolation tag with the (trimmed) name to look up.
-    Interpolate(&'t str),
-    /// A normal or inverted section.
-    Section {
-        /// The (trimmed) name to look up.
-        name: &'t str,
-        /// Whether this is an inverted (`{{^name}}`) section.
-        inverted: bool,
-        /// Index of the first node after the section's body.
-        end: usize,
-    },
-}
-
-/// The kinds of tag the parser recognises.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum TagKind {
-    Interpolate,
-    Section,
-    Inverted,
-    Close,
-    Comment,
-    Partial,
-    SetDelimiters,
-}
-
-impl TagKind {
-    /// Whether a tag of this kind alone on a line removes the line from the output.
-    fn can_stand_alone(self) -> bool {
-        self != TagKind::Interpolate
-    }
-}
-
-/// A tag read from the template.
-struct Tag<'t> {
-    kind: TagKind,
-    /// The trimmed name, the raw content of a set-delimiter tag, or empty for a comment.
-    content: &'t str,
-    /// Byte offset just past the tag's closing delimiter.
-    end: usize,
-}
-
-/// The delimiters in force, with the closing sequences derived from them.
-struct Delimiters<'t> {
-    open: &'t str,
-    close: &'t str,
-    /// `}` followed by the closing delimiter: ends a triple-mustache tag.
-    triple_close: String,
-    /// `=` followed by the closing delimiter: ends a set-delimiter tag.
-    set_close: String,
-}
-
-impl<'t> Delimiters<'t> {
-    fn new(open: &'t str, close: &'t str) -> Self {
-        let mut triple_close = String::with_capacity(close.len() + 1);
-        triple_close.push('}');
-        triple_close.push_str(close);
-        let mut set_close = String::with_capacity(close.len() + 1);
-        set_close.push('=');
-        set_close.push_str(close);
-        Self { open, close, triple_close, set_close }
-    }
-}
-
-/// A section whose close tag has not been seen yet.
-struct OpenSection<'t> {
-    /// Index of the section's node.
-    node: usize,
-    name: &'t str,
-    /// Byte offset of the opening tag.
-    offset: usize,
-}
-
-/// Parses `template` into a flat node list.
-fn parse(template: &str) -> Result<Vec<Node<'_>>, MustacheError> {
-    let mut nodes = Vec::new();
-    let mut open_sections: Vec<OpenSection<'_>> = Vec::new();
-    let mut delimiters = Delimiters::new("{{", "}}");
-    // Start of the text not yet turned into nodes.
-    let mut cursor = 0;
-
-    while let Some(found) = template[cursor..].find(delimiters.open) {
-        let tag_start = cursor + found;
-        let tag = read_tag(template, tag_start, &delimiters)?;
-
-        let mut text_end = tag_start;
-        let mut next = tag.end;
-        if tag.kind.can_stand_alone() {
-            if let Some((line_start, line_end)) = standalone_span(template, tag_start, tag.end) {
-                text_end = line_start.max(cursor);
-                next = line_end;
-            }
-        }
-        if text_end > cursor {
-            nodes.push(Node::Text(&template[cursor..text_end]));
-        }
-
-        match tag.kind {
-            TagKind::Interpolate => nodes.push(Node::Interpolate(tag.content)),
-            TagKind::Section | TagKind::Inverted => {
-                if open_sections.len() >= MAX_SECTION_DEPTH {
-                    return Err(MustacheError::at(
-                        template,
-                        tag_start,
-                        format!("sections nest deeper than {MAX_SECTION_DEPTH} levels"),
-                    ));
-                }
-                open_sections.push(OpenSection { node: nodes.len(), name: tag.content, offset: tag_start });
-                nodes.push(Node::Section { name: tag.content, inverted: tag.kind == TagKind::Inverted, end: 0 });
-            }
-            TagKind::Close => {
-                let Some(open) = open_sections.pop() else {
-                    return Err(MustacheError::at(
-                        template,
-                        tag_start,
-                        format!("close tag \"{}\" has no matching open section", tag.content),
-                    ));
-                };
-                if open.name != tag.content {
-                    let (line, column) = line_column(template, open.offset);
-                    return Err(MustacheError::at(
-                        template,
-                        tag_start,
-                        format!(
-                            "mismatched close tag \"{}\": the open section is \"{}\" \
-                             (opened at line {line}, column {column})",
-                            tag.content, open.name
-                        ),
-                    ));
-                }
-                let body_end = nodes.len();
-                if let Some(Node::Section { end, .. }) = nodes.get_mut(open.node) {
-                    *end = body_end;
-                }
-            }
-            TagKind::Comment => {}
-            TagKind::Partial => {
-                return Err(MustacheError::at(
-                    template,
-                    tag_start,
-                    "partials are not supported: templates have no file system access",
-                ));
-            }
-            TagKind::SetDelimiters => {
-                delimiters = parse_delimiters(template, tag_start, tag.content)?;
-            }
-        }
-        cursor = next;
-    }
-
-    if cursor < template.len() {
-        nodes.push(Node::Text(&template[cursor..]));
-    }
-    if let Some(open) = open_sections.last() {
-        return Err(MustacheError::at(
-            template,
-            open.offset,
-            format!("unclosed section \"{}\": opened here but never closed", open.name),
-        ));
-    }
-    Ok(nodes)
-}
-
-/// Reads the tag whose opening delimiter starts at byte `tag_start`.
-fn read_tag<'t>(template: &'t str, tag_start: usize, delimiters: &Delimiters<'t>) -> Result<Tag<'t>, MustacheError> {
-    let body_start = tag_start + delimiters.open.len();
-    let rest = &template[body_start..];
-
-    if let Some(inner) = rest.strip_prefix('{') {
-        let Some(len) = inner.find(delimiters.triple_close.as_str()) else {
-            return Err(MustacheError::at(
-                template,
-                tag_start,
-                format!("unclosed tag: missing \"{}\"", delimiters.triple_close),
-            ));
-        };
-        let name = inner[..len].trim();
-        if name.is_empty() {
-            return Err(MustacheError::at(template, tag_start, "empty tag name"));
-        }
-        return Ok(Tag {
-            kind: TagKind::Interpolate,
-            content: name,
-            end: body_start + 1 + len + delimiters.triple_close.len(),
-        });
-    }
-
-    if let Some(inner) = rest.strip_prefix('=') {
-        let Some(len) = inner.find(delimiters.set_close.as_str()) else {
-            return Err(MustacheError::at(
-                template,
-                tag_start,
-                format!("bad set-delimiter tag: missing closing \"{}\"", delimiters.set_close),
-            ));
-        };
-        return Ok(Tag {
-            kind: TagKind::SetDelimiters,
-            content: &inner[..len],
-            end: body_start + 1 + len + delimiters.set_close.len(),
-        });
-    }
-
-    let Some(len) = rest.find(delimiters.close) else {
-        return Err(MustacheError::at(template, tag_start, format!("unclosed tag: missing \"{}\"", delimiters.close)));
-    };
-    let end = body_start + len + delimiters.close.len();
-    let inner = rest[..len].trim_start();
-    let (kind, name) = match inner.as_bytes().first() {
-        Some(b'!') => return Ok(Tag { kind: TagKind::Comment, content: "", end }),
-        Some(b'#') => (TagKind::Section, &inner[1..]),
-        Some(b'^') => (TagKind::Inverted, &inner[1..]),
-        Some(b'/') => (TagKind::Close, &inner[1..]),
-        Some(b'>') => (TagKind::Partial, &inner[1..]),
-        Some(b'&') => (TagKind::Interpolate, &inner[1..]),
-        _ => (TagKind::Interpolate, inner),
-    };
-    let name = name.trim();
-    if name.is_empty() && kind != TagKind::Partial {
-        return Err(MustacheError::at(template, tag_start, "empty tag name"));
-    }
-    Ok(Tag { kind, content: name, end })
-}
-
-/// Parses the content of a set-delimiter tag (`<% %>` in `{{=<% %>=}}`).
-fn parse_delimiters<'t>(
-    template: &'t str,
-    tag_start: usize,
-    content: &'t str,
-) -> Result<Delimiters<'t>, MustacheError> {
-    let mut parts = content.split_whitespace();
-    match (parts.next(), parts.next(), parts.next()) {
-        (Some(open), Some(close), None) if !open.contains('=') && !close.contains('=') => {
-            Ok(Delimiters::new(open, close))
-        }
-        _ => Err(MustacheError::at(
-            template,
-            tag_start,
-            format!(
-                "bad set-delimiter tag \"{}\": expected two delimiters separated by \
-                 whitespace, neither containing '='",
-                content.trim()
-            ),
-        )),
-    }
-}
-
-/// If the tag spanning `tag_start..tag_end` is alone on its line (apart from spaces and
-/// tabs), returns the byte range of the whole line including its line ending.
-fn standalone_span(template: &str, tag_start: usize, tag_end: usize) -> Option<(usize, usize)> {
-    let before = &template[..tag_start];
-    let line_start = before.trim_end_matches([' ', '\t']).len();
-    if line_start > 0 && !before[..line_start].ends_with('\n') {
-        return None;
-    }
-    let after = &template[tag_end..];
-    let rest = after.trim_start_matches([' ', '\t']);
-    let newline = if rest.is_empty() {
-        0
-    } else if rest.starts_with("\r\n") {
-        2
-    } else if rest.starts_with('\n') {
-        1
-    } else {
-        return None;
-    };
-    Some((line_start, tag_end + (after.len() - rest.len()) + newline))
-}
-
-// ---------------------------------------------------------------------------------------------
 // Rendering
 // ---------------------------------------------------------------------------------------------
 
@@ -528,13 +213,13 @@ fn execute<'d>(
             }
         };
 
-        if matches!(node, Node::Interpolate(_) | Node::Section { .. }) {
+        if matches!(node, Node::Interpolate { .. } | Node::Section { .. }) {
             // A lookup may scan every context on the stack.
             steps = steps.saturating_add(stack.len() as u64);
         }
         match node {
             Node::Text(text) => out.push_str(text),
-            Node::Interpolate(name) => match lookup(name, &stack) {
+            Node::Interpolate { name, .. } => match lookup(name, &stack) {
                 Some(Value::String(text)) => emit(out, text),
                 Some(value) => {
                     scratch.clear();
@@ -543,7 +228,7 @@ fn execute<'d>(
                 }
                 None => emit(out, ""),
             },
-            Node::Section { name, inverted, end } => {
+            Node::Section { name, inverted, end, .. } => {
                 // The parser guarantees `index < end <= nodes.len()`; clamping keeps the loop
                 // making progress even if that were ever violated.
                 let body_end = (*end).clamp(index + 1, nodes.len().max(index + 1));
@@ -600,6 +285,7 @@ fn lookup<'d>(name: &str, stack: &[&'d Value]) -> Option<&'d Value> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use prompty_core::mustache::MAX_SECTION_DEPTH;
     use serde_json::json;
 
     fn plain(out: &mut String, text: &str) {
@@ -1090,9 +776,9 @@ mod tests {
             nodes,
             vec![
                 Node::Text("a"),
-                Node::Section { name: "s", inverted: false, end: 4 },
+                Node::Section { name: "s", inverted: false, end: 4, at: 1 },
                 Node::Text("b"),
-                Node::Interpolate("x"),
+                Node::Interpolate { name: "x", at: 8 },
                 Node::Text("c"),
             ]
         );
