@@ -53,7 +53,10 @@ fn no_module_imports_in_a_circle() {
         }
     }
     assert!(files > 100, "the test read only {files} module files: is the workspace layout still the same?");
-    assert!(report.is_empty(), "import circles between modules (each file -> the files of its circle it imports):{report}");
+    assert!(
+        report.is_empty(),
+        "import circles between modules (each file -> the files of its circle it imports):{report}"
+    );
 }
 
 #[test]
@@ -101,8 +104,11 @@ fn the_reader_sees_imports_through_reexports_and_use_trees() {
         "mod a;\nmod b;\n#[cfg(test)]\nmod t;\npub use a::run;\npub use b::*;\n// crate::c::gone\n",
     )
     .unwrap();
-    fs::write(src.join("a.rs"), "use crate::{b::{inner::Thing, other}, Deep};\npub fn run() {}\nfn s() { let _ = \"crate::b\"; }\n")
-        .unwrap();
+    fs::write(
+        src.join("a.rs"),
+        "use crate::{b::{inner::Thing, other}, Deep};\npub fn run() {}\nfn s() { let _ = \"crate::b\"; }\n",
+    )
+    .unwrap();
     fs::write(src.join("b/mod.rs"), "pub mod inner;\npub mod other;\npub use inner::Deep;\n").unwrap();
     fs::write(src.join("b/inner.rs"), "pub struct Thing;\npub struct Deep;\nfn f() { crate::run() }\n").unwrap();
     fs::write(src.join("b/other.rs"), "#[cfg(test)]\nmod tests {\n    use crate::a::run;\n}\n").unwrap();

@@ -12,6 +12,7 @@
 //! ```
 
 pub mod anthropic;
+pub(crate) mod common;
 pub mod discovery;
 pub mod openai;
 

@@ -447,10 +447,10 @@ impl<'a> Loop<'a> {
         }
         drop(stream);
         let (result, raw) = if calls.is_empty() {
-            (crate::providers::openai::structured(self.agent, text.clone()), None)
+            (crate::providers::common::structured(self.agent, text.clone()), None)
         } else {
             let events = std::mem::take(&mut *seen.lock().unwrap_or_else(|p| p.into_inner()));
-            (crate::providers::openai::tool_calls_value(calls), self.executor.assemble_stream(self.agent, &events))
+            (crate::providers::common::tool_calls_value(calls), self.executor.assemble_stream(self.agent, &events))
         };
         Ok(Answer { raw, result, text: Some(text), chunks })
     }
