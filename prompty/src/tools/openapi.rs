@@ -66,7 +66,7 @@
 //! opened is retried for every method. A `Retry-After` longer than the policy's `max_delay` ends
 //! the retries. A fetched document is at most [`openapi::bounds::MAX_DOCUMENT_BYTES`].
 
-use crate::providers::http::{error_chain, HttpClient, Secrets, MAX_ERROR_BODY_BYTES, MAX_TEXT_IN_ERROR};
+use crate::http::{error_chain, HttpClient, Secrets, MAX_ERROR_BODY_BYTES, MAX_TEXT_IN_ERROR};
 use crate::{Agent, Connection, Error, Result, Secret, Tool, ToolKind};
 use reqwest::header::{HeaderMap, HeaderName, HeaderValue, ACCEPT, AUTHORIZATION, CONTENT_TYPE, COOKIE};
 use reqwest::{Method, StatusCode, Url};
@@ -257,7 +257,7 @@ impl OpenApiClient {
     ///
     /// ```
     /// # let spec = std::sync::Arc::new(prompty::openapi::parse_spec(r#"{"openapi": "3.0.0"}"#, "a.json")?);
-    /// use prompty::providers::http::{HttpClient, RetryPolicy};
+    /// use prompty::http::{HttpClient, RetryPolicy};
     /// let client = prompty::openapi::OpenApiClient::new(spec, None)?.with_http(HttpClient::shared().with_retry(RetryPolicy::none()));
     /// # Ok::<(), prompty::Error>(())
     /// ```

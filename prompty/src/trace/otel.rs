@@ -755,7 +755,7 @@ fn export_thread(config: &Config, mut rx: mpsc::Receiver<proto::Span>, flush: &N
 
 /// The HTTP client of the export thread; `None` (logged) when it cannot be built.
 fn client(config: &Config) -> Option<reqwest::Client> {
-    if !crate::providers::http::ensure_tls_provider() {
+    if !crate::http::ensure_tls_provider() {
         tracing::warn!("no TLS crypto provider for the OpenTelemetry exporter: enable prompty's `tls-ring` feature");
     }
     let built = reqwest::Client::builder()
@@ -795,7 +795,7 @@ async fn export(client: Option<&reqwest::Client>, config: &Config, batch: &mut V
                     Ok(())
                 }
                 Ok(response) => Err(format!("the collector answered {}", response.status())),
-                Err(e) => Err(crate::providers::http::error_chain(&e.without_url())),
+                Err(e) => Err(crate::http::error_chain(&e.without_url())),
             }
         }
     };

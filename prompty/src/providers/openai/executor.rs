@@ -14,9 +14,9 @@
 //! `api-version` (default [`AZURE_API_VERSION`], [`AZURE_RESPONSES_API_VERSION`] for the Responses
 //! API).
 
+use crate::http::sse;
+use crate::http::{self, ApiRequest, EnvNames, HttpClient, Resolved, RetryPolicy};
 use crate::providers::discovery::{self, ModelInfo};
-use crate::providers::http::{self, ApiRequest, EnvNames, HttpClient, Resolved, RetryPolicy};
-use crate::providers::sse;
 use crate::{Agent, BoxFuture, Connection, Error, Executor, MaxTokensField, Message, RawStream, Result, Secret};
 use reqwest::header::{HeaderMap, HeaderName, AUTHORIZATION};
 use serde_json::{json, Value};
@@ -63,7 +63,7 @@ const AZURE_ENV: EnvNames = EnvNames { endpoint: &["AZURE_OPENAI_ENDPOINT"], key
 /// timeouts or retries:
 ///
 /// ```
-/// use prompty::providers::http::RetryPolicy;
+/// use prompty::http::RetryPolicy;
 /// use prompty::providers::openai::OpenAiExecutor;
 /// prompty::register_executor("openai", OpenAiExecutor::new().with_retry(RetryPolicy::none()));
 /// # prompty::clear_cache();

@@ -231,7 +231,7 @@ pub(crate) async fn connect(config: &McpServerConfig, generation: Arc<AtomicU64>
                 value.set_sensitive(true);
                 custom.insert(header, value);
             }
-            if !crate::providers::http::ensure_tls_provider() {
+            if !crate::http::ensure_tls_provider() {
                 return Err("no TLS crypto provider: enable prompty's `tls-ring` or `tls-aws-lc` feature".to_owned());
             }
             let http = reqwest::Client::builder()
