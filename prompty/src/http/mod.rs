@@ -76,5 +76,18 @@ pub(crate) use secrets::{insert_secret, Secrets};
 #[cfg(feature = "http")]
 pub use tls::ensure_tls_provider;
 
+/// What [`encode_component`] leaves as it is: the unreserved characters of RFC 3986
+/// (`A-Z a-z 0-9 - . _ ~`).
+#[cfg(feature = "http")]
+const UNRESERVED: &percent_encoding::AsciiSet =
+    &percent_encoding::NON_ALPHANUMERIC.remove(b'-').remove(b'.').remove(b'_').remove(b'~');
+
+/// `text` percent-encoded for any part of a URL (a path segment, a query name or value, a form
+/// field): every byte but the unreserved characters, as `%XX` in upper case.
+#[cfg(feature = "http")]
+pub(crate) fn encode_component(text: &str) -> String {
+    percent_encoding::utf8_percent_encode(text, UNRESERVED).to_string()
+}
+
 #[cfg(all(test, feature = "http"))]
 mod tests;

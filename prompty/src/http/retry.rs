@@ -194,10 +194,17 @@ where
             Attempt::Fail(error) => return Err((error, sent)),
             Attempt::Retry(error, retry_after) => (error, retry_after),
         };
-        let delay = if sent < max_attempts && RequestBudget::left() { policy.delay(sent, retry_after) } else { None };
-        match delay {
+        if sent >= max_attempts || !RequestBudget::left() {
+            return Err((error, sent));
+        }
+        match policy.delay(sent, retry_after) {
             Some(d) => tokio::time::sleep(d).await,
-            None => return Err((error, sent)),
+            None => {
+                // The server asked for a longer wait than the policy allows: the agent loop does
+                // not retry early either.
+                RequestBudget::spend_all();
+                return Err((error, sent));
+            }
         }
     }
 }
@@ -235,6 +242,12 @@ impl RequestBudget {
     #[cfg_attr(not(feature = "http"), allow(dead_code))]
     fn spend_one() {
         let _ = BUDGET.try_with(|b| b.0.fetch_update(Ordering::SeqCst, Ordering::SeqCst, |n| n.checked_sub(1)));
+    }
+
+    /// Spends what is left of the budget in scope.
+    #[cfg_attr(not(feature = "http"), allow(dead_code))]
+    fn spend_all() {
+        let _ = BUDGET.try_with(|b| b.0.store(0, Ordering::SeqCst));
     }
 
     /// Whether another request may be sent: a budget in scope has some left, or none is in scope.
@@ -344,6 +357,12 @@ mod tests {
         })
         .await;
         assert_eq!(out, Err(("busy", 9)), "no budget in scope: the policy alone");
+        let budget = RequestBudget::new(4);
+        let out: std::result::Result<(), (&str, u32)> = budget
+            .scope(with_retries(&policy, || async { Attempt::Retry("later", Some(Duration::from_secs(5))) }))
+            .await;
+        assert_eq!(out, Err(("later", 1)), "a wait longer than max_delay: no retry");
+        assert_eq!(budget.remaining(), 0, "nor by the agent loop");
         let out: std::result::Result<(), (&str, u32)> = with_retries(&policy, || async { Attempt::Fail("bad") }).await;
         assert_eq!(out, Err(("bad", 1)));
     }

@@ -79,7 +79,7 @@ impl Secrets {
                 all.push(inner.replace('/', "\\/"));
                 all.push(inner);
             }
-            all.push(percent_encode(&v));
+            all.push(super::encode_component(&v));
             all.push(v);
         }
         all.sort_by(|a, b| b.len().cmp(&a.len()).then_with(|| a.cmp(b)));
@@ -117,18 +117,6 @@ impl Secrets {
             Err(_) => Cow::Owned(self.scrub(&String::from_utf8_lossy(bytes)).into_owned().into_bytes()),
         }
     }
-}
-
-fn percent_encode(s: &str) -> String {
-    let mut out = String::with_capacity(s.len());
-    for b in s.bytes() {
-        if b.is_ascii_alphanumeric() || matches!(b, b'-' | b'_' | b'.' | b'~') {
-            out.push(char::from(b));
-        } else {
-            out.push_str(&format!("%{b:02X}"));
-        }
-    }
-    out
 }
 
 /// Adds a header carrying a secret (marked sensitive, so `http`'s `Debug` redacts it). A key with
