@@ -129,6 +129,16 @@ static SHARED: LazyLock<HttpClient> = LazyLock::new(|| {
 });
 
 fn build_reqwest(config: &HttpConfig) -> std::result::Result<reqwest::Client, String> {
+    reqwest_builder(config.connect_timeout)?
+        .build()
+        .map_err(|e| format!("cannot build the HTTP client: {}", error_chain(&e)))
+}
+
+/// A `reqwest` client builder with what every HTTP client of prompty has: a TLS crypto provider
+/// ([`ensure_tls_provider`]), `User-Agent: prompty-rs/<version>`, the same-origin redirect rule
+/// ([`HttpClient::redirect_policy`]) and `connect_timeout`. Used by [`HttpClient`] and by the MCP
+/// transport (rmcp takes a `reqwest::Client`).
+pub(crate) fn reqwest_builder(connect_timeout: Duration) -> std::result::Result<reqwest::ClientBuilder, String> {
     if !ensure_tls_provider() {
         return Err("no TLS crypto provider: enable prompty's `tls-ring` or `tls-aws-lc` feature, or install a \
                     rustls CryptoProvider before the first request"
@@ -136,12 +146,10 @@ fn build_reqwest(config: &HttpConfig) -> std::result::Result<reqwest::Client, St
     }
     let mut headers = HeaderMap::new();
     headers.insert(USER_AGENT, HeaderValue::from_static(USER_AGENT_VALUE));
-    reqwest::Client::builder()
+    Ok(reqwest::Client::builder()
         .default_headers(headers)
-        .connect_timeout(config.connect_timeout)
-        .redirect(HttpClient::redirect_policy())
-        .build()
-        .map_err(|e| format!("cannot build the HTTP client: {}", error_chain(&e)))
+        .connect_timeout(connect_timeout)
+        .redirect(HttpClient::redirect_policy()))
 }
 
 /// A redirect the policy refused.

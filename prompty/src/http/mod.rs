@@ -60,7 +60,7 @@ pub(crate) mod sse;
 mod tls;
 
 #[cfg(feature = "http")]
-pub(crate) use client::{read_body, Address, ApiRequest, ReadBody};
+pub(crate) use client::{read_body, reqwest_builder, Address, ApiRequest, ReadBody};
 #[cfg(feature = "http")]
 pub use client::{HttpClient, HttpConfig, MAX_REDIRECTS, USER_AGENT_VALUE};
 #[cfg(feature = "http")]
