@@ -154,7 +154,7 @@ impl Executor for AnthropicExecutor {
             let (url, headers) = target(agent)?;
             let body = super::messages_request(agent, messages)?;
             let request = ApiRequest::post("anthropic", &url, Cow::Owned(headers), &body)?;
-            Ok(self.http.json(&request).await?)
+            self.http.json(&request).await
         })
     }
 
@@ -170,7 +170,7 @@ impl Executor for AnthropicExecutor {
                 map.insert("stream".to_owned(), Value::Bool(true));
             }
             let request = ApiRequest::post("anthropic", &url, Cow::Owned(headers), &body)?;
-            Ok(self.http.events(&request, ANTHROPIC_END).await?)
+            self.http.events(&request, ANTHROPIC_END).await
         })
     }
 }

@@ -377,7 +377,7 @@ async fn execute(
 ) -> Result<Value> {
     let (address, headers) = target.request_parts();
     let request = ApiRequest::post_serialized(flavor.provider(), address, headers, body)?;
-    Ok(http.json(&request).await?)
+    http.json(&request).await
 }
 
 async fn execute_stream(
@@ -390,7 +390,7 @@ async fn execute_stream(
     let (address, headers) = target.request_parts();
     let request = ApiRequest::post(flavor.provider(), address, headers, &body)?;
     let end = if responses { RESPONSES_END } else { sse::End::Done };
-    Ok(http.events(&request, end).await?)
+    http.events(&request, end).await
 }
 
 impl Executor for OpenAiExecutor {
