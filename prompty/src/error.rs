@@ -166,6 +166,21 @@ pub enum Error {
         message: String,
     },
 
+    /// A setting is unusable as given: e.g. a request URL that cannot be built from the
+    /// connection's endpoint (`relative URL without a base`). Never retried.
+    ///
+    /// ```
+    /// let e = prompty::Error::Config { setting: "model.connection.endpoint".into(), message: "not absolute".into() };
+    /// assert_eq!(e.to_string(), "configuration error (model.connection.endpoint): not absolute");
+    /// ```
+    #[error("configuration error ({setting}): {message}")]
+    Config {
+        /// The setting to fix, such as `model.connection.endpoint`.
+        setting: String,
+        /// What is wrong and what to do.
+        message: String,
+    },
+
     /// A model's result does not fit the type it was cast to.
     #[error("the result does not fit `{target}`: {message}")]
     Cast {

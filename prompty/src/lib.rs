@@ -63,7 +63,7 @@
 //!   no C toolchain beyond `cc` and no cmake.
 //! - `tls-aws-lc`: rustls with the `aws-lc-rs` provider instead (builds the aws-lc C library).
 //!   Either is installed as rustls's process default on first use
-//!   (`providers::http::ensure_tls_provider`), unless the program installed one first.
+//!   (`http::ensure_tls_provider`), unless the program installed one first.
 //!
 //! ## Tools from anywhere
 //! [`catalog::ToolCatalog`] holds every tool under a namespaced name (`namespace::tool`): `#[tool]`
@@ -80,6 +80,9 @@ extern crate self as prompty;
 mod blocking; // the one way to block on a future (the shared runtime)
 mod check; // prompty::check
 mod error; // the runtime's Error (the format's errors wrapped)
+           // With only `mcp`/`openapi`/`otel` on, the executors' request helpers are unused.
+#[cfg_attr(not(any(feature = "openai", feature = "anthropic")), allow(dead_code))]
+pub mod http; // the one HTTP layer: client, retry policy, secrets, credentials, TLS, SSE
 mod invoke; // execute → process: run, invoke, streams, cast
 mod lookup; // field lookup in JSON inputs
 mod prepare; // render → parse → messages: marks, nonces, rich and typed inputs, loading

@@ -764,3 +764,123 @@ async fn a_slow_body_is_bounded_by_the_request_timeout() {
     assert!(err.to_string().contains("not retried"), "{err}");
     assert_eq!(server.requests().len(), 1);
 }
+
+// ---------------------------------------------------------------------------------------------
+// Retries do not multiply: the agent loop and the HTTP layer share one budget per model call.
+
+/// A server that always answers 429 (with `Retry-After: 0`, so that the HTTP layer's own waits are
+/// short), counting the requests it receives.
+fn always_429() -> Handler {
+    handler(|_, s| async move {
+        respond(s, 429, &[("retry-after", "0".to_owned())], br#"{"error":{"message":"slow down"}}"#).await
+    })
+}
+
+fn turn_failure(e: prompty::Error) -> Box<prompty::TurnFailure> {
+    match e {
+        prompty::Error::Turn(f) => f,
+        other => panic!("expected a turn failure, got {other:?}"),
+    }
+}
+
+#[tokio::test]
+async fn a_persistent_429_costs_at_most_one_plus_llm_retries_requests_per_model_call() {
+    use prompty::{TurnOptions, TurnStop, DEFAULT_LLM_RETRIES};
+    let attempts = RetryPolicy::default().max_attempts;
+    assert_eq!((attempts, DEFAULT_LLM_RETRIES), (3, 3), "the defaults this test measures");
+    let cases: [(Option<u32>, usize); 4] = [(None, 4), (Some(0), 1), (Some(1), 2), (Some(5), 6)];
+    for (retries, expected) in cases {
+        let server = Server::start("127.0.0.1", always_429()).await;
+        let a = agent(Provider::OpenAi, &server.url(), KEY);
+        let mut options = TurnOptions::new().retry_backoff(Duration::from_millis(1));
+        if let Some(n) = retries {
+            options = options.llm_retries(n);
+        }
+        let messages = prompty::prepare_async(&a, &json!({})).await.unwrap();
+        let err = bounded(prompty::run_turn_async(&a, messages, &json!({}), options)).await.unwrap_err();
+        let f = turn_failure(err);
+        assert!(matches!(&f.stop, TurnStop::Model { .. }), "{f}");
+        assert!(f.to_string().contains("HTTP 429"), "{f}");
+        let sent = server.requests().len();
+        assert_eq!(sent, expected, "llm_retries {retries:?}: {sent} requests for one model call (12 before)");
+    }
+    // Outside the loop, the HTTP layer's policy alone: `max_attempts` requests.
+    let server = Server::start("127.0.0.1", always_429()).await;
+    let a = agent(Provider::OpenAi, &server.url(), KEY);
+    let err = bounded(prompty::invoke_async::<Value>(&a, &json!({}))).await.unwrap_err();
+    assert!(matches!(&err, prompty::Error::Http(f) if f.status == Some(429) && f.attempts == 3), "{err:?}");
+    assert_eq!(server.requests().len(), 3);
+}
+
+#[tokio::test]
+async fn a_streamed_model_call_shares_the_same_budget() {
+    let server = Server::start("127.0.0.1", always_429()).await;
+    let a = agent(Provider::OpenAi, &server.url(), KEY);
+    let messages = prompty::prepare_async(&a, &json!({})).await.unwrap();
+    let options = prompty::TurnOptions::new().retry_backoff(Duration::from_millis(1));
+    let stream = prompty::run_turn_stream(&a, messages, &json!({}), options);
+    let err = bounded(stream.finish()).await.unwrap_err();
+    assert!(err.to_string().contains("HTTP 429"), "{err}");
+    assert_eq!(server.requests().len(), 4, "1 + DEFAULT_LLM_RETRIES requests, not 12");
+}
+
+#[tokio::test]
+async fn a_server_that_asks_for_a_long_wait_is_not_retried_by_the_loop_either() {
+    let server = Server::start(
+        "127.0.0.1",
+        handler(|_, s| async move { respond(s, 429, &[("retry-after", "3600".to_owned())], b"{}").await }),
+    )
+    .await;
+    let a = agent(Provider::OpenAi, &server.url(), KEY);
+    let messages = prompty::prepare_async(&a, &json!({})).await.unwrap();
+    let options = prompty::TurnOptions::new().retry_backoff(Duration::from_millis(1));
+    let started = Instant::now();
+    let err = bounded(prompty::run_turn_async(&a, messages, &json!({}), options)).await.unwrap_err();
+    assert!(err.to_string().contains("HTTP 429"), "{err}");
+    assert_eq!(server.requests().len(), 1, "the server asked for an hour: no retry");
+    assert!(started.elapsed() < Duration::from_secs(5));
+}
+
+// ---------------------------------------------------------------------------------------------
+// A URL that cannot be built is a configuration error: one attempt, no wait, the setting named.
+
+#[tokio::test]
+async fn a_relative_endpoint_is_a_configuration_error_never_retried() {
+    for provider in [Provider::OpenAi, Provider::Anthropic] {
+        let a = Agent::from_value(json!({
+            "name": "relative",
+            "model": {"id": "gpt-4o", "provider": provider.name(),
+                      "connection": {"kind": "key", "endpoint": "v1", "apiKey": KEY}},
+            "instructions": "user:\nHi",
+        }))
+        .unwrap();
+        let started = Instant::now();
+        let err = bounded(prompty::invoke_async::<Value>(&a, &json!({}))).await.unwrap_err();
+        let text = err.to_string();
+        assert!(
+            matches!(&err, prompty::Error::Config { setting, .. } if setting == "model.connection.endpoint"),
+            "{err:?}"
+        );
+        assert!(text.contains("relative URL without a base") && text.contains("absolute URL"), "{text}");
+        assert!(text.contains("not retried"), "{text}");
+        assert_error_clean(&err);
+
+        let messages = prompty::prepare_async(&a, &json!({})).await.unwrap();
+        let statuses = Arc::new(Mutex::new(Vec::new()));
+        let seen = statuses.clone();
+        let options = prompty::TurnOptions::new().on_event(move |e: &prompty::AgentEvent| {
+            if let prompty::AgentEvent::Status { message } = e {
+                seen.lock().unwrap().push(message.clone());
+            }
+        });
+        let err = bounded(prompty::run_turn_async(&a, messages, &json!({}), options)).await.unwrap_err();
+        let f = turn_failure(err);
+        assert!(
+            matches!(&f.stop, prompty::TurnStop::Model { attempts: 1, source } if matches!(**source, prompty::Error::Config { .. })),
+            "{f}"
+        );
+        assert!(started.elapsed() < Duration::from_secs(1), "no backoff: {:?}", started.elapsed());
+        let statuses = statuses.lock().unwrap();
+        assert!(!statuses.iter().any(|m| m.contains("retry")), "{statuses:?}");
+    }
+}

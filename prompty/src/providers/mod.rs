@@ -12,16 +12,12 @@
 //! ```
 
 pub mod anthropic;
+pub(crate) mod common;
 pub mod discovery;
 pub mod openai;
 
-// With only `mcp`/`openapi` on, the executors' request helpers are unused.
-#[cfg(feature = "http")]
-#[cfg_attr(not(any(feature = "openai", feature = "anthropic")), allow(dead_code))]
-pub mod http;
-#[cfg(feature = "http")]
-#[cfg_attr(not(any(feature = "openai", feature = "anthropic")), allow(dead_code))]
-mod sse;
+/// The HTTP layer under its former path: the same module as [`crate::http`].
+pub use crate::http;
 
 /// The models a provider's endpoint lists (spec §15), dispatched on the provider key as
 /// `model.provider` names it: `openai` (any OpenAI-compatible server: `GET {endpoint}/models`) and

@@ -9,6 +9,7 @@
 mod proto;
 
 use super::{FinishedSpan, SpanKind, TraceBackend};
+use crate::http::{error_chain, read_body, HttpClient, HttpConfig, RetryPolicy, Secrets, MAX_ERROR_BODY_BYTES};
 use prost::Message as _;
 use reqwest::header::{HeaderMap, HeaderName, HeaderValue, CONTENT_TYPE};
 use serde_json::{json, Value};
@@ -475,23 +476,7 @@ fn parse_headers(list: &str) -> Vec<(String, String)> {
 }
 
 fn percent_decode(s: &str) -> String {
-    let bytes = s.as_bytes();
-    let mut out = Vec::with_capacity(bytes.len());
-    let mut i = 0;
-    while i < bytes.len() {
-        let hex = |b: u8| (b as char).to_digit(16);
-        match (bytes[i], bytes.get(i + 1).copied().and_then(hex), bytes.get(i + 2).copied().and_then(hex)) {
-            (b'%', Some(h), Some(l)) => {
-                out.push(u8::try_from(h * 16 + l).unwrap_or(b'?'));
-                i += 3;
-            }
-            (b, _, _) => {
-                out.push(b);
-                i += 1;
-            }
-        }
-    }
-    String::from_utf8_lossy(&out).into_owned()
+    percent_encoding::percent_decode_str(s).decode_utf8_lossy().into_owned()
 }
 
 /// Nanoseconds since the Unix epoch (0 before it).
@@ -753,16 +738,18 @@ fn export_thread(config: &Config, mut rx: mpsc::Receiver<proto::Span>, flush: &N
     counters.stop();
 }
 
-/// The HTTP client of the export thread; `None` (logged) when it cannot be built.
-fn client(config: &Config) -> Option<reqwest::Client> {
-    if !crate::providers::http::ensure_tls_provider() {
-        tracing::warn!("no TLS crypto provider for the OpenTelemetry exporter: enable prompty's `tls-ring` feature");
-    }
-    let built = reqwest::Client::builder()
-        .connect_timeout(config.timeout)
-        .user_agent(concat!("prompty-rs/", env!("CARGO_PKG_VERSION")))
-        .build();
-    match built {
+/// The HTTP client of the export thread, from the HTTP layer (its TLS provider, `User-Agent`, and
+/// redirect rule: a redirect to another origin is refused, so the export headers never reach it);
+/// `None` (logged) when it cannot be built. Export requests are not retried: a failed batch is
+/// dropped and counted.
+fn client(config: &Config) -> Option<HttpClient> {
+    let settings = HttpConfig {
+        connect_timeout: config.timeout,
+        request_timeout: config.timeout,
+        retry: RetryPolicy::none(),
+        ..HttpConfig::default()
+    };
+    match HttpClient::new(settings) {
         Ok(client) => Some(client),
         Err(e) => {
             tracing::warn!("cannot build the OpenTelemetry exporter's HTTP client: {e}; spans are dropped");
@@ -772,14 +759,14 @@ fn client(config: &Config) -> Option<reqwest::Client> {
 }
 
 /// Posts `batch` (emptied) and settles its spans, exported or failed.
-async fn export(client: Option<&reqwest::Client>, config: &Config, batch: &mut Vec<proto::Span>, counters: &Counters) {
+async fn export(client: Option<&HttpClient>, config: &Config, batch: &mut Vec<proto::Span>, counters: &Counters) {
     if batch.is_empty() {
         return;
     }
     let spans = std::mem::take(batch);
     let n = spans.len() as u64;
     let started = Instant::now();
-    let outcome = match client {
+    let outcome = match client.and_then(HttpClient::reqwest) {
         None => Err("no HTTP client".to_owned()),
         Some(client) => {
             let request = client
@@ -789,13 +776,13 @@ async fn export(client: Option<&reqwest::Client>, config: &Config, batch: &mut V
                 .timeout(config.timeout)
                 .body(encode(config, spans));
             match request.send().await {
-                Ok(response) if response.status().is_success() => {
-                    // Read the (partial-success) answer so the connection can be reused.
-                    let _ = response.bytes().await;
+                Ok(mut response) if response.status().is_success() => {
+                    // Read the (partial-success) answer, bounded, so the connection can be reused.
+                    let _ = read_body(&mut response, MAX_ERROR_BODY_BYTES).await;
                     Ok(())
                 }
                 Ok(response) => Err(format!("the collector answered {}", response.status())),
-                Err(e) => Err(crate::providers::http::error_chain(&e.without_url())),
+                Err(e) => Err(error_chain(&e.without_url())),
             }
         }
     };
@@ -804,6 +791,7 @@ async fn export(client: Option<&reqwest::Client>, config: &Config, batch: &mut V
             counters.exported.fetch_add(n, Ordering::AcqRel);
         }
         Err(why) => {
+            let why = Secrets::from_headers(&config.headers).scrub(&why).into_owned();
             counters.failed.fetch_add(n, Ordering::AcqRel);
             tracing::warn!(
                 url = %config.url,

@@ -12,6 +12,7 @@ use super::context;
 use super::events::{AgentEvent, Emitter};
 use super::options::{CancellationToken, TurnOptions, Verdict};
 use super::{Scope, TurnOutput};
+use crate::http::RequestBudget;
 use crate::support::panic_text;
 use crate::tools::args::parse_arguments;
 use crate::tools::catalog::dispatch::{load_remote_tools, resolve_call, run_tool};
@@ -80,11 +81,10 @@ async fn sleep(duration: Duration) {
     }
 }
 
-/// The wait before retry `n` (1-based): `min(base · 2ⁿ⁻¹ + jitter, 60 s)`, jitter up to one base.
+/// The wait before retry `n` (1-based): `min(base · 2ⁿ⁻¹ + jitter, 60 s)`, jitter up to one base
+/// (the HTTP layer's one jittered backoff).
 fn backoff(base: Duration, n: u32) -> Duration {
-    let factor = 2u32.saturating_pow(n.saturating_sub(1).min(16));
-    let jitter = Duration::try_from_secs_f64(base.as_secs_f64() * rand::random::<f64>()).unwrap_or(MAX_BACKOFF);
-    base.saturating_mul(factor).saturating_add(jitter).min(MAX_BACKOFF)
+    crate::http::jittered(crate::http::exponential(base, n), base, MAX_BACKOFF)
 }
 
 /// Whether a failed model call may succeed when tried again: no response, 429, 5xx, or an
@@ -333,8 +333,9 @@ impl<'a> Loop<'a> {
     }
 
     /// Decides what a failed model call attempt leads to: a wait and another attempt, or the end.
-    async fn retry_or_fail(&mut self, e: Error, attempt: u32) -> Result<()> {
-        if attempt > self.options.llm_retries || !retryable(&e) {
+    /// `budget`: the requests the model call may still send (shared with the HTTP layer's retries).
+    async fn retry_or_fail(&mut self, e: Error, attempt: u32, budget: &RequestBudget) -> Result<()> {
+        if attempt > self.options.llm_retries || !retryable(&e) || budget.remaining() == 0 {
             return Err(self.fail(TurnStop::Model { source: Box::new(e), attempts: attempt }));
         }
         let wait = backoff(self.options.retry_backoff, attempt);
@@ -351,9 +352,16 @@ impl<'a> Loop<'a> {
         Ok(())
     }
 
+    /// The requests one model call may send in all, the HTTP layer's retries included:
+    /// `1 + llm_retries`.
+    fn request_budget(&self) -> RequestBudget {
+        RequestBudget::new(self.options.llm_retries.saturating_add(1))
+    }
+
     /// One model call, whole.
     async fn call(&mut self) -> Result<Answer> {
         let mut attempt = 0;
+        let budget = self.request_budget();
         loop {
             attempt += 1;
             let stage = Stage::client("execute", "prompty.execute");
@@ -361,10 +369,10 @@ impl<'a> Loop<'a> {
             let recorded = genai::execute_inputs(agent, messages);
             let execute =
                 in_span_async(stage, recorded, self.executor.execute_async(agent, messages), genai::execute_result);
-            let outcome = cancellable(self.token(), execute).await;
+            let outcome = cancellable(self.token(), budget.scope(execute)).await;
             match outcome {
                 None => return Err(self.cancelled("Cancellation requested during the model call")),
-                Some(Err(e)) => self.retry_or_fail(e, attempt).await?,
+                Some(Err(e)) => self.retry_or_fail(e, attempt, &budget).await?,
                 Some(Ok(raw)) => {
                     let process = self.processor.process_async(self.model_agent(), raw.clone());
                     let stage = Stage::new("process", "prompty.process");
@@ -399,13 +407,14 @@ impl<'a> Loop<'a> {
 
     async fn call_streamed_untraced(&mut self) -> Result<Answer> {
         let mut attempt = 0;
+        let budget = self.request_budget();
         let events = loop {
             attempt += 1;
-            let outcome =
-                cancellable(self.token(), self.executor.execute_stream(self.model_agent(), &self.messages)).await;
+            let start = self.executor.execute_stream(self.model_agent(), &self.messages);
+            let outcome = cancellable(self.token(), budget.scope(start)).await;
             match outcome {
                 None => return Err(self.cancelled("Cancellation requested during the model call")),
-                Some(Err(e)) => self.retry_or_fail(e, attempt).await?,
+                Some(Err(e)) => self.retry_or_fail(e, attempt, &budget).await?,
                 Some(Ok(events)) => break events,
             }
         };
@@ -438,10 +447,10 @@ impl<'a> Loop<'a> {
         }
         drop(stream);
         let (result, raw) = if calls.is_empty() {
-            (crate::providers::openai::structured(self.agent, text.clone()), None)
+            (crate::providers::common::structured(self.agent, text.clone()), None)
         } else {
             let events = std::mem::take(&mut *seen.lock().unwrap_or_else(|p| p.into_inner()));
-            (crate::providers::openai::tool_calls_value(calls), self.executor.assemble_stream(self.agent, &events))
+            (crate::providers::common::tool_calls_value(calls), self.executor.assemble_stream(self.agent, &events))
         };
         Ok(Answer { raw, result, text: Some(text), chunks })
     }

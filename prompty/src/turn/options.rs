@@ -287,8 +287,14 @@ impl TurnOptions {
     /// timeouts (no response), HTTP 429 and 5xx, and executor errors; never another 4xx, never a
     /// response that arrived with a success status and then failed (a body cut short: the model
     /// may have generated already), never a processing error, never a stream that failed after it
-    /// started. A `status` event precedes each retry. This is on top of the HTTP executors' own retries of 429/5xx
-    /// (`providers::http::RetryPolicy`).
+    /// started, never a configuration error (a URL that cannot be built). A `status` event
+    /// precedes each retry.
+    ///
+    /// **At most `1 + retries` requests per model call** (default 4), whatever the HTTP client's
+    /// [`RetryPolicy`](crate::http::RetryPolicy): the loop and the HTTP layer's retries of 429, 5xx
+    /// and connection failures share that one budget. One persistent 429 costs 4 requests by
+    /// default, not the 12 (3 HTTP attempts × 4 model calls) it cost before the budget was shared;
+    /// with `llm_retries(0)`, one request and no retry at all.
     ///
     /// ```
     /// let options = prompty::TurnOptions::new().llm_retries(0); // fail at the first error

@@ -6,9 +6,9 @@
 //! `ANTHROPIC_BASE_URL`, else `https://api.anthropic.com`; the key is the connection's `apiKey`,
 //! else `ANTHROPIC_API_KEY`.
 
+use crate::http::sse;
+use crate::http::{self, ApiRequest, EnvNames, HttpClient, Resolved, RetryPolicy};
 use crate::providers::discovery::{self, ModelInfo};
-use crate::providers::http::{self, ApiRequest, EnvNames, HttpClient, Resolved, RetryPolicy};
-use crate::providers::sse;
 use crate::{Agent, BoxFuture, Connection, Executor, Message, RawStream, Result};
 use reqwest::header::{HeaderMap, HeaderName, HeaderValue};
 use serde_json::Value;
@@ -46,7 +46,7 @@ const MAX_LISTING_PAGES: usize = 50;
 ///
 /// ```
 /// use prompty::providers::anthropic::AnthropicExecutor;
-/// use prompty::providers::http::RetryPolicy;
+/// use prompty::http::RetryPolicy;
 /// prompty::register_executor("anthropic", AnthropicExecutor::new().with_retry(RetryPolicy::none()));
 /// # prompty::clear_cache();
 /// ```
@@ -154,7 +154,7 @@ impl Executor for AnthropicExecutor {
             let (url, headers) = target(agent)?;
             let body = super::messages_request(agent, messages)?;
             let request = ApiRequest::post("anthropic", &url, Cow::Owned(headers), &body)?;
-            Ok(self.http.json(&request).await?)
+            self.http.json(&request).await
         })
     }
 
@@ -170,7 +170,7 @@ impl Executor for AnthropicExecutor {
                 map.insert("stream".to_owned(), Value::Bool(true));
             }
             let request = ApiRequest::post("anthropic", &url, Cow::Owned(headers), &body)?;
-            Ok(self.http.events(&request, ANTHROPIC_END).await?)
+            self.http.events(&request, ANTHROPIC_END).await
         })
     }
 }

@@ -1,6 +1,6 @@
 //! Processing of Anthropic Messages responses (spec §8.5) and streams.
 
-use crate::providers::openai::{drive, error_message, structured, tool_calls_value, PartialCall, Sink, StreamHandler};
+use crate::providers::common::{drive, error_message, structured, tool_calls_value, PartialCall, Sink, StreamHandler};
 use crate::{Agent, ChunkStream, Error, Processor, RawStream, Result, ToolCall};
 use serde_json::{json, Map, Value};
 use std::collections::BTreeMap;

@@ -5,7 +5,7 @@
 //! messages (with `metadata.tool_call_id`) become `tool_result` blocks, consecutive ones batched
 //! into one user message.
 
-use crate::providers::openai::{
+use crate::providers::common::{
     is_uri, merge_additional, model_of, put, replayed_tool_calls, split_data_uri, tool_choice,
 };
 use crate::{get_tool_projector, Agent, ContentPart, Error, Message, Result, Role, ToolChoice};

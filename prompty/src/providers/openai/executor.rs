@@ -14,9 +14,9 @@
 //! `api-version` (default [`AZURE_API_VERSION`], [`AZURE_RESPONSES_API_VERSION`] for the Responses
 //! API).
 
+use crate::http::sse;
+use crate::http::{self, ApiRequest, EnvNames, HttpClient, Resolved, RetryPolicy};
 use crate::providers::discovery::{self, ModelInfo};
-use crate::providers::http::{self, ApiRequest, EnvNames, HttpClient, Resolved, RetryPolicy};
-use crate::providers::sse;
 use crate::{Agent, BoxFuture, Connection, Error, Executor, MaxTokensField, Message, RawStream, Result, Secret};
 use reqwest::header::{HeaderMap, HeaderName, AUTHORIZATION};
 use serde_json::{json, Value};
@@ -63,7 +63,7 @@ const AZURE_ENV: EnvNames = EnvNames { endpoint: &["AZURE_OPENAI_ENDPOINT"], key
 /// timeouts or retries:
 ///
 /// ```
-/// use prompty::providers::http::RetryPolicy;
+/// use prompty::http::RetryPolicy;
 /// use prompty::providers::openai::OpenAiExecutor;
 /// prompty::register_executor("openai", OpenAiExecutor::new().with_retry(RetryPolicy::none()));
 /// # prompty::clear_cache();
@@ -330,7 +330,7 @@ fn azure_target(agent: &Agent, api_version: Option<&str>) -> Result<Target> {
     let env_version = std::env::var("AZURE_OPENAI_API_VERSION").ok().filter(|v| !v.trim().is_empty());
     let default_version = if responses { AZURE_RESPONSES_API_VERSION } else { AZURE_API_VERSION };
     let version = api_version.map(str::to_owned).or(env_version).unwrap_or_else(|| default_version.to_owned());
-    let version = encode_component(&version);
+    let version = http::encode_component(&version);
     if responses {
         let url = format!("{endpoint}/openai/responses?api-version={version}");
         return Ok(Target::built(url, headers, dialect));
@@ -339,22 +339,9 @@ fn azure_target(agent: &Agent, api_version: Option<&str>) -> Result<Target> {
         .map(|m| m.id.as_str())
         .filter(|id| !id.is_empty())
         .ok_or_else(|| Error::Execution { message: "azure: `model.id` must name the deployment".to_owned() })?;
-    let deployment = encode_component(deployment);
+    let deployment = http::encode_component(deployment);
     let url = format!("{endpoint}/openai/deployments/{deployment}/{path}?api-version={version}");
     Ok(Target::built(url, headers, dialect))
-}
-
-/// Percent-encodes what may not appear as-is in a path segment or query value.
-fn encode_component(s: &str) -> String {
-    let mut out = String::with_capacity(s.len());
-    for b in s.bytes() {
-        if b.is_ascii_alphanumeric() || matches!(b, b'-' | b'_' | b'.' | b'~') {
-            out.push(b as char);
-        } else {
-            out.push_str(&format!("%{b:02X}"));
-        }
-    }
-    out
 }
 
 /// The body with streaming turned on (and, for chat, usage in the last chunk).
@@ -390,7 +377,7 @@ async fn execute(
 ) -> Result<Value> {
     let (address, headers) = target.request_parts();
     let request = ApiRequest::post_serialized(flavor.provider(), address, headers, body)?;
-    Ok(http.json(&request).await?)
+    http.json(&request).await
 }
 
 async fn execute_stream(
@@ -403,7 +390,7 @@ async fn execute_stream(
     let (address, headers) = target.request_parts();
     let request = ApiRequest::post(flavor.provider(), address, headers, &body)?;
     let end = if responses { RESPONSES_END } else { sse::End::Done };
-    Ok(http.events(&request, end).await?)
+    http.events(&request, end).await
 }
 
 impl Executor for OpenAiExecutor {
@@ -552,6 +539,6 @@ mod tests {
 
     #[test]
     fn encoding() {
-        assert_eq!(encode_component("my dep/1"), "my%20dep%2F1");
+        assert_eq!(http::encode_component("my dep/1"), "my%20dep%2F1");
     }
 }

@@ -14,9 +14,12 @@
 //! The metadata keys `responses_output`, `anthropic_content` and `is_error` are never sent as
 //! message fields.
 
+use crate::providers::common::{
+    is_uri, merge_additional, model_of, put, replayed_tool_calls, split_data_uri, tool_choice,
+};
 use crate::{
     project_tools, properties_schema, Agent, Connection, ContentPart, Error, FunctionDefinition, MaxTokensField,
-    Message, Model, ModelOptions, Result, Role, StructuredOutput, ToolCall, ToolChoice,
+    Message, Model, ModelOptions, Result, Role, StructuredOutput, ToolChoice,
 };
 use serde_json::{json, Map, Value};
 
@@ -388,28 +391,6 @@ impl serde::Serialize for PlainMessages<'_> {
     }
 }
 
-/// The `toolChoice` to send: none without tools (a named tool must then still be declared), and
-/// an error for a named tool the prompt does not declare.
-pub(crate) fn tool_choice<'a>(
-    options: Option<&'a ModelOptions>,
-    tools: &[FunctionDefinition],
-) -> Result<Option<&'a ToolChoice>> {
-    let Some(choice) = options.and_then(|o| o.tool_choice.as_ref()) else { return Ok(None) };
-    if let ToolChoice::Tool(name) = choice {
-        if !tools.iter().any(|f| &f.name == name) {
-            let declared: Vec<&str> = tools.iter().map(|f| f.name.as_str()).collect();
-            let declared = if declared.is_empty() { "none".to_owned() } else { declared.join(", ") };
-            return Err(Error::Execution {
-                message: format!(
-                    "model.options.toolChoice names the tool '{name}', which the prompt does not declare (its tools: \
-                     {declared})"
-                ),
-            });
-        }
-    }
-    Ok(if tools.is_empty() { None } else { Some(choice) })
-}
-
 /// What the outputs ask for: the mode, the schema (strict for `jsonSchema`, plain otherwise),
 /// and whether the schema goes in the prompt.
 struct Format {
@@ -729,30 +710,6 @@ pub(crate) fn api_type(agent: &Agent) -> &str {
     agent.model.as_ref().map_or("chat", Model::api_type)
 }
 
-/// The agent's model, or an error saying it has none.
-pub(crate) fn model_of(agent: &Agent) -> Result<&Model> {
-    agent.model.as_ref().ok_or_else(|| Error::Execution {
-        message: format!("prompt '{}' has no `model`: set `model: <id>` in its frontmatter", agent.name),
-    })
-}
-
-/// Inserts `key: value` when the option is set.
-pub(crate) fn put<T: serde::Serialize>(body: &mut Map<String, Value>, key: &str, value: Option<T>) {
-    if let Some(v) = value.and_then(|v| serde_json::to_value(v).ok()) {
-        body.insert(key.to_owned(), v);
-    }
-}
-
-/// Adds `options.additionalProperties` at the top level: what the author wrote replaces what was
-/// generated under the same key, except the keys in `keep` (those that carry the conversation).
-pub(crate) fn merge_additional(body: &mut Map<String, Value>, options: Option<&ModelOptions>, keep: &[&str]) {
-    for (k, v) in options.and_then(|o| o.additional_properties.as_ref()).into_iter().flatten() {
-        if !keep.contains(&k.as_str()) {
-            body.insert(k.clone(), v.clone());
-        }
-    }
-}
-
 /// `{name, description?, parameters, strict?}` of a projected function.
 fn function_json(f: &FunctionDefinition) -> Value {
     let mut m = Map::new();
@@ -929,50 +886,10 @@ pub(crate) fn audio_format(media_type: &str) -> String {
     }
 }
 
-/// Whether a source is a URL or a data URI (rather than bare base64 data).
-pub(crate) fn is_uri(source: &str) -> bool {
-    source.starts_with("data:") || source.contains("://")
-}
-
-/// `(media_type, data)` of a base64 data URI (`data:image/png;base64,AAAA`).
-pub(crate) fn split_data_uri(source: &str) -> Option<(&str, &str)> {
-    let rest = source.strip_prefix("data:")?;
-    let (header, data) = rest.split_once(',')?;
-    let mut fields = header.split(';');
-    let media_type = fields.next().unwrap_or("");
-    fields.any(|f| f.eq_ignore_ascii_case("base64")).then_some((media_type, data))
-}
-
-/// The tool calls an assistant message replays (`metadata.tool_calls`), in either the OpenAI shape
-/// or the flat `{id, name, arguments}` shape. Arguments given as JSON values are serialized.
-pub(crate) fn replayed_tool_calls(m: &Message) -> Result<Vec<ToolCall>> {
-    let Some(calls) = m.metadata.get("tool_calls") else { return Ok(Vec::new()) };
-    let bad = |why: &str| Error::Execution { message: format!("{} message: metadata.tool_calls {why}", m.role) };
-    let items = match calls {
-        Value::Null => return Ok(Vec::new()),
-        Value::Array(items) => items,
-        _ => return Err(bad("must be a list")),
-    };
-    items
-        .iter()
-        .map(|item| {
-            let f = item.get("function").filter(|f| f.is_object()).unwrap_or(item);
-            let text = |v: Option<&Value>| v.and_then(Value::as_str).map(str::to_owned);
-            let id = text(item.get("id")).or_else(|| text(item.get("call_id"))).unwrap_or_default();
-            let name = text(f.get("name")).ok_or_else(|| bad("has an entry without `name`"))?;
-            let arguments = match f.get("arguments") {
-                None | Some(Value::Null) => "{}".to_owned(),
-                Some(Value::String(s)) => s.clone(),
-                Some(v) => v.to_string(),
-            };
-            Ok(ToolCall { id, name, arguments })
-        })
-        .collect()
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::ToolCall;
     use crate::{Property, PropertyKind};
 
     fn agent(model: Value) -> Agent {

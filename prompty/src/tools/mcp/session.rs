@@ -231,15 +231,12 @@ pub(crate) async fn connect(config: &McpServerConfig, generation: Arc<AtomicU64>
                 value.set_sensitive(true);
                 custom.insert(header, value);
             }
-            if !crate::providers::http::ensure_tls_provider() {
-                return Err("no TLS crypto provider: enable prompty's `tls-ring` or `tls-aws-lc` feature".to_owned());
-            }
-            let http = reqwest::Client::builder()
-                .redirect(redirect_policy())
-                .connect_timeout(timeout)
+            // The HTTP layer's client setup (TLS, User-Agent, same-origin redirects only: the
+            // server's headers never reach another origin); rmcp takes the `reqwest::Client`.
+            let http = crate::http::reqwest_builder(timeout)?
                 .pool_max_idle_per_host(0)
                 .build()
-                .map_err(|e| format!("cannot build the HTTP client: {e}"))?;
+                .map_err(|e| format!("cannot build the HTTP client: {}", crate::http::error_chain(&e)))?;
             let transport_config = StreamableHttpClientTransportConfig::with_uri(url.as_str())
                 .custom_headers(custom)
                 .max_json_response_size(config.max_message_bytes)
@@ -257,27 +254,6 @@ pub(crate) async fn connect(config: &McpServerConfig, generation: Arc<AtomicU64>
     // so that a refresh always asks the server and a failure is never hidden by a stale answer.
     client.peer().set_response_cache_config(ClientCacheConfig::disabled()).await;
     Ok(Session { client: Some(client), stderr, pid })
-}
-
-/// At most 10 redirects, and only to the origin (scheme, host, port) of the configured URL: the
-/// configured headers (credentials) never reach another host.
-fn redirect_policy() -> reqwest::redirect::Policy {
-    reqwest::redirect::Policy::custom(|attempt| {
-        let Some(first) = attempt.previous().first() else { return attempt.follow() };
-        let (from, to) = (first.origin(), attempt.url().origin());
-        if from != to {
-            let message = format!(
-                "refused a redirect to another origin ({}): the MCP server's headers are never sent there; \
-                 configure the final URL",
-                to.ascii_serialization()
-            );
-            return attempt.error(message);
-        }
-        if attempt.previous().len() > 10 {
-            return attempt.error("more than 10 redirects");
-        }
-        attempt.follow()
-    })
 }
 
 /// `message`, followed by the stderr tail when there is one.

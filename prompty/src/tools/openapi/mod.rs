@@ -68,14 +68,16 @@
 
 pub(crate) mod kind;
 
-use crate::providers::http::{error_chain, HttpClient, Secrets, MAX_ERROR_BODY_BYTES, MAX_TEXT_IN_ERROR};
+use crate::http::{
+    encode_component, error_chain, read_body, retry_after, with_retries, Attempt, HttpClient, ReadBody, Secrets,
+    MAX_ERROR_BODY_BYTES, MAX_TEXT_IN_ERROR,
+};
 use crate::{Agent, Connection, Error, Result, Secret, Tool, ToolKind};
 use reqwest::header::{HeaderMap, HeaderName, HeaderValue, ACCEPT, AUTHORIZATION, CONTENT_TYPE, COOKIE};
 use reqwest::{Method, StatusCode, Url};
 use serde_json::{Map, Value};
 use std::fmt;
 use std::sync::Arc;
-use std::time::Duration;
 
 use prompty_core::openapi;
 pub use prompty_core::openapi::*;
@@ -259,7 +261,7 @@ impl OpenApiClient {
     ///
     /// ```
     /// # let spec = std::sync::Arc::new(prompty::openapi::parse_spec(r#"{"openapi": "3.0.0"}"#, "a.json")?);
-    /// use prompty::providers::http::{HttpClient, RetryPolicy};
+    /// use prompty::http::{HttpClient, RetryPolicy};
     /// let client = prompty::openapi::OpenApiClient::new(spec, None)?.with_http(HttpClient::shared().with_retry(RetryPolicy::none()));
     /// # Ok::<(), prompty::Error>(())
     /// ```
@@ -462,9 +464,11 @@ impl OpenApiClient {
                         .map_err(|_| format!("the value of '{}' cannot be sent in an HTTP header", p.property))?;
                     headers.append(name, value);
                 }
-                ParameterLocation::Cookie => {
-                    cookies.push(format!("{}={}", encode(&p.name), encode(&simple(value, false, false))))
-                }
+                ParameterLocation::Cookie => cookies.push(format!(
+                    "{}={}",
+                    encode_component(&p.name),
+                    encode_component(&simple(value, false, false))
+                )),
             }
         }
         let body = match &op.body {
@@ -486,7 +490,8 @@ impl OpenApiClient {
         })?;
         url.push_str(&path);
         if !query.is_empty() {
-            let pairs: Vec<String> = query.iter().map(|(k, v)| format!("{}={}", encode(k), encode(v))).collect();
+            let pairs: Vec<String> =
+                query.iter().map(|(k, v)| format!("{}={}", encode_component(k), encode_component(v))).collect();
             url.push('?');
             url.push_str(&pairs.join("&"));
         }
@@ -521,7 +526,7 @@ impl OpenApiClient {
             };
             let text = match param.style.as_str() {
                 "label" => format!(".{}", simple(value, param.explode, true)),
-                "matrix" => format!(";{}={}", encode(&param.name), simple(value, param.explode, true)),
+                "matrix" => format!(";{}={}", encode_component(&param.name), simple(value, param.explode, true)),
                 _ => simple(value, param.explode, true),
             };
             if text.is_empty() {
@@ -568,9 +573,14 @@ impl OpenApiClient {
         let media = body.content_type.split(';').next().unwrap_or("").trim().to_ascii_lowercase();
         let bytes = if media == "application/x-www-form-urlencoded" {
             let pairs = form_pairs(&value);
-            pairs.iter().map(|(k, v)| format!("{}={}", encode(k), encode(v))).collect::<Vec<_>>().join("&").into_bytes()
+            pairs
+                .iter()
+                .map(|(k, v)| format!("{}={}", encode_component(k), encode_component(v)))
+                .collect::<Vec<_>>()
+                .join("&")
+                .into_bytes()
         } else if media == "multipart/form-data" {
-            let boundary = format!("prompty-{:016x}{:016x}", random_u64(), random_u64());
+            let boundary = format!("prompty-{:032x}", rand::random::<u128>());
             let mut out = Vec::new();
             for (k, v) in form_pairs(&value) {
                 let name = k.replace('"', "%22").replace(['\r', '\n'], " ");
@@ -637,7 +647,7 @@ impl OpenApiClient {
                         headers.insert(header, sensitive(key.expose().to_owned())?);
                     }
                     ParameterLocation::Query => query.push((name.clone(), key.expose().to_owned())),
-                    _ => cookies.push(format!("{}={}", encode(name), encode(key.expose()))),
+                    _ => cookies.push(format!("{}={}", encode_component(name), encode_component(key.expose()))),
                 },
                 (Some(SecurityScheme::Http { scheme }), Credential::Basic { user, password }) if scheme == "basic" => {
                     let token = base64(&format!("{user}:{}", password.expose()));
@@ -659,10 +669,7 @@ impl OpenApiClient {
         let policy = self.http.config().retry;
         let timeout = self.http.config().request_timeout;
         let idempotent = matches!(request.method.as_str(), "GET" | "HEAD" | "OPTIONS" | "PUT" | "DELETE" | "TRACE");
-        let max_attempts = policy.max_attempts.max(1);
-        let mut attempt: u32 = 0;
-        loop {
-            attempt = attempt.saturating_add(1);
+        let outcome = with_retries(&policy, || async {
             let mut builder =
                 client.request(request.method.clone(), request.url.clone()).headers(request.headers.clone());
             if let Some((content_type, bytes)) = &request.body {
@@ -681,11 +688,8 @@ impl OpenApiClient {
                 let limit = if status.is_success() { self.max_response_bytes } else { MAX_ERROR_BODY_BYTES };
                 let too_long =
                     response.content_length().is_some_and(|n| usize::try_from(n).map_or(true, |n| n > limit));
-                let body = if too_long && status.is_success() {
-                    None
-                } else {
-                    Some(read_bounded(&mut response, limit).await?)
-                };
+                let body =
+                    if too_long && status.is_success() { None } else { Some(read_body(&mut response, limit).await?) };
                 Ok::<_, reqwest::Error>((status, retry_after, media, body))
             })
             .await;
@@ -698,29 +702,15 @@ impl OpenApiClient {
                 }
                 Ok(Ok((status, retry_after, media, body))) => {
                     if status.is_success() {
-                        let Some((body, true)) = body else {
-                            return Err(tool_error(self.too_large()));
+                        let Some(ReadBody::Complete(body)) = body else {
+                            return Attempt::Fail(self.too_large());
                         };
-                        let value = if body.is_empty() {
-                            Value::Null
-                        } else if std::str::from_utf8(&body).is_err() {
-                            // Binary data (an image, a file) means nothing to a model as text.
-                            let media = if media.is_empty() { "unknown type" } else { media.as_str() };
-                            Value::String(format!("({} bytes of {}, not text)", body.len(), cut(media, 100)))
-                        } else {
-                            let body = self.secrets.scrub_bytes(&body);
-                            let is_json = media == "application/json" || media.ends_with("+json");
-                            match serde_json::from_slice::<Value>(&body) {
-                                Ok(v) if is_json || looks_like_json(&body) => v,
-                                _ => Value::String(String::from_utf8_lossy(&body).into_owned()),
-                            }
-                        };
-                        let mut out = Map::new();
-                        out.insert("status".to_owned(), Value::from(status.as_u16()));
-                        out.insert("body".to_owned(), value);
-                        return Ok(Value::Object(out));
+                        return Attempt::Done(self.success(status, &media, &body));
                     }
-                    let text = body.map(|(b, _)| b).unwrap_or_default();
+                    let text = match body {
+                        Some(ReadBody::Complete(b) | ReadBody::TooLarge(b)) => b,
+                        None => Vec::new(),
+                    };
                     let text = self.secrets.scrub_bytes(&text);
                     let shown = if text.is_empty() {
                         "(no body)".to_owned()
@@ -733,20 +723,40 @@ impl OpenApiClient {
                     (retryable, retry_after, format!("HTTP {code}{reason}: {shown}"))
                 }
             };
-            let delay = match retry_after {
-                _ if !retryable || attempt >= max_attempts => None,
-                Some(d) if d > policy.max_delay => None,
-                Some(d) => Some(d),
-                None => Some(policy.backoff(attempt)),
-            };
-            match delay {
-                Some(d) => tokio::time::sleep(d).await,
-                None => {
-                    let note = if attempt > 1 { format!(" ({attempt} attempts)") } else { String::new() };
-                    return Err(tool_error(format!("{error}{note}")));
-                }
+            if retryable {
+                Attempt::Retry(error, retry_after)
+            } else {
+                Attempt::Fail(error)
             }
-        }
+        })
+        .await;
+        outcome.map_err(|(error, attempts)| {
+            let note = if attempts > 1 { format!(" ({attempts} attempts)") } else { String::new() };
+            tool_error(format!("{error}{note}"))
+        })
+    }
+
+    /// The result of a successful response: `{status, body}`, the body as JSON when it is JSON,
+    /// as text when it is text, and described when it is binary.
+    fn success(&self, status: StatusCode, media: &str, body: &[u8]) -> Value {
+        let value = if body.is_empty() {
+            Value::Null
+        } else if std::str::from_utf8(body).is_err() {
+            // Binary data (an image, a file) means nothing to a model as text.
+            let media = if media.is_empty() { "unknown type" } else { media };
+            Value::String(format!("({} bytes of {}, not text)", body.len(), cut(media, 100)))
+        } else {
+            let body = self.secrets.scrub_bytes(body);
+            let is_json = media == "application/json" || media.ends_with("+json");
+            match serde_json::from_slice::<Value>(&body) {
+                Ok(v) if is_json || looks_like_json(&body) => v,
+                _ => Value::String(String::from_utf8_lossy(&body).into_owned()),
+            }
+        };
+        let mut out = Map::new();
+        out.insert("status".to_owned(), Value::from(status.as_u16()));
+        out.insert("body".to_owned(), value);
+        Value::Object(out)
     }
 
     fn too_large(&self) -> String {
@@ -828,63 +838,37 @@ async fn fetch_text(http: &HttpClient, url: &Url) -> std::result::Result<String,
     let policy = http.config().retry;
     let timeout = http.config().request_timeout;
     let limit = openapi::bounds::MAX_DOCUMENT_BYTES;
-    let mut attempt = 0u32;
-    loop {
-        attempt = attempt.saturating_add(1);
+    let outcome = with_retries(&policy, || async {
         let request = client.get(url.clone()).header(ACCEPT, "application/json, application/yaml;q=0.9, */*;q=0.5");
         let outcome = tokio::time::timeout(timeout, async {
             let mut response = request.send().await?;
             let status = response.status();
-            let body = read_bounded(&mut response, limit).await?;
-            Ok::<_, reqwest::Error>((status, body))
+            let retry_after = retry_after(response.headers());
+            let body = read_body(&mut response, limit).await?;
+            Ok::<_, reqwest::Error>((status, retry_after, body))
         })
         .await;
-        let error = match outcome {
-            Ok(Ok((status, (body, complete)))) if status.is_success() => {
-                if !complete {
-                    return Err(fail(format!("it is larger than {limit} bytes (openapi::bounds::MAX_DOCUMENT_BYTES)")));
+        match outcome {
+            Ok(Ok((status, _, body))) if status.is_success() => match body {
+                ReadBody::Complete(body) => match String::from_utf8(body) {
+                    Ok(text) => Attempt::Done(text),
+                    Err(_) => Attempt::Fail("it is not UTF-8 text".to_owned()),
+                },
+                ReadBody::TooLarge(_) => {
+                    Attempt::Fail(format!("it is larger than {limit} bytes (openapi::bounds::MAX_DOCUMENT_BYTES)"))
                 }
-                return String::from_utf8(body).map_err(|_| fail("it is not UTF-8 text".to_owned()));
+            },
+            Ok(Ok((status, retry_after, _))) if status.is_server_error() || status == StatusCode::TOO_MANY_REQUESTS => {
+                Attempt::Retry(format!("HTTP {status}"), retry_after)
             }
-            Ok(Ok((status, _))) if !(status.is_server_error() || status == StatusCode::TOO_MANY_REQUESTS) => {
-                return Err(fail(format!("HTTP {status}")));
-            }
-            Ok(Ok((status, _))) => format!("HTTP {status}"),
-            Ok(Err(e)) => error_chain(&e.without_url()),
-            Err(_) => format!("no response within {timeout:?}"),
-        };
-        if attempt >= policy.max_attempts.max(1) {
-            return Err(fail(error));
+            Ok(Ok((status, _, _))) => Attempt::Fail(format!("HTTP {status}")),
+            Ok(Err(e)) if e.is_builder() || e.is_redirect() => Attempt::Fail(error_chain(&e.without_url())),
+            Ok(Err(e)) => Attempt::Retry(error_chain(&e.without_url()), None),
+            Err(_) => Attempt::Retry(format!("no response within {timeout:?}"), None),
         }
-        tokio::time::sleep(policy.backoff(attempt)).await;
-    }
-}
-
-/// Reads at most `limit` bytes of a body; `false` when more was left unread.
-async fn read_bounded(
-    response: &mut reqwest::Response,
-    limit: usize,
-) -> std::result::Result<(Vec<u8>, bool), reqwest::Error> {
-    let mut body = Vec::new();
-    while let Some(chunk) = response.chunk().await? {
-        let room = limit.saturating_sub(body.len());
-        if chunk.len() > room {
-            body.extend_from_slice(&chunk[..room]);
-            return Ok((body, false));
-        }
-        body.extend_from_slice(&chunk);
-    }
-    Ok((body, true))
-}
-
-/// `Retry-After` in seconds or as an HTTP date (garbage is ignored).
-fn retry_after(headers: &HeaderMap) -> Option<Duration> {
-    let value = headers.get(reqwest::header::RETRY_AFTER)?.to_str().ok()?.trim();
-    if let Ok(secs) = value.parse::<u64>() {
-        return Some(Duration::from_secs(secs));
-    }
-    let at = httpdate::parse_http_date(value).ok()?;
-    Some(at.duration_since(std::time::SystemTime::now()).unwrap_or_default())
+    })
+    .await;
+    outcome.map_err(|(error, _)| fail(error))
 }
 
 /// A URL as errors show it: without user information and query (either may hold a key).
@@ -898,11 +882,6 @@ fn shown_url(text: &str) -> String {
         }
         Err(_) => text.split(['?', '#']).next().unwrap_or("").to_owned(),
     }
-}
-
-fn random_u64() -> u64 {
-    use rand::Rng as _;
-    rand::rng().next_u64()
 }
 
 fn looks_like_json(body: &[u8]) -> bool {
@@ -928,19 +907,6 @@ pub(crate) fn kind_of(v: &Value) -> &'static str {
     }
 }
 
-/// Percent-encodes everything but the unreserved characters `A-Z a-z 0-9 - . _ ~`.
-fn encode(text: &str) -> String {
-    let mut out = String::with_capacity(text.len());
-    for b in text.bytes() {
-        if b.is_ascii_alphanumeric() || matches!(b, b'-' | b'.' | b'_' | b'~') {
-            out.push(char::from(b));
-        } else {
-            out.push_str(&format!("%{b:02X}"));
-        }
-    }
-    out
-}
-
 /// A scalar as text (`null` is empty, nested values are their JSON).
 fn scalar(v: &Value) -> String {
     match v {
@@ -953,7 +919,7 @@ fn scalar(v: &Value) -> String {
 /// The `simple` style: arrays and objects joined with `,` (`k=v` pairs when exploded); each
 /// piece percent-encoded when `encoded` (path values).
 fn simple(v: &Value, explode: bool, encoded: bool) -> String {
-    let piece = |s: String| if encoded { encode(&s) } else { s };
+    let piece = |s: String| if encoded { encode_component(&s) } else { s };
     match v {
         Value::Array(items) => items.iter().map(|i| piece(scalar(i))).collect::<Vec<_>>().join(","),
         Value::Object(map) => {
@@ -1049,7 +1015,7 @@ mod tests {
 
     #[test]
     fn styles() {
-        assert_eq!(encode("a/b c?#%é"), "a%2Fb%20c%3F%23%25%C3%A9");
+        assert_eq!(encode_component("a/b c?#%é"), "a%2Fb%20c%3F%23%25%C3%A9");
         assert_eq!(simple(&json!(["a/b", 1]), false, true), "a%2Fb,1");
         assert_eq!(simple(&json!({"x": 1, "y": "z"}), true, false), "x=1,y=z");
         assert_eq!(simple(&json!({"x": 1}), false, false), "x,1");

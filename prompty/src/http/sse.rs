@@ -9,7 +9,8 @@
 //! so its memory is bounded too. Every event is scrubbed of the request's secrets before it is
 //! parsed.
 
-use super::http::Secrets;
+use super::error::error_chain;
+use super::secrets::Secrets;
 use crate::{RawEvent, RawStream};
 use serde_json::Value;
 use std::collections::VecDeque;
@@ -26,7 +27,7 @@ pub(crate) enum End {
     Types(&'static [&'static str]),
 }
 
-/// The bounds of one stream (see [`super::http::HttpConfig`]).
+/// The bounds of one stream (see [`super::HttpConfig`]).
 #[derive(Debug, Clone, Copy)]
 pub(crate) struct Limits {
     /// The longest silence between two pieces of data.
@@ -275,7 +276,7 @@ pub(crate) fn events(
                     parser.finish(queue)
                 }
                 Err(e) => {
-                    let event = st.fail(format!("the stream broke: {}", super::http::error_chain(&e)));
+                    let event = st.fail(format!("the stream broke: {}", error_chain(&e)));
                     return Some((event, st));
                 }
             };
