@@ -3,7 +3,7 @@
 use crate::mark::{self, Marks};
 use crate::trace::{genai, in_span, in_span_async, Stage};
 use crate::{
-    get_executor, get_parser, get_processor, renderers, rich, Agent, Error, LoadOptions, Location, Message,
+    get_executor, get_parser, get_processor, renderers, rich, Agent, Error, LoadOptions, Location, Message, Processed,
     RenderContext, RenderedText, Result,
 };
 use serde::de::DeserializeOwned;
@@ -211,10 +211,11 @@ pub(crate) fn provider(agent: &Agent) -> Result<&str> {
 }
 
 /// Sends already prepared messages to the model with the executor registered for `model.provider`,
-/// and returns what that provider's processor makes of the response.
+/// and returns what that provider's processor makes of the response, as JSON
+/// ([`Processed::into_value`]: the answer, or the tool calls as a list of `{id, name, arguments}`).
 ///
 /// ```
-/// use prompty::{Agent, BoxFuture, Executor, Message, Processor, Result, Role};
+/// use prompty::{Agent, BoxFuture, Executor, Message, Processed, Processor, Result, Role};
 /// use serde_json::{json, Value};
 /// #[derive(Default)]
 /// struct Canned;
@@ -224,7 +225,7 @@ pub(crate) fn provider(agent: &Agent) -> Result<&str> {
 ///     }
 /// }
 /// impl Processor for Canned {
-///     fn process(&self, _: &Agent, r: Value) -> Result<Value> { Ok(r["echo"].clone()) }
+///     fn process(&self, _: &Agent, r: Value) -> Result<Processed> { Ok(r["echo"].clone().into()) }
 /// }
 /// prompty::register_executor("canned", Canned);
 /// prompty::register_processor("canned", Canned);
@@ -233,6 +234,11 @@ pub(crate) fn provider(agent: &Agent) -> Result<&str> {
 /// # Ok::<(), prompty::Error>(())
 /// ```
 pub fn run(agent: &Agent, messages: &[Message]) -> Result<Value> {
+    run_processed(agent, messages).map(Processed::into_value)
+}
+
+/// [`run`], typed: the answer or the tool calls as the processor made them.
+pub(crate) fn run_processed(agent: &Agent, messages: &[Message]) -> Result<Processed> {
     let run = || {
         let provider = provider(agent)?;
         let executor = get_executor(provider)?;
@@ -247,10 +253,10 @@ pub fn run(agent: &Agent, messages: &[Message]) -> Result<Value> {
             Stage::new("process", "prompty.process"),
             |_| json!({"provider": provider}),
             || processor.process(agent, raw),
-            |result, _| result.clone(),
+            |result, _| result.to_value(),
         )
     };
-    in_span(Stage::new("run", "prompty.run"), |_| json!({"messages": messages}), run, |result, _| result.clone())
+    in_span(Stage::new("run", "prompty.run"), |_| json!({"messages": messages}), run, |result, _| result.to_value())
 }
 
 /// Async form of [`run`]; gives the same result.
@@ -263,17 +269,22 @@ pub fn run(agent: &Agent, messages: &[Message]) -> Result<Value> {
 /// # Ok(()) }
 /// ```
 pub async fn run_async(agent: &Agent, messages: &[Message]) -> Result<Value> {
+    run_processed_async(agent, messages).await.map(Processed::into_value)
+}
+
+/// [`run_async`], typed: the answer or the tool calls as the processor made them.
+pub(crate) async fn run_processed_async(agent: &Agent, messages: &[Message]) -> Result<Processed> {
     in_span_async(
         Stage::new("run", "prompty.run"),
         |_| json!({"messages": messages}),
         run_stages(agent, messages),
-        |result, _| result.clone(),
+        |result, _| result.to_value(),
     )
     .await
 }
 
 /// `execute` then `process`, each in its span.
-async fn run_stages(agent: &Agent, messages: &[Message]) -> Result<Value> {
+async fn run_stages(agent: &Agent, messages: &[Message]) -> Result<Processed> {
     let provider = provider(agent)?;
     let executor = get_executor(provider)?;
     let raw = in_span_async(
@@ -288,7 +299,7 @@ async fn run_stages(agent: &Agent, messages: &[Message]) -> Result<Value> {
         Stage::new("process", "prompty.process"),
         |_| json!({"provider": provider}),
         processor.process_async(agent, raw),
-        |result, _| result.clone(),
+        |result, _| result.to_value(),
     )
     .await
 }
@@ -298,7 +309,7 @@ async fn run_stages(agent: &Agent, messages: &[Message]) -> Result<Value> {
 /// for structured output.
 ///
 /// ```
-/// use prompty::{Agent, BoxFuture, Executor, Message, Processor, Result};
+/// use prompty::{Agent, BoxFuture, Executor, Message, Processed, Processor, Result};
 /// use serde_json::{json, Value};
 /// #[derive(Default)]
 /// struct Last;
@@ -308,7 +319,7 @@ async fn run_stages(agent: &Agent, messages: &[Message]) -> Result<Value> {
 ///     }
 /// }
 /// impl Processor for Last {
-///     fn process(&self, _: &Agent, r: Value) -> Result<Value> { Ok(r) }
+///     fn process(&self, _: &Agent, r: Value) -> Result<Processed> { Ok(Processed::Answer(r)) }
 /// }
 /// prompty::register_executor("last", Last);
 /// prompty::register_processor("last", Last);
@@ -321,8 +332,8 @@ pub fn invoke<T: DeserializeOwned>(agent: &Agent, inputs: &Value) -> Result<T> {
     let answer = in_span(
         Stage::new("invoke", "prompty.invoke"),
         |_| json!({"agent": agent, "inputs": inputs}),
-        || run(agent, &prepare(agent, inputs)?),
-        |result, _| result.clone(),
+        || run_processed(agent, &prepare(agent, inputs)?),
+        |result, _| result.to_value(),
     )?;
     crate::typed::cast_answer(answer)
 }
@@ -336,12 +347,12 @@ pub fn invoke<T: DeserializeOwned>(agent: &Agent, inputs: &Value) -> Result<T> {
 /// # Ok(()) }
 /// ```
 pub async fn invoke_async<T: DeserializeOwned>(agent: &Agent, inputs: &Value) -> Result<T> {
-    let invoke = async { run_async(agent, &prepare_async(agent, inputs).await?).await };
+    let invoke = async { run_processed_async(agent, &prepare_async(agent, inputs).await?).await };
     let answer = in_span_async(
         Stage::new("invoke", "prompty.invoke"),
         |_| json!({"agent": agent, "inputs": inputs}),
         invoke,
-        |result, _| result.clone(),
+        |result, _| result.to_value(),
     )
     .await?;
     crate::typed::cast_answer(answer)

@@ -142,15 +142,17 @@ pub(crate) fn cast_owned<T: DeserializeOwned>(value: Value) -> Result<T> {
     }
 }
 
-/// [`cast_owned`] of a model's answer: tool calls that do not fit `T` are the error saying the
-/// model asked for tools (and that `turn` runs them), not a cast error.
-pub(crate) fn cast_answer<T: DeserializeOwned>(value: Value) -> Result<T> {
-    let names: Option<Vec<String>> =
-        crate::turn::tool_calls_of(&value).map(|calls| calls.into_iter().map(|c| c.name).collect());
-    cast_owned(value).map_err(|e| match names {
-        Some(names) => Error::UnexpectedToolCalls { names },
-        None => e,
-    })
+/// [`cast_owned`] of a model's answer: tool calls that do not fit `T` (in their JSON form, spec
+/// §8.1) are the error saying the model asked for tools (and that `turn` runs them), not a cast
+/// error.
+pub(crate) fn cast_answer<T: DeserializeOwned>(processed: crate::Processed) -> Result<T> {
+    match processed {
+        crate::Processed::Answer(value) => cast_owned(value),
+        calls => {
+            let names = calls.tool_calls().iter().map(|c| c.name.clone()).collect();
+            cast_owned(calls.into_value()).map_err(|_| Error::UnexpectedToolCalls { names })
+        }
+    }
 }
 
 /// The JSON inputs of a typed prompt's `Inputs` struct.
@@ -184,13 +186,13 @@ pub async fn invoke_typed<I: crate::typed_context::TypedInputs + Serialize, O: D
     let invoke = async {
         let messages = prepare_typed(agent, inputs)?;
         let agent = agent.with_env_resolved()?;
-        crate::run_async(&agent, &messages).await
+        crate::pipeline::run_processed_async(&agent, &messages).await
     };
     let answer = crate::trace::in_span_async(
         crate::trace::Stage::new("invoke", "prompty.invoke"),
         |_| serde_json::json!({"agent": agent, "inputs": inputs}),
         invoke,
-        |result, _| result.clone(),
+        |result, _| result.to_value(),
     )
     .await?;
     cast_answer(answer)

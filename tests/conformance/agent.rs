@@ -434,14 +434,12 @@ fn step_tool_calls(agent: &Agent, steps: &[Value]) -> (Value, Value) {
     for step in steps {
         want.push(whole_numbers(step["expected_tool_calls"].clone()));
         let calls = match process_response(agent, step["llm_response"].clone()) {
-            Ok(Value::Array(calls)) => Value::Array(
+            Ok(prompty::Processed::ToolCalls(calls)) => Value::Array(
                 calls
                     .into_iter()
-                    .map(|mut c| {
-                        let args =
-                            serde_json::from_str::<Value>(c["arguments"].as_str().unwrap_or("{}")).unwrap_or_default();
-                        c["arguments"] = whole_numbers(args);
-                        c
+                    .map(|c| {
+                        let args = serde_json::from_str::<Value>(&c.arguments).unwrap_or_default();
+                        json!({"id": c.id, "name": c.name, "arguments": whole_numbers(args)})
                     })
                     .collect(),
             ),

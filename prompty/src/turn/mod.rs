@@ -33,8 +33,6 @@ pub use options::{
 };
 pub use stream::TurnStream;
 
-pub(crate) use engine::tool_calls_of;
-
 use crate::{Agent, Message, Result};
 use engine::{Loop, Mode};
 use serde::de::DeserializeOwned;
@@ -255,7 +253,7 @@ pub fn turn<'a, T: DeserializeOwned>(
 ) -> Result<T> {
     let prompt = prompt.into();
     let out = crate::blocking::block_on(turn_output(prompt, inputs, options))??;
-    crate::typed::cast_answer(out.result)
+    crate::typed::cast_owned(out.result)
 }
 
 /// Async form of [`turn`]; gives the same results.
@@ -272,7 +270,7 @@ pub async fn turn_async<'a, T: DeserializeOwned>(
     options: TurnOptions,
 ) -> Result<T> {
     let out = turn_output(prompt.into(), inputs, options).await?;
-    crate::typed::cast_answer(out.result)
+    crate::typed::cast_owned(out.result)
 }
 
 /// A turn from a prompt and inputs, to its [`TurnOutput`].
