@@ -467,3 +467,37 @@ impl ToolCall {
         serde_json::from_str(&self.arguments)
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The JSON of typed fields is byte for byte the metadata the messages held before the fields
+    /// were typed (the shape `tool_messages` wrote and providers replay), other keys after them.
+    #[test]
+    fn typed_fields_round_trip_to_the_same_json_bytes() {
+        let text = r#"[{"role":"assistant","content":[{"kind":"text","value":""}],"metadata":{"tool_calls":[{"id":"c1","type":"function","function":{"name":"f","arguments":"{\"a\":1}"}}],"responses_output":[]}},{"role":"tool","content":[{"kind":"text","value":"ok"}],"metadata":{"tool_call_id":"c1","is_error":true}},{"role":"user","content":[{"kind":"text","value":"hi"}]}]"#;
+        let messages: Vec<Message> = serde_json::from_str(text).unwrap();
+        assert_eq!(messages[0].tool_calls, [ToolCall::new("c1", "f", "{\"a\":1}")]);
+        assert_eq!(messages[1].tool_call_id.as_deref(), Some("c1"));
+        assert!(!messages[0].metadata.contains_key("tool_calls") && !messages[1].metadata.contains_key("tool_call_id"));
+        assert!(!messages[2].has_metadata());
+        assert_eq!(serde_json::to_string(&messages).unwrap(), text);
+    }
+
+    #[test]
+    fn flat_calls_are_read_and_bad_ones_are_errors_naming_the_field() {
+        let flat = serde_json::json!({"role": "assistant", "content": "", "metadata": {"tool_calls": [
+            {"call_id": "c2", "name": "g", "arguments": {"x": 1}}, {"id": "c3", "name": "h"}]}});
+        let m: Message = serde_json::from_value(flat).unwrap();
+        assert_eq!(m.tool_calls, [ToolCall::new("c2", "g", "{\"x\":1}"), ToolCall::new("c3", "h", "{}")]);
+        let bad = serde_json::json!({"role": "assistant", "content": "", "metadata": {"tool_calls": "f"}});
+        let err = serde_json::from_value::<Message>(bad).unwrap_err().to_string();
+        assert!(err.contains("metadata.tool_calls must be a list"), "{err}");
+        let bad = serde_json::json!({"role": "tool", "content": "", "metadata": {"tool_call_id": [1]}});
+        assert!(serde_json::from_value::<Message>(bad).is_err());
+        let none =
+            serde_json::json!({"role": "tool", "content": "", "metadata": {"tool_calls": null, "tool_call_id": null}});
+        assert!(!serde_json::from_value::<Message>(none).unwrap().has_metadata());
+    }
+}
