@@ -188,7 +188,7 @@ pub fn executor(attr: TokenStream, item: TokenStream) -> TokenStream {
 /// `prompty::Processor` and `Default`, and is not generic.
 ///
 /// ```ignore
-/// use prompty::{Agent, Processor, Result};
+/// use prompty::{Agent, Processed, Processor, Result};
 /// use serde_json::Value;
 ///
 /// #[prompty::processor("text-field")]
@@ -196,8 +196,8 @@ pub fn executor(attr: TokenStream, item: TokenStream) -> TokenStream {
 /// struct TextField;
 ///
 /// impl Processor for TextField {
-///     fn process(&self, _: &Agent, response: Value) -> Result<Value> {
-///         Ok(response["text"].clone())
+///     fn process(&self, _: &Agent, response: Value) -> Result<Processed> {
+///         Ok(Processed::Answer(response["text"].clone()))
 ///     }
 /// }
 ///

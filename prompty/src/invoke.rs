@@ -5,8 +5,8 @@
 
 use crate::trace::{genai, in_span, in_span_async, Seen, Stage};
 use crate::{
-    get_executor, get_processor, prepare, prepare_async, Agent, ChunkStream, Error, Message, Result, StreamChunk,
-    ToolCall,
+    get_executor, get_processor, prepare, prepare_async, Agent, ChunkStream, Error, Message, Processed, Result,
+    StreamChunk,
 };
 use serde::de::DeserializeOwned;
 use serde_json::{json, Value};
@@ -22,10 +22,11 @@ pub(crate) fn provider(agent: &Agent) -> Result<&str> {
 }
 
 /// Sends already prepared messages to the model with the executor registered for `model.provider`,
-/// and returns what that provider's processor makes of the response.
+/// and returns what that provider's processor makes of the response, as JSON
+/// ([`Processed::into_value`]: the answer, or the tool calls as a list of `{id, name, arguments}`).
 ///
 /// ```
-/// use prompty::{Agent, BoxFuture, Executor, Message, Processor, Result, Role};
+/// use prompty::{Agent, BoxFuture, Executor, Message, Processed, Processor, Result, Role};
 /// use serde_json::{json, Value};
 /// #[derive(Default)]
 /// struct Canned;
@@ -35,7 +36,7 @@ pub(crate) fn provider(agent: &Agent) -> Result<&str> {
 ///     }
 /// }
 /// impl Processor for Canned {
-///     fn process(&self, _: &Agent, r: Value) -> Result<Value> { Ok(r["echo"].clone()) }
+///     fn process(&self, _: &Agent, r: Value) -> Result<Processed> { Ok(r["echo"].clone().into()) }
 /// }
 /// prompty::register_executor("canned", Canned);
 /// prompty::register_processor("canned", Canned);
@@ -44,6 +45,11 @@ pub(crate) fn provider(agent: &Agent) -> Result<&str> {
 /// # Ok::<(), prompty::Error>(())
 /// ```
 pub fn run(agent: &Agent, messages: &[Message]) -> Result<Value> {
+    run_processed(agent, messages).map(Processed::into_value)
+}
+
+/// [`run`], typed: the answer or the tool calls as the processor made them.
+pub(crate) fn run_processed(agent: &Agent, messages: &[Message]) -> Result<Processed> {
     let run = || {
         let provider = provider(agent)?;
         let executor = get_executor(provider)?;
@@ -58,10 +64,10 @@ pub fn run(agent: &Agent, messages: &[Message]) -> Result<Value> {
             Stage::new("process", "prompty.process"),
             |_| json!({"provider": provider}),
             || processor.process(agent, raw),
-            |result, _| result.clone(),
+            |result, _| result.to_value(),
         )
     };
-    in_span(Stage::new("run", "prompty.run"), |_| json!({"messages": messages}), run, |result, _| result.clone())
+    in_span(Stage::new("run", "prompty.run"), |_| json!({"messages": messages}), run, |result, _| result.to_value())
 }
 
 /// Async form of [`run`]; gives the same result.
@@ -74,17 +80,22 @@ pub fn run(agent: &Agent, messages: &[Message]) -> Result<Value> {
 /// # Ok(()) }
 /// ```
 pub async fn run_async(agent: &Agent, messages: &[Message]) -> Result<Value> {
+    run_processed_async(agent, messages).await.map(Processed::into_value)
+}
+
+/// [`run_async`], typed: the answer or the tool calls as the processor made them.
+pub(crate) async fn run_processed_async(agent: &Agent, messages: &[Message]) -> Result<Processed> {
     in_span_async(
         Stage::new("run", "prompty.run"),
         |_| json!({"messages": messages}),
         run_stages(agent, messages),
-        |result, _| result.clone(),
+        |result, _| result.to_value(),
     )
     .await
 }
 
 /// `execute` then `process`, each in its span.
-async fn run_stages(agent: &Agent, messages: &[Message]) -> Result<Value> {
+async fn run_stages(agent: &Agent, messages: &[Message]) -> Result<Processed> {
     let provider = provider(agent)?;
     let executor = get_executor(provider)?;
     let raw = in_span_async(
@@ -99,7 +110,7 @@ async fn run_stages(agent: &Agent, messages: &[Message]) -> Result<Value> {
         Stage::new("process", "prompty.process"),
         |_| json!({"provider": provider}),
         processor.process_async(agent, raw),
-        |result, _| result.clone(),
+        |result, _| result.to_value(),
     )
     .await
 }
@@ -109,7 +120,7 @@ async fn run_stages(agent: &Agent, messages: &[Message]) -> Result<Value> {
 /// for structured output.
 ///
 /// ```
-/// use prompty::{Agent, BoxFuture, Executor, Message, Processor, Result};
+/// use prompty::{Agent, BoxFuture, Executor, Message, Processed, Processor, Result};
 /// use serde_json::{json, Value};
 /// #[derive(Default)]
 /// struct Last;
@@ -119,7 +130,7 @@ async fn run_stages(agent: &Agent, messages: &[Message]) -> Result<Value> {
 ///     }
 /// }
 /// impl Processor for Last {
-///     fn process(&self, _: &Agent, r: Value) -> Result<Value> { Ok(r) }
+///     fn process(&self, _: &Agent, r: Value) -> Result<Processed> { Ok(Processed::Answer(r)) }
 /// }
 /// prompty::register_executor("last", Last);
 /// prompty::register_processor("last", Last);
@@ -132,8 +143,8 @@ pub fn invoke<T: DeserializeOwned>(agent: &Agent, inputs: &Value) -> Result<T> {
     let answer = in_span(
         Stage::new("invoke", "prompty.invoke"),
         |_| json!({"agent": agent, "inputs": inputs}),
-        || run(agent, &prepare(agent, inputs)?),
-        |result, _| result.clone(),
+        || run_processed(agent, &prepare(agent, inputs)?),
+        |result, _| result.to_value(),
     )?;
     cast_answer(answer)
 }
@@ -147,12 +158,12 @@ pub fn invoke<T: DeserializeOwned>(agent: &Agent, inputs: &Value) -> Result<T> {
 /// # Ok(()) }
 /// ```
 pub async fn invoke_async<T: DeserializeOwned>(agent: &Agent, inputs: &Value) -> Result<T> {
-    let invoke = async { run_async(agent, &prepare_async(agent, inputs).await?).await };
+    let invoke = async { run_processed_async(agent, &prepare_async(agent, inputs).await?).await };
     let answer = in_span_async(
         Stage::new("invoke", "prompty.invoke"),
         |_| json!({"agent": agent, "inputs": inputs}),
         invoke,
-        |result, _| result.clone(),
+        |result, _| result.to_value(),
     )
     .await?;
     cast_answer(answer)
@@ -249,28 +260,17 @@ pub(crate) fn cast_owned<T: DeserializeOwned>(value: Value) -> Result<T> {
     }
 }
 
-/// [`cast_owned`] of a model's answer: tool calls that do not fit `T` are the error saying the
-/// model asked for tools (and that `turn` runs them), not a cast error.
-pub(crate) fn cast_answer<T: DeserializeOwned>(value: Value) -> Result<T> {
-    let names: Option<Vec<String>> = tool_calls_of(&value).map(|calls| calls.into_iter().map(|c| c.name).collect());
-    cast_owned(value).map_err(|e| match names {
-        Some(names) => Error::UnexpectedToolCalls { names },
-        None => e,
-    })
-}
-
-/// The tool calls a processor's result asks for: a non-empty array of `{id, name, arguments}`
-/// objects (what every built-in processor returns for a tool-calling response); `None` for an
-/// answer.
-pub(crate) fn tool_calls_of(result: &Value) -> Option<Vec<ToolCall>> {
-    let items = result.as_array().filter(|a| !a.is_empty())?;
-    items
-        .iter()
-        .map(|item| {
-            let text = |k: &str| item.get(k).and_then(Value::as_str).map(str::to_owned);
-            Some(ToolCall { id: text("id").unwrap_or_default(), name: text("name")?, arguments: text("arguments")? })
-        })
-        .collect()
+/// [`cast_owned`] of a model's answer: tool calls that do not fit `T` (in their JSON form, spec
+/// §8.1) are the error saying the model asked for tools (and that `turn` runs them), not a cast
+/// error.
+pub(crate) fn cast_answer<T: DeserializeOwned>(processed: Processed) -> Result<T> {
+    match processed {
+        Processed::Answer(value) => cast_owned(value),
+        calls => {
+            let names = calls.tool_calls().iter().map(|c| c.name.clone()).collect();
+            cast_owned(calls.into_value()).map_err(|_| Error::UnexpectedToolCalls { names })
+        }
+    }
 }
 
 /// What the `prompty.stream` span records of a chunk.

@@ -287,7 +287,7 @@ pub use prompty_macros::executor;
 /// Registers a type as a processor under one or more keys (`model.provider`), at link time.
 ///
 /// ```
-/// use prompty::{Agent, Processor, Result};
+/// use prompty::{Agent, Processed, Processor, Result, ToolCall};
 /// use serde_json::{json, Value};
 ///
 /// #[prompty::processor("text-field")]
@@ -295,13 +295,17 @@ pub use prompty_macros::executor;
 /// struct TextField;
 ///
 /// impl Processor for TextField {
-///     fn process(&self, _agent: &Agent, response: Value) -> Result<Value> {
-///         Ok(response["text"].clone())
+///     fn process(&self, _agent: &Agent, response: Value) -> Result<Processed> {
+///         if let Some(name) = response["tool"].as_str() {
+///             return Ok(Processed::ToolCalls(vec![ToolCall::new("call_1", name, "{}")]));
+///         }
+///         Ok(Processed::Answer(response["text"].clone()))
 ///     }
 /// }
 ///
 /// let p = prompty::get_processor("text-field")?;
-/// assert_eq!(p.process(&Agent::default(), json!({"text": "hi"}))?, json!("hi"));
+/// assert_eq!(p.process(&Agent::default(), json!({"text": "hi"}))?, Processed::Answer(json!("hi")));
+/// assert_eq!(p.process(&Agent::default(), json!({"tool": "now"}))?.tool_calls()[0].name, "now");
 /// # Ok::<(), prompty::Error>(())
 /// ```
 #[cfg(feature = "macros")]

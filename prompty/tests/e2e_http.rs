@@ -182,7 +182,7 @@ async fn executor_and_processor_used_directly() {
     assert_eq!(raw["object"], "chat.completion");
     assert_eq!(raw["usage"]["total_tokens"], 15);
     let processor = prompty::get_processor("openai").unwrap();
-    assert_eq!(processor.process(&agent, raw).unwrap(), json!("Hi there!"));
+    assert_eq!(processor.process(&agent, raw).unwrap(), prompty::Processed::Answer(json!("Hi there!")));
     assert!(!format!("{agent:?} {:?}", fast_retries(1)).contains(SECRET), "Debug never shows the key");
 }
 

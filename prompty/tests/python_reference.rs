@@ -395,8 +395,8 @@ fn ours(case: &Case) -> Result<Vec<Value>, String> {
                 })
                 .collect();
             let mut out = json!({"role": m.role.as_str(), "parts": parts});
-            if !m.metadata.is_empty() {
-                out["metadata"] = Value::Object(m.metadata.clone());
+            if m.has_metadata() {
+                out["metadata"] = json!(m.metadata_json());
             }
             out
         })

@@ -16,8 +16,8 @@ use prompty::{
     project_tools, register_connection, register_executor, register_parser, register_processor, register_renderer,
     register_tool, register_tool_handler, register_tool_projector, registered_tools, render, render_async, run,
     run_async, tool_fn, tool_fn_sync, Agent, BoxFuture, Connection, ConnectionCommon, Error, Executor,
-    FunctionDefinition, Message, Parser, Processor, RenderContext, RenderedText, Renderer, Result, Role, Secret, Tool,
-    ToolCall, ToolContext, ToolHandler, Tools,
+    FunctionDefinition, Message, Parser, Processed, Processor, RenderContext, RenderedText, Renderer, Result, Role,
+    Secret, Tool, ToolCall, ToolContext, ToolHandler, Tools,
 };
 use serde_json::{json, Map, Value};
 use std::path::{Path, PathBuf};
@@ -139,8 +139,8 @@ impl Executor for EchoExecutor {
 struct EchoProcessor;
 
 impl Processor for EchoProcessor {
-    fn process(&self, _agent: &Agent, response: Value) -> Result<Value> {
-        Ok(response["echo"].clone())
+    fn process(&self, _agent: &Agent, response: Value) -> Result<Processed> {
+        Ok(Processed::Answer(response["echo"].clone()))
     }
 }
 
@@ -260,14 +260,14 @@ impl Executor for TwoFormExecutor {
 struct TwoFormProcessor(Arc<Calls>);
 
 impl Processor for TwoFormProcessor {
-    fn process(&self, _agent: &Agent, response: Value) -> Result<Value> {
+    fn process(&self, _agent: &Agent, response: Value) -> Result<Processed> {
         self.0.sync.fetch_add(1, Ordering::SeqCst);
-        Ok(
+        Ok(Processed::Answer(
             json!({"joined": response["texts"].as_array().unwrap().iter().filter_map(Value::as_str).collect::<Vec<_>>().join("+")}),
-        )
+        ))
     }
 
-    fn process_async<'a>(&'a self, _agent: &'a Agent, response: Value) -> BoxFuture<'a, Result<Value>> {
+    fn process_async<'a>(&'a self, _agent: &'a Agent, response: Value) -> BoxFuture<'a, Result<Processed>> {
         Box::pin(async move {
             self.0.asynch.fetch_add(1, Ordering::SeqCst);
             let mut joined = String::new();
@@ -277,7 +277,7 @@ impl Processor for TwoFormProcessor {
                 }
                 joined.push_str(t.as_str().unwrap());
             }
-            Ok(json!({ "joined": joined }))
+            Ok(json!({ "joined": joined }).into())
         })
     }
 }
@@ -1527,4 +1527,50 @@ fn builtins_stay_available_while_other_threads_clear() {
     let _g = lock();
     let _restore = OnDrop(clear_cache);
     within(Duration::from_secs(60), clear_while_looking_up_body);
+}
+
+/// A user processor registered with the attribute, answering with typed tool calls.
+#[prompty::processor("registry_typed_calls")]
+#[derive(Default)]
+struct TypedCallsProcessor;
+
+impl Processor for TypedCallsProcessor {
+    fn process(&self, _agent: &Agent, response: Value) -> Result<Processed> {
+        Ok(match response["call"].as_str() {
+            Some(name) => Processed::ToolCalls(vec![ToolCall::new("c1", name, "{}")]),
+            None => Processed::Answer(response["echo"].clone()),
+        })
+    }
+}
+
+/// Asks for `lookup` until a tool message is in the conversation, then echoes the tool's text.
+struct CallThenEcho;
+
+impl Executor for CallThenEcho {
+    fn execute_async<'a>(&'a self, _: &'a Agent, messages: &'a [Message]) -> BoxFuture<'a, Result<Value>> {
+        Box::pin(async move {
+            Ok(match messages.iter().find(|m| m.role == Role::Tool) {
+                Some(m) => json!({"echo": m.text()}),
+                None => json!({"call": "lookup"}),
+            })
+        })
+    }
+}
+
+/// The calls of a registered processor reach the loop as they are: `invoke` refuses them, `run`
+/// gives their JSON form, `turn` runs them.
+#[test]
+fn a_registered_processor_returns_typed_tool_calls() {
+    let _g = lock();
+    register_executor("registry_typed_calls", CallThenEcho);
+    let agent = Agent::from_value(json!({"name": "t", "model": {"id": "m", "provider": "registry_typed_calls"},
+        "tools": [{"name": "lookup", "kind": "function"}]}))
+    .unwrap();
+    let err = invoke::<String>(&agent, &json!({})).unwrap_err();
+    assert!(matches!(&err, Error::UnexpectedToolCalls { names } if names == &["lookup"]), "{err:?}");
+    let hi = [Message::new(Role::User, "hi")];
+    assert_eq!(run(&agent, &hi).unwrap(), json!([{"id": "c1", "name": "lookup", "arguments": "{}"}]));
+    let options = prompty::TurnOptions::new().tool("lookup", tool_fn_sync(|_| Ok(json!("found"))));
+    let out = prompty::run_turn(&agent, hi.to_vec(), &json!({}), options).unwrap();
+    assert_eq!((out.result, out.iterations), (json!("found"), 2));
 }

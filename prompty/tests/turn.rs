@@ -184,9 +184,12 @@ fn a_tool_round_feeds_results_back_and_the_model_answers() {
     assert_eq!(out.iterations, 2);
     let second = &m.seen.lock().unwrap()[1];
     assert_eq!(second[2].role, Role::Assistant);
-    assert_eq!(second[2].metadata["tool_calls"][0]["id"], "c1");
+    assert_eq!(second[2].tool_calls[0].id, "c1");
+    // In JSON, where the spec puts them.
+    assert_eq!(json!(second[2])["metadata"]["tool_calls"][0]["id"], "c1");
     assert_eq!((second[3].role, second[3].text()), (Role::Tool, "sunny in Paris".to_owned()));
-    assert_eq!(second[3].metadata["tool_call_id"], "c1");
+    assert_eq!(second[3].tool_call_id.as_deref(), Some("c1"));
+    assert_eq!(json!(second[3])["metadata"]["tool_call_id"], "c1");
 }
 
 #[test]
@@ -438,11 +441,8 @@ async fn parallel_calls_run_concurrently_keep_call_order_and_survive_a_failing_s
     let out = tokio::time::timeout(Duration::from_secs(10), run).await.expect("the calls ran concurrently").unwrap();
     assert_eq!(out.result, json!("done"));
     let seen = &m.seen.lock().unwrap()[1];
-    let results: Vec<(String, String)> = seen
-        .iter()
-        .filter(|m| m.role == Role::Tool)
-        .map(|m| (m.metadata["tool_call_id"].as_str().unwrap().to_owned(), m.text()))
-        .collect();
+    let results: Vec<(String, String)> =
+        seen.iter().filter(|m| m.role == Role::Tool).map(|m| (m.tool_call_id.clone().unwrap(), m.text())).collect();
     assert_eq!(
         results,
         [
@@ -666,7 +666,7 @@ fn a_handed_tool_function_is_offered_to_the_model_and_ids_are_filled_in() {
     assert_eq!(m.offered.lock().unwrap()[0], ["local_time"]);
     let tool = out.messages.iter().find(|m| m.role == Role::Tool).unwrap();
     assert_eq!(tool.text(), "12:00 in Rome");
-    assert!(!tool.metadata["tool_call_id"].as_str().unwrap().is_empty());
+    assert!(!tool.tool_call_id.as_deref().unwrap().is_empty());
 }
 
 #[tokio::test]

@@ -5,8 +5,8 @@
 use futures_util::StreamExt;
 use prompty::__private::{invoke_stream_typed, invoke_typed, prepare_typed, turn_typed, InputSink, TypedInputs};
 use prompty::{
-    Agent, BoxFuture, ChunkStream, Executor, Message, Processor, RawEvent, RawStream, Result, StreamChunk, Tools,
-    TurnOptions,
+    Agent, BoxFuture, ChunkStream, Executor, Message, Processed, Processor, RawEvent, RawStream, Result, StreamChunk,
+    Tools, TurnOptions,
 };
 use serde::ser::SerializeMap;
 use serde_json::{json, Value};
@@ -43,8 +43,8 @@ impl Executor for Recorder {
 }
 
 impl Processor for Recorder {
-    fn process(&self, _: &Agent, response: Value) -> Result<Value> {
-        Ok(response)
+    fn process(&self, _: &Agent, response: Value) -> Result<Processed> {
+        Ok(Processed::Answer(response))
     }
 
     fn process_stream(&self, _: &Agent, events: RawStream) -> ChunkStream {

@@ -170,9 +170,9 @@ pub fn run(vector: &Value) -> Check {
     let extra = usize::from(log.tool_round);
     let mut got = match outcome {
         Ok(out) => {
-            let assistant = out.messages.iter().find(|m| m.metadata.contains_key("tool_calls")).map(render);
+            let assistant = out.messages.iter().find(|m| !m.tool_calls.is_empty()).map(render);
             let tool = out.messages.iter().find(|m| m.role == prompty::Role::Tool).map(
-                |m| json!({"role": "tool", "content": [{"type": "text", "text": m.text()}], "metadata": m.metadata}),
+                |m| json!({"role": "tool", "content": [{"type": "text", "text": m.text()}], "metadata": m.metadata_json()}),
             );
             json!({
                 "result": out.result,
@@ -257,11 +257,12 @@ fn text(v: &Value) -> String {
     v.as_str().unwrap_or_default().to_owned()
 }
 
-/// A message as the vectors write it: `{role, content: text, metadata?}`.
+/// A message as the vectors write it: `{role, content: text, metadata?}` (the metadata as the
+/// message serializes it, typed tool calls and call id included).
 fn render(m: &Message) -> Value {
     let mut v = json!({"role": m.role.as_str(), "content": m.text()});
-    if !m.metadata.is_empty() {
-        v["metadata"] = Value::Object(m.metadata.clone());
+    if m.has_metadata() {
+        v["metadata"] = json!(m.metadata_json());
     }
     v
 }
@@ -434,14 +435,12 @@ fn step_tool_calls(agent: &Agent, steps: &[Value]) -> (Value, Value) {
     for step in steps {
         want.push(whole_numbers(step["expected_tool_calls"].clone()));
         let calls = match process_response(agent, step["llm_response"].clone()) {
-            Ok(Value::Array(calls)) => Value::Array(
+            Ok(prompty::Processed::ToolCalls(calls)) => Value::Array(
                 calls
                     .into_iter()
-                    .map(|mut c| {
-                        let args =
-                            serde_json::from_str::<Value>(c["arguments"].as_str().unwrap_or("{}")).unwrap_or_default();
-                        c["arguments"] = whole_numbers(args);
-                        c
+                    .map(|c| {
+                        let args = serde_json::from_str::<Value>(&c.arguments).unwrap_or_default();
+                        json!({"id": c.id, "name": c.name, "arguments": whole_numbers(args)})
                     })
                     .collect(),
             ),

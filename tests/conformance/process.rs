@@ -34,7 +34,8 @@ fn process(input: &Value) -> Result<Value, String> {
         "anthropic" => anthropic::process_response(&agent, response),
         _ => openai::process_response(&agent, response),
     };
-    result.map_err(|e| e.to_string())
+    // The JSON form of the spec (§8.1): tool calls as a list of `{id, name, arguments}`.
+    result.map(prompty::Processed::into_value).map_err(|e| e.to_string())
 }
 
 /// A `null` result is the same as `""`.

@@ -7,8 +7,8 @@ use serde_json::Value;
 struct Upper;
 
 impl prompty::Processor for Upper {
-    fn process(&self, _agent: &Agent, response: Value) -> Result<Value> {
-        Ok(response)
+    fn process(&self, _agent: &Agent, response: Value) -> Result<prompty::Processed> {
+        Ok(response.into())
     }
 }
 
@@ -17,8 +17,8 @@ impl prompty::Processor for Upper {
 struct Field(String);
 
 impl prompty::Processor for Field {
-    fn process(&self, _agent: &Agent, response: Value) -> Result<Value> {
-        Ok(response[&self.0].clone())
+    fn process(&self, _agent: &Agent, response: Value) -> Result<prompty::Processed> {
+        Ok(response[&self.0].clone().into())
     }
 }
 

@@ -119,9 +119,15 @@ fn split_messages(text: &str, values: &[Range<usize>]) -> Vec<Message> {
     messages
 }
 
+/// A message of the rendered text: a `tool_call_id` attribute is the typed field (an attribute
+/// that cannot be one, such as a boolean `tool_calls`, stays an attribute, which is never sent).
 fn message(role: Role, body: &str, metadata: Map<String, Value>) -> Message {
-    let text = body.trim_matches(['\n', '\r']);
-    Message { role, content: vec![ContentPart::text(text)], metadata }
+    let content = vec![ContentPart::text(body.trim_matches(['\n', '\r']))];
+    if !metadata.contains_key("tool_call_id") && !metadata.contains_key("tool_calls") {
+        return Message { metadata, ..Message::with_content(role, content) };
+    }
+    Message::from_metadata(role, content.clone(), metadata.clone())
+        .unwrap_or_else(|_| Message { metadata, ..Message::with_content(role, content) })
 }
 
 /// The first line of `text` (split at `\n`, as the parser splits) that starts with a role marker

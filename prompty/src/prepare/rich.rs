@@ -372,12 +372,11 @@ fn expand_with(
     let index = rich.index();
     let mut out = Vec::with_capacity(messages.len());
     for msg in messages {
-        let role = msg.role;
-        let metadata = msg.metadata;
+        let Message { role, content, tool_calls, tool_call_id, metadata } = msg;
         let start_len = out.len();
         let mut current: Vec<ContentPart> = Vec::new();
         let mut touched = false;
-        for part in msg.content {
+        for part in content {
             let ContentPart::Text { value } = part else {
                 current.push(part);
                 continue;
@@ -408,6 +407,8 @@ fn expand_with(
                             out.push(Message {
                                 role,
                                 content: std::mem::take(&mut current),
+                                tool_calls: tool_calls.clone(),
+                                tool_call_id: tool_call_id.clone(),
                                 metadata: metadata.clone(),
                             });
                         }
@@ -426,7 +427,7 @@ fn expand_with(
             }
         }
         if !current.is_empty() || (!touched && out.len() == start_len) {
-            out.push(Message { role, content: current, metadata });
+            out.push(Message { role, content: current, tool_calls, tool_call_id, metadata });
         }
     }
     out

@@ -657,16 +657,16 @@ impl PromptRegistry {
     }
 
     /// The `invoke` span of a call by id: the picked prompt prepared (appenders applied) and run.
-    async fn invoke_value(&self, id: &str, inputs: &Value, locale: Option<&str>) -> Result<Value> {
+    async fn invoke_value(&self, id: &str, inputs: &Value, locale: Option<&str>) -> Result<crate::Processed> {
         let invoke = async {
             let picked = self.get(id, locale)?;
             let messages = picked.prepare_async(inputs).await?;
-            crate::run_async(&picked.agent, &messages).await
+            crate::invoke::run_processed_async(&picked.agent, &messages).await
         };
         let stage = crate::trace::Stage::new("invoke", "prompty.invoke");
         let recorded =
             |_: &mut crate::trace::Attributes| serde_json::json!({"id": id, "locale": locale, "inputs": inputs});
-        crate::trace::in_span_async(stage, recorded, invoke, |result, _| result.clone()).await
+        crate::trace::in_span_async(stage, recorded, invoke, |result, _| result.to_value()).await
     }
 
     /// Async form of [`PromptRegistry::invoke`].
@@ -708,7 +708,7 @@ impl PromptRegistry {
         locale: Option<&str>,
         options: TurnOptions,
     ) -> Result<T> {
-        crate::invoke::cast_answer(crate::blocking::block_on(self.turn_value(id, inputs, locale, options))??)
+        crate::invoke::cast_owned(crate::blocking::block_on(self.turn_value(id, inputs, locale, options))??)
     }
 
     /// The `turn` span of a call by id: the picked prompt prepared (appenders applied) and the
@@ -742,7 +742,7 @@ impl PromptRegistry {
         locale: Option<&str>,
         options: TurnOptions,
     ) -> Result<T> {
-        crate::invoke::cast_answer(self.turn_value(id, inputs, locale, options).await?)
+        crate::invoke::cast_owned(self.turn_value(id, inputs, locale, options).await?)
     }
 
     /// Loads every `.prompty` file below `dir` into the registry: `greeting.prompty` is the

@@ -3,7 +3,7 @@
 
 use super::store::Store;
 use super::stream::{ChunkStream, Outcome, RawStream, StreamChunk, StreamFailure};
-use crate::{Agent, Error, Message, Result};
+use crate::{Agent, Error, Message, Result, ToolCall};
 use serde_json::{Map, Value};
 use std::future::Future;
 use std::ops::Range;
@@ -214,35 +214,104 @@ pub trait Executor: Send + Sync + 'static {
     }
 }
 
-/// Turns a provider's raw response into the result: text, tool calls, parsed structured output...
-/// The `model.provider` of a prompt selects it.
+/// What a processor makes of a model's response: the model's answer, or the tools it asked for.
+///
+/// [`crate::run`] and the agent loop read it as it is: tool calls are never written to JSON and
+/// parsed back. [`Processed::into_value`] gives the JSON form of spec §8.1 (the answer, or the
+/// calls as a list of `{id, name, arguments}`), which is what [`crate::run`] returns.
 ///
 /// ```
-/// use prompty::{Agent, Processor, Result};
+/// use prompty::{Processed, ToolCall};
+/// use serde_json::json;
+/// let answer: Processed = json!("Hi").into();
+/// assert_eq!(answer, Processed::Answer(json!("Hi")));
+/// let calls = Processed::ToolCalls(vec![ToolCall::new("c1", "get_weather", "{}")]);
+/// assert_eq!(calls.tool_calls()[0].name, "get_weather");
+/// assert_eq!(calls.into_value(), json!([{"id": "c1", "name": "get_weather", "arguments": "{}"}]));
+/// ```
+#[derive(Debug, Clone, PartialEq)]
+pub enum Processed {
+    /// The model's answer: text, structured output parsed from JSON, embeddings, image URLs...
+    Answer(Value),
+    /// The model asked for tools: the calls, in the order it made them (never empty when a
+    /// built-in processor returns it).
+    ToolCalls(Vec<ToolCall>),
+}
+
+impl Processed {
+    /// The tool calls, empty for an answer.
+    pub fn tool_calls(&self) -> &[ToolCall] {
+        match self {
+            Processed::ToolCalls(calls) => calls,
+            Processed::Answer(_) => &[],
+        }
+    }
+
+    /// The JSON form (spec §8.1): the answer as it is, tool calls as a list of
+    /// `{id, name, arguments}` objects.
+    ///
+    /// ```
+    /// let p = prompty::Processed::Answer(serde_json::json!({"city": "Paris"}));
+    /// assert_eq!(p.into_value()["city"], "Paris");
+    /// ```
+    pub fn into_value(self) -> Value {
+        match self {
+            Processed::Answer(value) => value,
+            Processed::ToolCalls(calls) => Value::Array(calls.iter().map(call_value).collect()),
+        }
+    }
+
+    /// [`Processed::into_value`] of a borrowed result.
+    pub fn to_value(&self) -> Value {
+        match self {
+            Processed::Answer(value) => value.clone(),
+            Processed::ToolCalls(calls) => Value::Array(calls.iter().map(call_value).collect()),
+        }
+    }
+}
+
+impl From<Value> for Processed {
+    /// An answer.
+    fn from(value: Value) -> Self {
+        Processed::Answer(value)
+    }
+}
+
+/// `{id, name, arguments}` of one call.
+fn call_value(c: &ToolCall) -> Value {
+    serde_json::json!({"id": c.id, "name": c.name, "arguments": c.arguments})
+}
+
+/// Turns a provider's raw response into the result: the answer (text, parsed structured output...)
+/// or the tool calls the model asked for. The `model.provider` of a prompt selects it.
+///
+/// ```
+/// use prompty::{Agent, Processed, Processor, Result};
 /// use serde_json::{json, Value};
 /// #[derive(Default)]
 /// struct Field;
 /// impl Processor for Field {
-///     fn process(&self, _agent: &Agent, response: Value) -> Result<Value> {
-///         Ok(response["text"].clone())
+///     fn process(&self, _agent: &Agent, response: Value) -> Result<Processed> {
+///         Ok(Processed::Answer(response["text"].clone()))
 ///     }
 /// }
 /// prompty::register_processor("field", Field);
 /// let p = prompty::get_processor("field")?;
-/// assert_eq!(p.process(&Agent::default(), json!({"text": "hi"}))?, json!("hi"));
+/// assert_eq!(p.process(&Agent::default(), json!({"text": "hi"}))?, Processed::Answer(json!("hi")));
 /// # Ok::<(), prompty::Error>(())
 /// ```
 #[diagnostic::on_unimplemented(
     message = "`{Self}` is registered as a processor but does not implement `prompty::Processor`",
     label = "this type needs `impl prompty::Processor for {Self}`",
-    note = "implement `fn process(&self, agent: &prompty::Agent, response: serde_json::Value) -> prompty::Result<serde_json::Value>`"
+    note = "implement `fn process(&self, agent: &prompty::Agent, response: serde_json::Value) -> prompty::Result<prompty::Processed>`"
 )]
 pub trait Processor: Send + Sync + 'static {
-    /// Extracts the result from a raw response.
-    fn process(&self, agent: &Agent, response: Value) -> Result<Value>;
+    /// Extracts the result from a raw response: [`Processed::Answer`], or
+    /// [`Processed::ToolCalls`] when the model asked for tools.
+    fn process(&self, agent: &Agent, response: Value) -> Result<Processed>;
 
     /// Async form of [`Processor::process`]; by default runs it.
-    fn process_async<'a>(&'a self, agent: &'a Agent, response: Value) -> BoxFuture<'a, Result<Value>> {
+    fn process_async<'a>(&'a self, agent: &'a Agent, response: Value) -> BoxFuture<'a, Result<Processed>> {
         Box::pin(async move { self.process(agent, response) })
     }
 
@@ -342,7 +411,7 @@ invoker_registry!(
     get_processor,
     register_processor,
     "The processor registered under `key` (a `model.provider`).\n\n```\nassert!(prompty::get_processor(\"no-such-provider\").is_err());\n```",
-    "Registers a processor under `key`, overriding a link-time registration with the same key.\n\nSee [`Processor`] to write one.\n\n```\n// A gateway that answers in OpenAI's format:\nprompty::register_processor(\"my-gateway\", prompty::providers::openai::OpenAiProcessor);\nlet agent = prompty::Agent::from_value(serde_json::json!({\"model\": \"gpt-4o\"}))?;\nlet response = serde_json::json!({\"choices\": [{\"message\": {\"content\": \"Hi\"}}]});\nassert_eq!(prompty::get_processor(\"my-gateway\")?.process(&agent, response)?, \"Hi\");\n# Ok::<(), prompty::Error>(())\n```"
+    "Registers a processor under `key`, overriding a link-time registration with the same key.\n\nSee [`Processor`] to write one.\n\n```\n// A gateway that answers in OpenAI's format:\nprompty::register_processor(\"my-gateway\", prompty::providers::openai::OpenAiProcessor);\nlet agent = prompty::Agent::from_value(serde_json::json!({\"model\": \"gpt-4o\"}))?;\nlet response = serde_json::json!({\"choices\": [{\"message\": {\"content\": \"Hi\"}}]});\nassert_eq!(prompty::get_processor(\"my-gateway\")?.process(&agent, response)?, prompty::Processed::Answer(\"Hi\".into()));\n# Ok::<(), prompty::Error>(())\n```"
 );
 
 /// Forgets every explicit renderer, parser, executor and processor registration and every cached

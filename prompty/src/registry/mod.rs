@@ -18,8 +18,8 @@ pub use invokers::{
 };
 pub use invokers::{
     clear_cache, get_executor, get_parser, get_processor, get_renderer, register_executor, register_parser,
-    register_processor, register_renderer, BoxFuture, Executor, Parser, Processor, RenderContext, RenderedText,
-    Renderer,
+    register_processor, register_renderer, BoxFuture, Executor, Parser, Processed, Processor, RenderContext,
+    RenderedText, Renderer,
 };
 pub use stream::{ChunkStream, Outcome, RawEvent, RawStream, StreamChunk, StreamFailure};
 pub use tool_round::{tool_messages, ToolResult, ToolRound};

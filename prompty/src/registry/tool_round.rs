@@ -4,7 +4,7 @@
 //! provider-neutral shape the wire builders of every provider read.
 
 use crate::{ContentPart, Message, Role, ToolCall};
-use serde_json::{json, Map, Value};
+use serde_json::{json, Value};
 
 /// What one tool call returned, as the model will read it.
 ///
@@ -64,10 +64,11 @@ pub struct ToolRound<'a> {
 }
 
 /// The provider-neutral messages of a round, which every wire builder of prompty reads: an
-/// `assistant` message with the text the model wrote (`""` for none) and `metadata.tool_calls` in
-/// the OpenAI shape (`{id, type: "function", function: {name, arguments}}`), then one `tool`
-/// message per result, in call order, with `metadata.tool_call_id` (and `metadata.is_error: true`
-/// for a failed call). The default of [`crate::Executor::format_tool_messages`].
+/// `assistant` message with the text the model wrote (`""` for none) and the calls in
+/// [`Message::tool_calls`] (in JSON `metadata.tool_calls`, in the OpenAI shape `{id, type:
+/// "function", function: {name, arguments}}`), then one `tool` message per result, in call order,
+/// with [`Message::tool_call_id`] (and `metadata.is_error: true` for a failed call). The default of
+/// [`crate::Executor::format_tool_messages`].
 ///
 /// ```
 /// use prompty::{Role, ToolCall, ToolResult, ToolRound};
@@ -75,9 +76,13 @@ pub struct ToolRound<'a> {
 /// let results = [ToolResult::ok("c1", "get_weather", "sunny")];
 /// let msgs = prompty::tool_messages(&ToolRound { response: None, text: None, calls: &calls, results: &results });
 /// assert_eq!(msgs[0].role, Role::Assistant);
-/// assert_eq!(msgs[0].metadata["tool_calls"][0]["function"]["name"], "get_weather");
+/// assert_eq!(msgs[0].tool_calls, calls);
 /// assert_eq!((msgs[1].role, msgs[1].text()), (Role::Tool, "sunny".to_owned()));
-/// assert_eq!(msgs[1].metadata["tool_call_id"], "c1");
+/// assert_eq!(msgs[1].tool_call_id.as_deref(), Some("c1"));
+/// // In JSON, as the spec writes them:
+/// let json = serde_json::to_value(&msgs).unwrap();
+/// assert_eq!(json[0]["metadata"]["tool_calls"][0]["function"]["name"], "get_weather");
+/// assert_eq!(json[1]["metadata"]["tool_call_id"], "c1");
 /// ```
 pub fn tool_messages(round: &ToolRound<'_>) -> Vec<Message> {
     let mut out = Vec::with_capacity(round.results.len() + 1);
@@ -86,26 +91,18 @@ pub fn tool_messages(round: &ToolRound<'_>) -> Vec<Message> {
     out
 }
 
-/// The assistant message of a round: its text and the calls in `metadata.tool_calls`.
+/// The assistant message of a round: its text and the calls.
 pub(crate) fn assistant_calls(text: &str, calls: &[ToolCall]) -> Message {
-    let mut m = Message::new(Role::Assistant, text);
-    let calls = calls
-        .iter()
-        .map(|c| json!({"id": c.id, "type": "function", "function": {"name": c.name, "arguments": c.arguments}}))
-        .collect();
-    m.metadata.insert("tool_calls".into(), Value::Array(calls));
-    m
+    Message { tool_calls: calls.to_vec(), ..Message::new(Role::Assistant, text) }
 }
 
 /// The `tool` message of one result.
 pub(crate) fn tool_message(r: &ToolResult) -> Message {
     let mut m = Message::new(Role::Tool, r.output.as_str());
     m.content.extend(r.parts.iter().cloned());
-    let mut metadata = Map::new();
-    metadata.insert("tool_call_id".into(), json!(r.id));
+    m.tool_call_id = Some(r.id.clone());
     if r.is_error {
-        metadata.insert("is_error".into(), json!(true));
+        m.metadata.insert("is_error".into(), json!(true));
     }
-    m.metadata = metadata;
     m
 }

@@ -27,7 +27,7 @@ fn size(m: &Message) -> usize {
         })
         .sum();
     let metadata =
-        if m.metadata.is_empty() { 0 } else { serde_json::to_string(&m.metadata).map_or(0, |s| s.chars().count()) };
+        if m.has_metadata() { serde_json::to_string(&m.metadata_json()).map_or(0, |s| s.chars().count()) } else { 0 };
     parts + metadata
 }
 

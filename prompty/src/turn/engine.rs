@@ -20,8 +20,8 @@ use crate::tools::handlers::inject_bindings;
 use crate::tools::kind::ResolvedCall;
 use crate::trace::{genai, in_span_async, Stage};
 use crate::{
-    Agent, Error, Executor, Message, Processor, Result, Role, StreamChunk, ToolCall, ToolChoice, ToolContext,
-    ToolResult, ToolRound, TurnFailure, TurnStop,
+    Agent, Error, Executor, Message, Processed, Processor, Result, Role, StreamChunk, ToolCall, ToolChoice,
+    ToolContext, ToolResult, ToolRound, TurnFailure, TurnStop,
 };
 use futures_util::future::{select, Either};
 use futures_util::StreamExt;
@@ -49,14 +49,12 @@ struct Answer {
     /// The raw response (of a whole call, or rebuilt by the executor from a streamed tool round).
     raw: Option<Value>,
     /// What the processor made of it.
-    result: Value,
+    result: Processed,
     /// The text of a streamed response.
     text: Option<String>,
     /// The chunks of a streamed response, held back until it is known to be the final answer.
     chunks: Vec<StreamChunk>,
 }
-
-use crate::invoke::tool_calls_of;
 
 /// Runs `future`, unless the token is cancelled first (`None`).
 async fn cancellable<F: Future>(token: Option<&CancellationToken>, future: F) -> Option<F::Output> {
@@ -267,7 +265,7 @@ impl<'a> Loop<'a> {
                 |_| json!({"iteration": n}),
                 self.iterate(&mode),
                 |a, _| match a {
-                    Some(answer) => answer.result.clone(),
+                    Some(answer) => answer.result.to_value(),
                     None => json!("tool calls"),
                 },
             );
@@ -278,23 +276,26 @@ impl<'a> Loop<'a> {
     }
 
     /// One iteration: the model call, the output guardrail, and the tool round the answer asks
-    /// for (`None`), or the final answer.
+    /// for (`None`), or the final answer. The output guardrail reads the result's JSON form (spec
+    /// §8.1: tool calls as a list of `{id, name, arguments}`).
     async fn iterate(&mut self, mode: &Mode) -> Result<Option<Answer>> {
-        let answer = match mode {
+        let mut answer = match mode {
             Mode::Call => self.call().await?,
             Mode::Stream(_) => self.call_streamed().await?,
         };
         if let Some(guard) = &self.options.guardrails.output {
-            if let Verdict::Deny(reason) = verdict(|| guard(&answer.result)) {
+            if let Verdict::Deny(reason) = verdict(|| guard(&answer.result.to_value())) {
                 return Err(self.fail(TurnStop::Guardrail { stage: "output", reason }));
             }
         }
-        match tool_calls_of(&answer.result) {
-            Some(calls) => {
+        match &mut answer.result {
+            // An empty list of calls is no request for tools: a final answer (`[]`).
+            Processed::ToolCalls(calls) if !calls.is_empty() => {
+                let calls = std::mem::take(calls);
                 self.round(calls, &answer).await?;
                 Ok(None)
             }
-            None => Ok(Some(answer)),
+            _ => Ok(Some(answer)),
         }
     }
 
@@ -322,12 +323,12 @@ impl<'a> Loop<'a> {
                 let _ = tx.send(chunk);
             }
         }
-        let text = match &answer.result {
+        let result = answer.result.into_value();
+        let text = match &result {
             Value::String(s) => s.clone(),
             other => other.to_string(),
         };
         self.messages.push(Message::new(Role::Assistant, text));
-        let result = answer.result;
         self.emitter.emit(|| AgentEvent::Done { response: result.clone(), messages: self.messages.clone() });
         TurnOutput { result, messages: self.messages, iterations: self.iterations }
     }
@@ -377,7 +378,7 @@ impl<'a> Loop<'a> {
                     let process = self.processor.process_async(self.model_agent(), raw.clone());
                     let stage = Stage::new("process", "prompty.process");
                     let provider = self.model_agent().model.as_ref().and_then(|m| m.provider.clone());
-                    let process = in_span_async(stage, |_| json!({"provider": provider}), process, |r, _| r.clone());
+                    let process = in_span_async(stage, |_| json!({"provider": provider}), process, |r, _| r.to_value());
                     return match process.await {
                         Ok(result) => Ok(Answer { raw: Some(raw), result, text: None, chunks: Vec::new() }),
                         Err(e) => Err(self.fail(TurnStop::Model { source: Box::new(e), attempts: attempt })),
@@ -400,7 +401,7 @@ impl<'a> Loop<'a> {
                 json!({"messages": count})
             },
             self.call_streamed_untraced(),
-            |answer, _| json!({"result": answer.result, "text": answer.text}),
+            |answer, _| json!({"result": answer.result.to_value(), "text": answer.text}),
         )
         .await
     }
@@ -447,10 +448,10 @@ impl<'a> Loop<'a> {
         }
         drop(stream);
         let (result, raw) = if calls.is_empty() {
-            (crate::providers::common::structured(self.agent, text.clone()), None)
+            (Processed::Answer(crate::providers::common::structured(self.agent, text.clone())), None)
         } else {
             let events = std::mem::take(&mut *seen.lock().unwrap_or_else(|p| p.into_inner()));
-            (crate::providers::common::tool_calls_value(calls), self.executor.assemble_stream(self.agent, &events))
+            (Processed::ToolCalls(calls), self.executor.assemble_stream(self.agent, &events))
         };
         Ok(Answer { raw, result, text: Some(text), chunks })
     }
@@ -634,17 +635,16 @@ mod tests {
     use super::*;
     use serde_json::json;
 
+    /// What the loop hands its output guardrail and its trace: the JSON form of spec §8.1.
     #[test]
-    fn tool_calls_are_lists_of_calls_only() {
-        assert_eq!(
-            tool_calls_of(&json!([{"id": "1", "name": "f", "arguments": "{}"}])),
-            Some(vec![ToolCall::new("1", "f", "{}")])
-        );
-        assert_eq!(tool_calls_of(&json!("text")), None);
-        assert_eq!(tool_calls_of(&json!([])), None);
-        assert_eq!(tool_calls_of(&json!({"name": "f", "arguments": "{}"})), None);
-        assert_eq!(tool_calls_of(&json!([{"name": "f"}])), None);
-        assert_eq!(tool_calls_of(&json!([1, 2])), None);
+    fn processed_results_have_the_json_form_of_the_spec() {
+        let calls = Processed::ToolCalls(vec![ToolCall::new("1", "f", "{}")]);
+        assert_eq!(calls.to_value(), json!([{"id": "1", "name": "f", "arguments": "{}"}]));
+        assert_eq!(Processed::Answer(json!("text")).to_value(), json!("text"));
+        assert_eq!(Processed::ToolCalls(Vec::new()).into_value(), json!([]));
+        // An answer that looks like a list of calls stays an answer: nothing is parsed back.
+        let lookalike = Processed::Answer(json!([{"id": "1", "name": "f", "arguments": "{}"}]));
+        assert!(lookalike.tool_calls().is_empty());
     }
 
     #[test]

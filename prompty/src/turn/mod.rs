@@ -253,7 +253,7 @@ pub fn turn<'a, T: DeserializeOwned>(
 ) -> Result<T> {
     let prompt = prompt.into();
     let out = crate::blocking::block_on(turn_output(prompt, inputs, options))??;
-    crate::invoke::cast_answer(out.result)
+    crate::invoke::cast_owned(out.result)
 }
 
 /// Async form of [`turn`]; gives the same results.
@@ -270,7 +270,7 @@ pub async fn turn_async<'a, T: DeserializeOwned>(
     options: TurnOptions,
 ) -> Result<T> {
     let out = turn_output(prompt.into(), inputs, options).await?;
-    crate::invoke::cast_answer(out.result)
+    crate::invoke::cast_owned(out.result)
 }
 
 /// A turn from a prompt and inputs, to its [`TurnOutput`].

@@ -37,13 +37,13 @@ pub async fn invoke_typed<I: TypedInputs, O: DeserializeOwned>(agent: &Agent, in
     let invoke = async {
         let messages = prepare_typed(agent, inputs)?;
         let agent = agent.with_env_resolved()?;
-        crate::run_async(&agent, &messages).await
+        crate::invoke::run_processed_async(&agent, &messages).await
     };
     let answer = in_span_async(
         Stage::new("invoke", "prompty.invoke"),
         |_| json!({"agent": agent, "inputs": inputs}),
         invoke,
-        |result, _| result.clone(),
+        |result, _| result.to_value(),
     )
     .await?;
     cast_answer(answer)
@@ -79,7 +79,7 @@ pub async fn turn_typed<I: TypedInputs, O: DeserializeOwned>(
     };
     let stage = Stage::new("turn", "prompty.turn");
     let out = in_span_async(stage, |_| json!({"inputs": inputs}), turn, crate::turn::turn_result).await?;
-    cast_answer(out.result)
+    crate::invoke::cast_owned(out.result)
 }
 
 /// `invoke_stream` for a typed prompt: prepares it from the Rust values ([`prepare_typed`]),

@@ -8,7 +8,7 @@
 //! let body = messages_request(&agent, &[Message::new(Role::User, "Hi")])?;
 //! assert_eq!(body["max_tokens"], 4096);
 //! let answer = process_response(&agent, json!({"content": [{"type": "text", "text": "Hello!"}]}))?;
-//! assert_eq!(answer, "Hello!");
+//! assert_eq!(answer, prompty::Processed::Answer("Hello!".into()));
 //! # Ok::<(), prompty::Error>(())
 //! ```
 

@@ -1,7 +1,7 @@
 //! Processing of Anthropic Messages responses (spec §8.5) and streams.
 
-use crate::providers::common::{drive, error_message, structured, tool_calls_value, PartialCall, Sink, StreamHandler};
-use crate::{Agent, ChunkStream, Error, Processor, RawStream, Result, ToolCall};
+use crate::providers::common::{drive, error_message, structured, PartialCall, Sink, StreamHandler};
+use crate::{Agent, ChunkStream, Error, Processed, Processor, RawStream, Result, ToolCall};
 use serde_json::{json, Map, Value};
 use std::collections::BTreeMap;
 
@@ -11,7 +11,7 @@ use std::collections::BTreeMap;
 /// let p = prompty::get_processor("anthropic")?;
 /// let agent = prompty::Agent::from_value(serde_json::json!({"model": "claude-sonnet-4-20250514"}))?;
 /// let out = p.process(&agent, serde_json::json!({"type": "message", "content": [{"type": "text", "text": "Hi"}]}))?;
-/// assert_eq!(out, "Hi");
+/// assert_eq!(out, prompty::Processed::Answer("Hi".into()));
 /// # Ok::<(), prompty::Error>(())
 /// ```
 #[derive(Debug, Default, Clone, Copy)]
@@ -19,7 +19,7 @@ use std::collections::BTreeMap;
 pub struct AnthropicProcessor;
 
 impl Processor for AnthropicProcessor {
-    fn process(&self, agent: &Agent, response: Value) -> Result<Value> {
+    fn process(&self, agent: &Agent, response: Value) -> Result<Processed> {
         process_response(agent, response)
     }
 
@@ -28,21 +28,22 @@ impl Processor for AnthropicProcessor {
     }
 }
 
-/// The result of a Messages API response: the `tool_use` blocks as a list of `{id, name,
-/// arguments}` (arguments re-serialized as compact JSON) when there are any; else the text of all
-/// text blocks, concatenated, JSON-parsed when the agent declares outputs (the raw text when it is
-/// not JSON). An `error` body is an error carrying the provider's message.
+/// The result of a Messages API response: the `tool_use` blocks as [`Processed::ToolCalls`]
+/// (arguments re-serialized as compact JSON) when there are any; else the text of all text blocks,
+/// concatenated, JSON-parsed when the agent declares outputs (the raw text when it is not JSON),
+/// as a [`Processed::Answer`]. An `error` body is an error carrying the provider's message.
 ///
 /// ```
+/// use prompty::{Processed, ToolCall};
 /// use serde_json::json;
 /// let agent = prompty::Agent::from_value(json!({"model": "claude-sonnet-4-20250514"}))?;
 /// let response = json!({"type": "message", "content": [
 ///     {"type": "tool_use", "id": "toolu_1", "name": "get_weather", "input": {"city": "Paris"}}]});
 /// assert_eq!(prompty::providers::anthropic::process_response(&agent, response)?,
-///            json!([{"id": "toolu_1", "name": "get_weather", "arguments": "{\"city\":\"Paris\"}"}]));
+///            Processed::ToolCalls(vec![ToolCall::new("toolu_1", "get_weather", "{\"city\":\"Paris\"}")]));
 /// # Ok::<(), prompty::Error>(())
 /// ```
-pub fn process_response(agent: &Agent, response: Value) -> Result<Value> {
+pub fn process_response(agent: &Agent, response: Value) -> Result<Processed> {
     if response["type"] == "error" || response.get("error").is_some_and(|e| !e.is_null()) {
         let message = error_message(&response).unwrap_or_else(|| "unknown error".into());
         return Err(Error::Execution { message: format!("the model returned an error: {message}") });
@@ -61,10 +62,10 @@ pub fn process_response(agent: &Agent, response: Value) -> Result<Value> {
         })
         .collect();
     if !calls.is_empty() {
-        return Ok(tool_calls_value(calls));
+        return Ok(Processed::ToolCalls(calls));
     }
     let text: String = blocks.iter().filter(|b| b["type"] == "text").filter_map(|b| b["text"].as_str()).collect();
-    Ok(structured(agent, text))
+    Ok(Processed::Answer(structured(agent, text)))
 }
 
 /// The typed chunks of a streamed Messages API response:
@@ -233,12 +234,12 @@ mod tests {
     fn text_blocks_are_concatenated_and_parsed_with_outputs() {
         let r = json!({"type": "message", "content": [{"type": "text", "text": "A"}, {"type": "thinking", "thinking": "x"},
                                                        {"type": "text", "text": "B"}]});
-        assert_eq!(process_response(&agent(false), r).unwrap(), json!("AB"));
+        assert_eq!(process_response(&agent(false), r).unwrap(), Processed::Answer(json!("AB")));
         let r = json!({"content": [{"type": "text", "text": "{\"city\": \"Paris\"}"}]});
-        assert_eq!(process_response(&agent(true), r).unwrap(), json!({"city": "Paris"}));
+        assert_eq!(process_response(&agent(true), r).unwrap(), Processed::Answer(json!({"city": "Paris"})));
         let r = json!({"content": [{"type": "text", "text": "nope"}]});
-        assert_eq!(process_response(&agent(true), r).unwrap(), json!("nope"));
-        assert_eq!(process_response(&agent(false), json!({"content": []})).unwrap(), json!(""));
+        assert_eq!(process_response(&agent(true), r).unwrap(), Processed::Answer(json!("nope")));
+        assert_eq!(process_response(&agent(false), json!({"content": []})).unwrap(), Processed::Answer(json!("")));
     }
 
     #[test]
@@ -247,7 +248,7 @@ mod tests {
                                    {"type": "tool_use", "id": "t", "name": "f", "input": {"a": [1, 2]}}]});
         assert_eq!(
             process_response(&agent(false), r).unwrap(),
-            json!([{"id": "t", "name": "f", "arguments": "{\"a\":[1,2]}"}])
+            Processed::ToolCalls(vec![ToolCall::new("t", "f", "{\"a\":[1,2]}")])
         );
     }
 

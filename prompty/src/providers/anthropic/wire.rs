@@ -1,13 +1,11 @@
 //! Request bodies for the Anthropic Messages API (spec §7.5, §7.6).
 //!
 //! Replays of an earlier tool-calling round (spec §9.5) use the same message conventions as the
-//! OpenAI bodies: an assistant message's `metadata.tool_calls` become `tool_use` blocks, and `tool`
-//! messages (with `metadata.tool_call_id`) become `tool_result` blocks, consecutive ones batched
-//! into one user message.
+//! OpenAI bodies: an assistant message's [`crate::Message::tool_calls`] become `tool_use` blocks,
+//! and `tool` messages (with [`crate::Message::tool_call_id`]) become `tool_result` blocks,
+//! consecutive ones batched into one user message.
 
-use crate::providers::common::{
-    is_uri, merge_additional, model_of, put, replayed_tool_calls, split_data_uri, tool_choice,
-};
+use crate::providers::common::{is_uri, merge_additional, model_of, put, split_data_uri, tool_choice};
 use crate::{get_tool_projector, Agent, ContentPart, Error, Message, Result, Role, ToolChoice};
 use serde_json::{json, Map, Value};
 
@@ -122,7 +120,7 @@ fn message_blocks(m: &Message) -> Result<Vec<Value>> {
             return Ok(blocks.clone());
         }
     }
-    let calls = replayed_tool_calls(m)?;
+    let calls = &m.tool_calls;
     let mut blocks = m.content.iter().map(block).collect::<Result<Vec<_>>>()?;
     if blocks.len() > 1 || !calls.is_empty() {
         // Anthropic rejects empty text blocks beside other blocks.
@@ -154,7 +152,7 @@ fn tool_result(m: &Message) -> Result<Value> {
     };
     let mut result = Map::new();
     result.insert("type".into(), json!("tool_result"));
-    result.insert("tool_use_id".into(), m.metadata.get("tool_call_id").cloned().unwrap_or(Value::Null));
+    result.insert("tool_use_id".into(), m.tool_call_id.as_deref().map_or(Value::Null, |id| json!(id)));
     result.insert("content".into(), content);
     if let Some(flag @ Value::Bool(true)) = m.metadata.get("is_error") {
         result.insert("is_error".into(), flag.clone());
@@ -165,7 +163,7 @@ fn tool_result(m: &Message) -> Result<Value> {
 /// The messages of one tool round in the Anthropic shape (spec §9.5), what the Anthropic
 /// executor's [`crate::Executor::format_tool_messages`] returns: an assistant message holding
 /// the response's content blocks as they came (`metadata.anthropic_content`: thinking, text,
-/// `tool_use`; also readable by other providers through `metadata.tool_calls`), then one `tool`
+/// `tool_use`; also readable by other providers through [`Message::tool_calls`]), then one `tool`
 /// message per result, which [`messages_request`] batches into a single user message of
 /// `tool_result` blocks (`is_error` for failed calls).
 ///
@@ -444,15 +442,17 @@ mod tests {
     fn tool_replays_become_tool_use_and_batched_tool_results() {
         let a = agent(json!({"id": "c"}));
         let mut assistant = Message::new(Role::Assistant, "Let me check.");
-        assistant.metadata.insert(
-            "tool_calls".into(),
-            json!([{"id": "t1", "type": "function", "function": {"name": "w", "arguments": "{\"city\":\"Paris\"}"}},
+        assistant
+            .insert_metadata(
+                "tool_calls",
+                json!([{"id": "t1", "type": "function", "function": {"name": "w", "arguments": "{\"city\":\"Paris\"}"}},
                    {"id": "t2", "name": "w", "arguments": "{\"city\":\"Rome\"}"}]),
-        );
+            )
+            .unwrap();
         let mut r1 = Message::new(Role::Tool, "sunny");
-        r1.metadata.insert("tool_call_id".into(), json!("t1"));
+        r1.insert_metadata("tool_call_id", json!("t1")).unwrap();
         let mut r2 = Message::new(Role::Tool, "rainy");
-        r2.metadata.insert("tool_call_id".into(), json!("t2"));
+        r2.insert_metadata("tool_call_id", json!("t2")).unwrap();
         let body = messages_request(&a, &[Message::new(Role::User, "Weather?"), assistant, r1, r2]).unwrap();
         assert_eq!(
             body["messages"],
@@ -472,13 +472,13 @@ mod tests {
     #[test]
     fn empty_assistant_text_is_dropped_beside_tool_use() {
         let mut assistant = Message::new(Role::Assistant, "");
-        assistant.metadata.insert("tool_calls".into(), json!([{"id": "t1", "name": "w", "arguments": "{}"}]));
+        assistant.insert_metadata("tool_calls", json!([{"id": "t1", "name": "w", "arguments": "{}"}])).unwrap();
         assert_eq!(
             message_blocks(&assistant).unwrap(),
             [json!({"type": "tool_use", "id": "t1", "name": "w", "input": {}})]
         );
         let mut bad = Message::new(Role::Assistant, "");
-        bad.metadata.insert("tool_calls".into(), json!([{"id": "t1", "name": "w", "arguments": "nope"}]));
+        bad.insert_metadata("tool_calls", json!([{"id": "t1", "name": "w", "arguments": "nope"}])).unwrap();
         assert!(message_blocks(&bad).is_err());
     }
 }

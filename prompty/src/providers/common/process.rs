@@ -5,7 +5,7 @@
 use crate::lookup::get;
 use crate::{Agent, ChunkStream, Outcome, RawEvent, RawStream, StreamChunk, StreamFailure, ToolCall};
 use futures_util::StreamExt;
-use serde_json::{json, Value};
+use serde_json::Value;
 use std::collections::VecDeque;
 
 /// The message of an `error` in a response body, when it has one.
@@ -25,11 +25,6 @@ pub(crate) fn structured(agent: &Agent, text: String) -> Value {
         }
     }
     Value::String(text)
-}
-
-/// Tool calls as the JSON list `[{id, name, arguments}]`.
-pub(crate) fn tool_calls_value(calls: Vec<ToolCall>) -> Value {
-    Value::Array(calls.into_iter().map(|c| json!({"id": c.id, "name": c.name, "arguments": c.arguments})).collect())
 }
 
 /// Where a stream handler puts its chunks.

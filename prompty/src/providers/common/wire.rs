@@ -1,7 +1,7 @@
 //! Request-building helpers every provider's wire format shares: the model of a prompt, options
 //! put into a body, `additionalProperties`, the tool choice, media sources and replayed tool calls.
 
-use crate::{Agent, Error, FunctionDefinition, Message, Model, ModelOptions, Result, ToolCall, ToolChoice};
+use crate::{Agent, Error, FunctionDefinition, Model, ModelOptions, Result, ToolChoice};
 use serde_json::{Map, Value};
 
 /// The `toolChoice` to send: none without tools (a named tool must then still be declared), and
@@ -62,31 +62,4 @@ pub(crate) fn split_data_uri(source: &str) -> Option<(&str, &str)> {
     let mut fields = header.split(';');
     let media_type = fields.next().unwrap_or("");
     fields.any(|f| f.eq_ignore_ascii_case("base64")).then_some((media_type, data))
-}
-
-/// The tool calls an assistant message replays (`metadata.tool_calls`), in either the OpenAI shape
-/// or the flat `{id, name, arguments}` shape. Arguments given as JSON values are serialized.
-pub(crate) fn replayed_tool_calls(m: &Message) -> Result<Vec<ToolCall>> {
-    let Some(calls) = m.metadata.get("tool_calls") else { return Ok(Vec::new()) };
-    let bad = |why: &str| Error::Execution { message: format!("{} message: metadata.tool_calls {why}", m.role) };
-    let items = match calls {
-        Value::Null => return Ok(Vec::new()),
-        Value::Array(items) => items,
-        _ => return Err(bad("must be a list")),
-    };
-    items
-        .iter()
-        .map(|item| {
-            let f = item.get("function").filter(|f| f.is_object()).unwrap_or(item);
-            let text = |v: Option<&Value>| v.and_then(Value::as_str).map(str::to_owned);
-            let id = text(item.get("id")).or_else(|| text(item.get("call_id"))).unwrap_or_default();
-            let name = text(f.get("name")).ok_or_else(|| bad("has an entry without `name`"))?;
-            let arguments = match f.get("arguments") {
-                None | Some(Value::Null) => "{}".to_owned(),
-                Some(Value::String(s)) => s.clone(),
-                Some(v) => v.to_string(),
-            };
-            Ok(ToolCall { id, name, arguments })
-        })
-        .collect()
 }

@@ -9,7 +9,7 @@
 //! let body = chat_request(&agent, &[Message::new(Role::User, "Hi")])?;
 //! assert_eq!(body["model"], "gpt-4o");
 //! let answer = process_response(&agent, json!({"choices": [{"message": {"content": "Hello!"}}]}))?;
-//! assert_eq!(answer, "Hello!");
+//! assert_eq!(answer, prompty::Processed::Answer("Hello!".into()));
 //! # Ok::<(), prompty::Error>(())
 //! ```
 

@@ -3,8 +3,10 @@
 
 use super::wire::api_type;
 use crate::lookup::get;
-use crate::providers::common::{drive, error_message, structured, tool_calls_value, PartialCall, Sink, StreamHandler};
-use crate::{Agent, ChunkStream, Error, Outcome, Processor, RawStream, Result, StreamChunk, StreamFailure, ToolCall};
+use crate::providers::common::{drive, error_message, structured, PartialCall, Sink, StreamHandler};
+use crate::{
+    Agent, ChunkStream, Error, Outcome, Processed, Processor, RawStream, Result, StreamChunk, StreamFailure, ToolCall,
+};
 use serde_json::{json, Value};
 use std::collections::BTreeMap;
 
@@ -15,7 +17,7 @@ use std::collections::BTreeMap;
 /// let p = prompty::get_processor("azure")?;
 /// let agent = prompty::Agent::from_value(serde_json::json!({"model": "gpt-4o"}))?;
 /// let out = p.process(&agent, serde_json::json!({"choices": [{"message": {"content": "Hi"}}]}))?;
-/// assert_eq!(out, "Hi");
+/// assert_eq!(out, prompty::Processed::Answer("Hi".into()));
 /// # Ok::<(), prompty::Error>(())
 /// ```
 #[derive(Debug, Default, Clone, Copy)]
@@ -23,7 +25,7 @@ use std::collections::BTreeMap;
 pub struct OpenAiProcessor;
 
 impl Processor for OpenAiProcessor {
-    fn process(&self, agent: &Agent, response: Value) -> Result<Value> {
+    fn process(&self, agent: &Agent, response: Value) -> Result<Processed> {
         process_response(agent, response)
     }
 
@@ -33,33 +35,36 @@ impl Processor for OpenAiProcessor {
 }
 
 /// The result of a raw OpenAI response, by the agent's `model.apiType`:
-/// - `chat`: the tool calls as a list of `{id, name, arguments}` when there are any; else the text
-///   (`""` for none, the refusal text for a refusal), JSON-parsed when the agent declares outputs
-///   (the raw text when it is not JSON);
+/// - `chat`: the tool calls ([`Processed::ToolCalls`]) when there are any; else the text (`""` for
+///   none, the refusal text for a refusal), JSON-parsed when the agent declares outputs (the raw
+///   text when it is not JSON);
 /// - `embedding`: the vector of a single input, or the list of vectors; none is an error;
 /// - `image`: the URL (else the base64 data) of a single image, or the list; none is an error;
 /// - `responses`: the `function_call` items as tool calls (`id` = `call_id`), else the output text,
 ///   JSON-parsed as for chat.
 ///
+/// Every result but tool calls is a [`Processed::Answer`].
+///
 /// An `error` in the body is an error carrying the provider's message.
 ///
 /// ```
+/// use prompty::{Processed, ToolCall};
 /// use serde_json::json;
 /// let agent = prompty::Agent::from_value(json!({"model": "gpt-4o"}))?;
 /// let response = json!({"choices": [{"message": {"content": null, "tool_calls": [
 ///     {"id": "call_1", "type": "function", "function": {"name": "get_weather", "arguments": "{\"city\":\"Paris\"}"}}]}}]});
 /// assert_eq!(prompty::providers::openai::process_response(&agent, response)?,
-///            json!([{"id": "call_1", "name": "get_weather", "arguments": "{\"city\":\"Paris\"}"}]));
+///            Processed::ToolCalls(vec![ToolCall::new("call_1", "get_weather", "{\"city\":\"Paris\"}")]));
 /// # Ok::<(), prompty::Error>(())
 /// ```
-pub fn process_response(agent: &Agent, response: Value) -> Result<Value> {
+pub fn process_response(agent: &Agent, response: Value) -> Result<Processed> {
     if let Some(message) = error_message(&response) {
         return Err(Error::Execution { message: format!("the model returned an error: {message}") });
     }
     match api_type(agent) {
         "chat" => process_chat(agent, &response),
-        "embedding" | "embeddings" => process_embedding(&response),
-        "image" | "images" => process_image(&response),
+        "embedding" | "embeddings" => process_embedding(&response).map(Processed::Answer),
+        "image" | "images" => process_image(&response).map(Processed::Answer),
         "responses" => process_responses(agent, &response),
         other => Err(Error::Execution {
             message: format!(
@@ -69,7 +74,7 @@ pub fn process_response(agent: &Agent, response: Value) -> Result<Value> {
     }
 }
 
-fn process_chat(agent: &Agent, response: &Value) -> Result<Value> {
+fn process_chat(agent: &Agent, response: &Value) -> Result<Processed> {
     let choices = get(response, "choices").and_then(Value::as_array).filter(|c| !c.is_empty());
     let Some(choice) = choices.and_then(|c| c.iter().find(|c| get(c, "index").is_some_and(|i| i == 0)).or(c.first()))
     else {
@@ -77,7 +82,7 @@ fn process_chat(agent: &Agent, response: &Value) -> Result<Value> {
     };
     let message = get(choice, "message").unwrap_or(&Value::Null);
     if let Some(calls) = get(message, "tool_calls").and_then(Value::as_array).filter(|c| !c.is_empty()) {
-        return Ok(tool_calls_value(calls.iter().map(chat_tool_call).collect()));
+        return Ok(Processed::ToolCalls(calls.iter().map(chat_tool_call).collect()));
     }
     let text = match get(message, "content").unwrap_or(&Value::Null) {
         Value::String(s) => s.clone(),
@@ -86,10 +91,10 @@ fn process_chat(agent: &Agent, response: &Value) -> Result<Value> {
     };
     if text.is_empty() {
         if let Some(refusal) = get(message, "refusal").and_then(Value::as_str).filter(|r| !r.is_empty()) {
-            return Ok(json!(refusal));
+            return Ok(Processed::Answer(json!(refusal)));
         }
     }
-    Ok(structured(agent, text))
+    Ok(Processed::Answer(structured(agent, text)))
 }
 
 /// A tool call of a chat completion (`function` calls, and `custom` calls with their raw input).
@@ -124,7 +129,7 @@ fn process_image(response: &Value) -> Result<Value> {
     }
 }
 
-fn process_responses(agent: &Agent, response: &Value) -> Result<Value> {
+fn process_responses(agent: &Agent, response: &Value) -> Result<Processed> {
     if response["status"] == "failed" {
         return Err(Error::Execution { message: "the model returned an error: the response failed".into() });
     }
@@ -132,7 +137,7 @@ fn process_responses(agent: &Agent, response: &Value) -> Result<Value> {
     let calls: Vec<ToolCall> =
         output.iter().filter(|i| i["type"] == "function_call").map(responses_tool_call).collect();
     if !calls.is_empty() {
-        return Ok(tool_calls_value(calls));
+        return Ok(Processed::ToolCalls(calls));
     }
     let text = match response.get("output_text").and_then(Value::as_str) {
         Some(t) => t.to_owned(),
@@ -141,10 +146,10 @@ fn process_responses(agent: &Agent, response: &Value) -> Result<Value> {
     if text.is_empty() {
         let refusal = output_parts(output, "refusal", "refusal");
         if !refusal.is_empty() {
-            return Ok(json!(refusal));
+            return Ok(Processed::Answer(json!(refusal)));
         }
     }
-    Ok(structured(agent, text))
+    Ok(Processed::Answer(structured(agent, text)))
 }
 
 /// The concatenated `field` of the message content parts of type `kind`.
@@ -495,21 +500,21 @@ mod tests {
     #[test]
     fn chat_text_null_and_refusal() {
         let a = agent(json!("gpt-4o"), false);
-        assert_eq!(process_response(&a, chat(json!("Hello!"))).unwrap(), json!("Hello!"));
-        assert_eq!(process_response(&a, chat(Value::Null)).unwrap(), json!(""));
+        assert_eq!(process_response(&a, chat(json!("Hello!"))).unwrap(), Processed::Answer(json!("Hello!")));
+        assert_eq!(process_response(&a, chat(Value::Null)).unwrap(), Processed::Answer(json!("")));
         let refusal = json!({"choices": [{"message": {"content": null, "refusal": "No."}}]});
-        assert_eq!(process_response(&a, refusal).unwrap(), json!("No."));
+        assert_eq!(process_response(&a, refusal).unwrap(), Processed::Answer(json!("No.")));
     }
 
     #[test]
     fn chat_structured_output_parses_or_falls_back() {
         let a = agent(json!("gpt-4o"), true);
-        assert_eq!(process_response(&a, chat(json!("{\"a\":1}"))).unwrap(), json!({"a": 1}));
-        assert_eq!(process_response(&a, chat(json!("not json"))).unwrap(), json!("not json"));
-        assert_eq!(process_response(&a, chat(json!(""))).unwrap(), json!(""));
+        assert_eq!(process_response(&a, chat(json!("{\"a\":1}"))).unwrap(), Processed::Answer(json!({"a": 1})));
+        assert_eq!(process_response(&a, chat(json!("not json"))).unwrap(), Processed::Answer(json!("not json")));
+        assert_eq!(process_response(&a, chat(json!(""))).unwrap(), Processed::Answer(json!("")));
         // Without outputs JSON text stays text.
         let plain = agent(json!("gpt-4o"), false);
-        assert_eq!(process_response(&plain, chat(json!("{\"a\":1}"))).unwrap(), json!("{\"a\":1}"));
+        assert_eq!(process_response(&plain, chat(json!("{\"a\":1}"))).unwrap(), Processed::Answer(json!("{\"a\":1}")));
     }
 
     #[test]
@@ -520,7 +525,7 @@ mod tests {
             {"id": "b", "type": "function", "function": {"name": "g", "arguments": {"x": 1}}}]}}]});
         assert_eq!(
             process_response(&a, r).unwrap(),
-            json!([{"id": "a", "name": "f", "arguments": "{}"}, {"id": "b", "name": "g", "arguments": "{\"x\":1}"}])
+            Processed::ToolCalls(vec![ToolCall::new("a", "f", "{}"), ToolCall::new("b", "g", "{\"x\":1}")])
         );
     }
 
@@ -536,9 +541,9 @@ mod tests {
     fn embeddings() {
         let a = agent(json!({"id": "e", "apiType": "embedding"}), false);
         let one = json!({"data": [{"index": 0, "embedding": [0.1, 0.2]}]});
-        assert_eq!(process_response(&a, one).unwrap(), json!([0.1, 0.2]));
+        assert_eq!(process_response(&a, one).unwrap(), Processed::Answer(json!([0.1, 0.2])));
         let two = json!({"data": [{"index": 1, "embedding": [2.0]}, {"index": 0, "embedding": [1.0]}]});
-        assert_eq!(process_response(&a, two).unwrap(), json!([[1.0], [2.0]]));
+        assert_eq!(process_response(&a, two).unwrap(), Processed::Answer(json!([[1.0], [2.0]])));
         assert!(process_response(&a, json!({"data": []})).is_err());
     }
 
@@ -546,9 +551,9 @@ mod tests {
     fn images_prefer_url() {
         let a = agent(json!({"id": "d", "apiType": "image"}), false);
         let both = json!({"data": [{"url": "https://x/1.png", "b64_json": "AAA"}]});
-        assert_eq!(process_response(&a, both).unwrap(), json!("https://x/1.png"));
+        assert_eq!(process_response(&a, both).unwrap(), Processed::Answer(json!("https://x/1.png")));
         let b64 = json!({"data": [{"url": null, "b64_json": "AAA"}, {"url": "https://x/2.png"}]});
-        assert_eq!(process_response(&a, b64).unwrap(), json!(["AAA", "https://x/2.png"]));
+        assert_eq!(process_response(&a, b64).unwrap(), Processed::Answer(json!(["AAA", "https://x/2.png"])));
         assert!(process_response(&a, json!({"data": []})).is_err());
     }
 
@@ -556,15 +561,24 @@ mod tests {
     fn responses_processing() {
         let a = agent(json!({"id": "r", "apiType": "responses"}), false);
         let calls = json!({"output": [{"type": "function_call", "id": "fc", "call_id": "call_1", "name": "f", "arguments": "{}"}]});
-        assert_eq!(process_response(&a, calls).unwrap(), json!([{"id": "call_1", "name": "f", "arguments": "{}"}]));
+        assert_eq!(
+            process_response(&a, calls).unwrap(),
+            Processed::ToolCalls(vec![ToolCall::new("call_1", "f", "{}")])
+        );
         let text = json!({"output": [{"type": "message", "content": [{"type": "output_text", "text": "Hi"},
                                                                       {"type": "output_text", "text": "!"}]}]});
-        assert_eq!(process_response(&a, text).unwrap(), json!("Hi!"));
-        assert_eq!(process_response(&a, json!({"output": [], "output_text": ""})).unwrap(), json!(""));
+        assert_eq!(process_response(&a, text).unwrap(), Processed::Answer(json!("Hi!")));
+        assert_eq!(
+            process_response(&a, json!({"output": [], "output_text": ""})).unwrap(),
+            Processed::Answer(json!(""))
+        );
         let err = process_response(&a, json!({"error": {"message": "bad"}, "output": []})).unwrap_err();
         assert!(err.to_string().contains("bad"));
         let structured = agent(json!({"id": "r", "apiType": "responses"}), true);
-        assert_eq!(process_response(&structured, json!({"output_text": "{\"c\":1}"})).unwrap(), json!({"c": 1}));
+        assert_eq!(
+            process_response(&structured, json!({"output_text": "{\"c\":1}"})).unwrap(),
+            Processed::Answer(json!({"c": 1}))
+        );
     }
 
     #[test]

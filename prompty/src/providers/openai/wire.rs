@@ -2,10 +2,9 @@
 //! generation and the Responses API. Azure OpenAI and Foundry use the same bodies.
 //!
 //! Conventions for messages replayed from an earlier tool-calling round (spec §9.5):
-//! - an assistant message whose `metadata.tool_calls` lists the calls the model made, either in the
-//!   OpenAI shape `{id, type: "function", function: {name, arguments}}` or flat `{id, name,
-//!   arguments}` (`arguments` a JSON string, or an object that is serialized);
-//! - a `tool` message whose `metadata.tool_call_id` names the call it answers;
+//! - an assistant message whose [`Message::tool_calls`] lists the calls the model made (in JSON
+//!   `metadata.tool_calls`);
+//! - a `tool` message whose [`Message::tool_call_id`] names the call it answers;
 //! - for the Responses API also a message whose `metadata.responses_function_call` holds the
 //!   original `function_call` item (spec §7.4.1), answered by the message's text, and an assistant
 //!   message whose `metadata.responses_output` holds a whole earlier response's `output` items,
@@ -14,9 +13,7 @@
 //! The metadata keys `responses_output`, `anthropic_content` and `is_error` are never sent as
 //! message fields.
 
-use crate::providers::common::{
-    is_uri, merge_additional, model_of, put, replayed_tool_calls, split_data_uri, tool_choice,
-};
+use crate::providers::common::{is_uri, merge_additional, model_of, put, split_data_uri, tool_choice};
 use crate::{
     project_tools, properties_schema, Agent, Connection, ContentPart, Error, FunctionDefinition, MaxTokensField,
     Message, Model, ModelOptions, Result, Role, StructuredOutput, ToolChoice,
@@ -291,7 +288,7 @@ fn plain_chat_body<'a>(
         options.is_none_or(|o| o.tool_choice.is_none() && o.additional_properties.as_ref().is_none_or(Map::is_empty));
     let plain = plain_options
         && agent.outputs.as_deref().is_none_or(<[_]>::is_empty)
-        && messages.iter().all(|m| m.metadata.is_empty() && m.content.iter().all(|p| p.as_text().is_some()))
+        && messages.iter().all(|m| !m.has_metadata() && m.content.iter().all(|p| p.as_text().is_some()))
         && project_tools(agent)?.is_empty();
     Ok(plain.then_some(PlainChatBody {
         model: &model.id,
@@ -544,8 +541,10 @@ fn responses_request_with(agent: &Agent, messages: &[Message], dialect: &Dialect
             continue;
         }
         if let Some(item) = m.metadata.get("responses_function_call") {
-            let call_id =
-                m.metadata.get("tool_call_id").or_else(|| item.get("call_id")).cloned().unwrap_or(Value::Null);
+            let call_id = match &m.tool_call_id {
+                Some(id) => json!(id),
+                None => item.get("call_id").cloned().unwrap_or(Value::Null),
+            };
             if !call_id.as_str().is_some_and(|id| replayed_calls.iter().any(|c| c == id)) {
                 input.push(item.clone());
             }
@@ -556,11 +555,11 @@ fn responses_request_with(agent: &Agent, messages: &[Message], dialect: &Dialect
             Role::System | Role::Developer => instructions.push(m.text()),
             Role::Tool => input.push(json!({
                 "type": "function_call_output",
-                "call_id": m.metadata.get("tool_call_id").cloned().unwrap_or(Value::Null),
+                "call_id": m.tool_call_id.as_deref().map_or(Value::Null, |id| json!(id)),
                 "output": tool_output(m),
             })),
             _ => {
-                let calls = replayed_tool_calls(m)?;
+                let calls = &m.tool_calls;
                 if calls.is_empty() || m.content.iter().any(|p| p.as_text() != Some("")) {
                     input.push(json!({"role": m.role.as_str(), "content": responses_content(m)}));
                 }
@@ -568,7 +567,7 @@ fn responses_request_with(agent: &Agent, messages: &[Message], dialect: &Dialect
                     input.push(
                         json!({"type": "function_call", "call_id": c.id, "name": c.name, "arguments": c.arguments}),
                     );
-                    replayed_calls.push(c.id);
+                    replayed_calls.push(c.id.clone());
                 }
             }
         }
@@ -627,7 +626,7 @@ fn responses_request_with(agent: &Agent, messages: &[Message], dialect: &Dialect
 
 /// The messages of one tool round in the OpenAI shape (spec §9.5), what the OpenAI and Foundry
 /// executors' [`crate::Executor::format_tool_messages`] return: the provider-neutral messages of
-/// [`crate::tool_messages`] (an assistant message with `metadata.tool_calls`, one `tool` message
+/// [`crate::tool_messages`] (an assistant message with [`Message::tool_calls`], one `tool` message
 /// per result), with the text the model wrote beside its calls. For the Responses API the
 /// assistant message also keeps the response's `output` items (`metadata.responses_output`), so
 /// the next request replays them (reasoning items included) before the `function_call_output`s.
@@ -740,7 +739,7 @@ fn chat_messages(messages: &[Message]) -> Result<Vec<Value>> {
             let mut text_only = m.clone();
             text_only.content.retain(|p| p.as_text().is_some());
             out.push(chat_message(&text_only)?);
-            let id = m.metadata.get("tool_call_id").and_then(Value::as_str).unwrap_or("");
+            let id = m.tool_call_id.as_deref().unwrap_or("");
             held.push(json!({"type": "text", "text": format!("Content returned by tool call {id}:")}));
             held.extend(m.content.iter().filter(|p| p.as_text().is_none()).map(chat_part));
         } else {
@@ -756,19 +755,27 @@ fn chat_messages(messages: &[Message]) -> Result<Vec<Value>> {
 fn chat_message(m: &Message) -> Result<Value> {
     let mut wire = Map::new();
     wire.insert("role".into(), json!(m.role.as_str()));
+    if !m.tool_calls.is_empty() {
+        let calls = m
+            .tool_calls
+            .iter()
+            .map(|c| json!({"id": c.id, "type": "function", "function": {"name": c.name, "arguments": c.arguments}}))
+            .collect();
+        wire.insert("tool_calls".into(), Value::Array(calls));
+    }
+    if let Some(id) = &m.tool_call_id {
+        wire.insert("tool_call_id".into(), json!(id));
+    }
     for (k, v) in &m.metadata {
         match k.as_str() {
-            "role" | "content" | "responses_function_call" | "responses_output" | "anthropic_content" | "is_error" => {}
-            "tool_calls" => {
-                let calls = replayed_tool_calls(m)?;
-                if !calls.is_empty() {
-                    let calls = calls
-                        .into_iter()
-                        .map(|c| json!({"id": c.id, "type": "function", "function": {"name": c.name, "arguments": c.arguments}}))
-                        .collect();
-                    wire.insert("tool_calls".into(), Value::Array(calls));
-                }
-            }
+            "role"
+            | "content"
+            | "responses_function_call"
+            | "responses_output"
+            | "anthropic_content"
+            | "is_error"
+            | "tool_calls"
+            | "tool_call_id" => {}
             _ => {
                 wire.insert(k.clone(), v.clone());
             }
@@ -889,8 +896,7 @@ pub(crate) fn audio_format(media_type: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::ToolCall;
-    use crate::{Property, PropertyKind};
+    use crate::{Property, PropertyKind, ToolCall};
 
     fn agent(model: Value) -> Agent {
         Agent::from_value(json!({ "name": "t", "model": model })).unwrap()
@@ -904,16 +910,14 @@ mod tests {
     /// fall back to the JSON value.
     #[test]
     fn plain_chat_bodies_are_the_serialized_values() {
-        let text_parts = Message {
-            role: Role::Tool,
-            content: vec![ContentPart::text("a \"quoted\"\n"), ContentPart::text("é \u{1F600}")],
-            metadata: Map::new(),
-        };
-        let empty = Message { role: Role::Assistant, content: vec![], metadata: Map::new() };
+        let text_parts = Message::with_content(
+            Role::Tool,
+            vec![ContentPart::text("a \"quoted\"\n"), ContentPart::text("é \u{1F600}")],
+        );
+        let empty = Message::with_content(Role::Assistant, vec![]);
         let mut with_meta = user("hi");
         with_meta.metadata.insert("name".into(), json!("ann"));
-        let image =
-            Message { role: Role::User, content: vec![ContentPart::image("https://x/cat.png")], metadata: Map::new() };
+        let image = Message::with_content(Role::User, vec![ContentPart::image("https://x/cat.png")]);
         let models = [
             json!({"id": "gpt-4"}),
             json!({"id": "m", "options": {"temperature": 0.2, "maxOutputTokens": 5, "topP": 1.0, "frequencyPenalty": -0.5,
@@ -948,11 +952,8 @@ mod tests {
     #[test]
     fn single_text_part_is_a_string_and_several_parts_an_array() {
         let a = agent(json!({"id": "gpt-4"}));
-        let multi = Message {
-            role: Role::User,
-            content: vec![ContentPart::text("Look"), ContentPart::image("https://x/cat.png")],
-            metadata: Map::new(),
-        };
+        let multi =
+            Message::with_content(Role::User, vec![ContentPart::text("Look"), ContentPart::image("https://x/cat.png")]);
         let body = chat_request(&a, &[user("Hi"), multi]).unwrap();
         assert_eq!(body["messages"][0]["content"], json!("Hi"));
         assert_eq!(
@@ -1166,13 +1167,15 @@ mod tests {
     fn tool_call_replays_come_out_in_the_openai_shape() {
         let a = agent(json!({"id": "gpt-4"}));
         let mut assistant = Message::new(Role::Assistant, "");
-        assistant.metadata.insert(
-            "tool_calls".into(),
-            json!([{"id": "c1", "name": "get_weather", "arguments": {"city": "Paris"}},
+        assistant
+            .insert_metadata(
+                "tool_calls",
+                json!([{"id": "c1", "name": "get_weather", "arguments": {"city": "Paris"}},
                    {"id": "c2", "type": "function", "function": {"name": "t", "arguments": "{}"}}]),
-        );
+            )
+            .unwrap();
         let mut tool = Message::new(Role::Tool, "sunny");
-        tool.metadata.insert("tool_call_id".into(), json!("c1"));
+        tool.insert_metadata("tool_call_id", json!("c1")).unwrap();
         let body = chat_request(&a, &[user("Hi"), assistant, tool]).unwrap();
         assert_eq!(
             body["messages"][1],
@@ -1264,10 +1267,10 @@ mod tests {
         .unwrap();
         let mut assistant = Message::new(Role::Assistant, "");
         assistant
-            .metadata
-            .insert("tool_calls".into(), json!([{"id": "c1", "name": "f", "arguments": "{\"x\":\"1\"}"}]));
+            .insert_metadata("tool_calls", json!([{"id": "c1", "name": "f", "arguments": "{\"x\":\"1\"}"}]))
+            .unwrap();
         let mut tool = Message::new(Role::Tool, "done");
-        tool.metadata.insert("tool_call_id".into(), json!("c1"));
+        tool.insert_metadata("tool_call_id", json!("c1")).unwrap();
         let msgs = [Message::new(Role::System, "A"), Message::new(Role::Developer, "B"), user("Hi"), assistant, tool];
         let body = responses_request(&a, &msgs).unwrap();
         assert_eq!(body["instructions"], json!("A\n\nB"));
@@ -1290,7 +1293,7 @@ mod tests {
             "responses_function_call".into(),
             json!({"type": "function_call", "id": "fc_1", "call_id": "call_1", "name": "w", "arguments": "{}"}),
         );
-        tool.metadata.insert("tool_call_id".into(), json!("call_1"));
+        tool.insert_metadata("tool_call_id", json!("call_1")).unwrap();
         let body = responses_request(&a, &[tool]).unwrap();
         assert_eq!(
             body["input"],
@@ -1336,11 +1339,8 @@ mod tests {
 
     #[test]
     fn responses_parts_use_input_types() {
-        let m = Message {
-            role: Role::User,
-            content: vec![ContentPart::text("see"), ContentPart::image("https://x/a.png")],
-            metadata: Map::new(),
-        };
+        let m =
+            Message::with_content(Role::User, vec![ContentPart::text("see"), ContentPart::image("https://x/a.png")]);
         assert_eq!(
             responses_content(&m),
             json!([{"type": "input_text", "text": "see"}, {"type": "input_image", "image_url": "https://x/a.png"}])
