@@ -18,6 +18,7 @@ const RUNTIME_LAYERS: &[(&str, u32)] = &[
     ("support", 0),
     ("lookup", 0),
     ("schema", 0),
+    ("error", 0),
     ("trace", 1),
     ("blocking", 2),
     ("registry", 3),
@@ -217,7 +218,9 @@ impl Crate {
             "self" => (here.clone(), &path[1..]),
             "super" => (here[..here.len().saturating_sub(1)].to_vec(), &path[1..]),
             // A path relative to this module (`use inner::Thing;` beside `mod inner;`).
-            _ if self.modules.contains_key(&[here.as_slice(), &[head.clone()]].concat()) => (here.clone(), path),
+            _ if self.modules.contains_key(&[here.as_slice(), std::slice::from_ref(head)].concat()) => {
+                (here.clone(), path)
+            }
             _ => return None,
         };
         while let Some(("super", tail)) = rest.split_first().map(|(h, t)| (h.as_str(), t)) {
@@ -474,7 +477,7 @@ fn paths_and_uses(tokens: &[String]) -> (Vec<UseBinding>, Vec<Vec<String>>) {
             if tokens.get(j).map(String::as_str) == Some("::") {
                 j += 1;
             }
-            use_tree(&tokens[j..end], &mut Vec::new(), &mut uses);
+            use_tree(&tokens[j..end], &[], &mut uses);
             i = end + 1;
             continue;
         }
@@ -500,9 +503,9 @@ fn paths_and_uses(tokens: &[String]) -> (Vec<UseBinding>, Vec<Vec<String>>) {
 }
 
 /// Expands one use tree (`a::{b, c::d as e, f::*}`) into bindings.
-fn use_tree(tokens: &[String], prefix: &mut Vec<String>, out: &mut Vec<UseBinding>) {
+fn use_tree(tokens: &[String], prefix: &[String], out: &mut Vec<UseBinding>) {
     let mut i = 0;
-    let mut path = prefix.clone();
+    let mut path = prefix.to_vec();
     while i < tokens.len() {
         let t = tokens[i].as_str();
         match t {
@@ -510,7 +513,7 @@ fn use_tree(tokens: &[String], prefix: &mut Vec<String>, out: &mut Vec<UseBindin
             "{" => {
                 let close = matching_brace(tokens, i);
                 for part in split_top_level(&tokens[i + 1..close]) {
-                    use_tree(part, &mut path.clone(), out);
+                    use_tree(part, &path, out);
                 }
                 return;
             }

@@ -16,7 +16,7 @@
 use crate::providers::common::{is_uri, merge_additional, model_of, put, split_data_uri, tool_choice};
 use crate::{
     project_tools, properties_schema, Agent, Connection, ContentPart, Error, FunctionDefinition, MaxTokensField,
-    Message, Model, ModelOptions, Result, Role, StructuredOutput, ToolChoice,
+    Message, Model, Result, Role, StructuredOutput, ToolChoice,
 };
 use serde_json::{json, Map, Value};
 
@@ -303,7 +303,7 @@ fn plain_chat_body<'a>(
 struct PlainChatBody<'a> {
     model: &'a str,
     messages: &'a [Message],
-    options: Option<&'a ModelOptions>,
+    options: Option<&'a crate::ModelOptions>,
     tokens: &'static str,
 }
 
@@ -943,7 +943,8 @@ mod tests {
             }
         }
         let mut nan = agent(json!({"id": "m"}));
-        nan.model.as_mut().unwrap().options = Some(ModelOptions { temperature: Some(f64::NAN), ..Default::default() });
+        nan.model.as_mut().unwrap().options =
+            Some(crate::ModelOptions { temperature: Some(f64::NAN), ..Default::default() });
         let dialect = Dialect::of(&nan);
         let direct = request_body_bytes(&nan, &[user("x")], &dialect).unwrap().unwrap();
         assert_eq!(direct, serde_json::to_vec(&request_body_with(&nan, &[user("x")], &dialect).unwrap()).unwrap());
