@@ -4,6 +4,7 @@
 //! ...) are collected lazily on first lookup; explicit `register_*` calls override them.
 
 mod connections;
+mod functions;
 mod invokers;
 pub(crate) mod marks;
 pub(crate) mod store;
@@ -11,6 +12,8 @@ mod stream;
 mod tool_round;
 
 pub use connections::{clear_connections, get_connection, get_connection_as, register_connection};
+pub use functions::FunctionDefinition;
+pub(crate) use functions::{declared_functions, FunctionProjection, Unprojectable};
 #[doc(hidden)]
 pub use invokers::{
     __make_executor, __make_parser, __make_processor, __make_renderer, ExecutorRegistration, ParserRegistration,

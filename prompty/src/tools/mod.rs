@@ -30,5 +30,5 @@ pub use function::{
 };
 pub use handlers::{clear_tool_handlers, register_tool_handler, ToolContext, ToolHandler, MAX_ATTACHMENTS};
 pub use kind::{clear_tool_kinds, get_tool_kind, register_tool_kind, ResolvedCall, ToolKindPlugin};
-pub use projection::{clear_tool_projectors, register_tool_projector, FunctionDefinition, ToolProjector};
+pub use projection::{clear_tool_projectors, register_tool_projector, ToolProjector};
 pub use source::{ToolLoader, ToolSource};

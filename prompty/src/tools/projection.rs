@@ -2,31 +2,9 @@
 //! declarations ([`crate::ToolKindPlugin::project`]); [`register_tool_projector`] puts a
 //! projector over a kind of the one kind registry. Bound parameters are never shown to the model.
 
+pub use crate::FunctionDefinition;
 use crate::{Agent, Result, Tool};
-use serde::Serialize;
-use serde_json::Value;
 use std::sync::Arc;
-
-/// A function as the model sees it: name, description, JSON Schema of the parameters, strictness.
-///
-/// ```
-/// let f = prompty::FunctionDefinition {
-///     name: "get_weather".into(), description: None,
-///     parameters: serde_json::json!({"type": "object", "properties": {}}), strict: false };
-/// assert_eq!(f.name, "get_weather");
-/// ```
-#[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct FunctionDefinition {
-    /// The function's name.
-    pub name: String,
-    /// What it does.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub description: Option<String>,
-    /// JSON Schema of the parameters (an object schema).
-    pub parameters: Value,
-    /// Whether the provider should enforce the schema strictly.
-    pub strict: bool,
-}
 
 /// A projector: the function definitions a tool declaration becomes (an MCP server may become many).
 ///

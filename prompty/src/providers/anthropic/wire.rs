@@ -6,7 +6,7 @@
 //! consecutive ones batched into one user message.
 
 use crate::providers::common::{is_uri, merge_additional, model_of, put, split_data_uri, tool_choice};
-use crate::{get_tool_projector, Agent, ContentPart, Error, Message, Result, Role, ToolChoice};
+use crate::{Agent, ContentPart, Error, Message, Result, Role, ToolChoice};
 use serde_json::{json, Map, Value};
 
 /// `max_tokens` when the prompt sets no `maxOutputTokens` (the API requires one).
@@ -290,17 +290,10 @@ fn source_json(source: &str, media_type: Option<&str>, default_type: &str) -> Va
     json!({"type": "base64", "media_type": media_type.unwrap_or(default_type), "data": source})
 }
 
-/// The tools Anthropic sees: every tool whose kind has a projector (`function`, `prompty`, `mcp`
-/// and `openapi` with their features, or one the host registered); tools of other kinds are left
+/// The tools Anthropic sees: those whose kind has a projection; tools of other kinds are left
 /// out, as spec §7.5 says, instead of failing the request.
 fn function_tools(agent: &Agent) -> Result<Vec<crate::FunctionDefinition>> {
-    let mut out = Vec::new();
-    for tool in agent.tools.as_deref().unwrap_or_default() {
-        if let Ok(projector) = get_tool_projector(tool.kind.as_str()) {
-            out.extend(projector(tool, agent)?);
-        }
-    }
-    Ok(out)
+    crate::registry::declared_functions(agent, crate::registry::Unprojectable::Skip)
 }
 
 #[cfg(test)]

@@ -15,8 +15,8 @@
 
 use crate::providers::common::{is_uri, merge_additional, model_of, put, split_data_uri, tool_choice};
 use crate::{
-    project_tools, properties_schema, Agent, Connection, ContentPart, Error, FunctionDefinition, MaxTokensField,
-    Message, Model, Result, Role, StructuredOutput, ToolChoice,
+    properties_schema, Agent, Connection, ContentPart, Error, FunctionDefinition, MaxTokensField, Message, Model,
+    Result, Role, StructuredOutput, ToolChoice,
 };
 use serde_json::{json, Map, Value};
 
@@ -204,7 +204,7 @@ pub fn chat_request(agent: &Agent, messages: &[Message]) -> Result<Value> {
 pub fn chat_request_with(agent: &Agent, messages: &[Message], dialect: &Dialect) -> Result<Value> {
     let model = model_of(agent)?;
     let options = model.options.as_ref();
-    let tools = project_tools(agent)?;
+    let tools = crate::registry::declared_functions(agent, crate::registry::Unprojectable::Fail)?;
     let format = response_format(agent, dialect.structured_output)?;
     let instructed;
     let messages = match &format {
@@ -289,7 +289,7 @@ fn plain_chat_body<'a>(
     let plain = plain_options
         && agent.outputs.as_deref().is_none_or(<[_]>::is_empty)
         && messages.iter().all(|m| !m.has_metadata() && m.content.iter().all(|p| p.as_text().is_some()))
-        && project_tools(agent)?.is_empty();
+        && crate::registry::declared_functions(agent, crate::registry::Unprojectable::Fail)?.is_empty();
     Ok(plain.then_some(PlainChatBody {
         model: &model.id,
         messages,
@@ -512,7 +512,7 @@ pub fn responses_request(agent: &Agent, messages: &[Message]) -> Result<Value> {
 fn responses_request_with(agent: &Agent, messages: &[Message], dialect: &Dialect) -> Result<Value> {
     let model = model_of(agent)?;
     let options = model.options.as_ref();
-    let tools = project_tools(agent)?;
+    let tools = crate::registry::declared_functions(agent, crate::registry::Unprojectable::Fail)?;
     let format = response_format(agent, dialect.structured_output)?;
     let instructed;
     let messages = match &format {

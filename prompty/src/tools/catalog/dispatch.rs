@@ -171,6 +171,21 @@ pub fn project_tools(agent: &Agent) -> Result<Vec<FunctionDefinition>> {
     Ok(out)
 }
 
+/// The function definitions of the declared tools whose kind has a projection (`function`,
+/// `prompty`, `mcp` and `openapi` with their features, or one the host registered); tools of other
+/// kinds are left out, as spec §7.5 says, instead of failing the request.
+fn projectable_tools(agent: &Agent) -> Result<Vec<FunctionDefinition>> {
+    let mut out = Vec::new();
+    for tool in agent.tools.as_deref().unwrap_or_default() {
+        if let Ok(projector) = get_tool_projector(tool.kind.as_str()) {
+            out.extend(projector(tool, agent)?);
+        }
+    }
+    Ok(out)
+}
+
+inventory::submit!(crate::registry::FunctionProjection { every: project_tools, projectable: projectable_tools });
+
 /// The projection of a tool kind, as a function (an adapter onto the kind registry).
 ///
 /// ```
