@@ -39,6 +39,7 @@ pub mod locale;
 mod model;
 pub mod mustache;
 pub mod openapi;
+mod options;
 mod origin;
 mod references;
 pub mod text;
@@ -48,7 +49,8 @@ mod yaml_block;
 
 pub use cache::RuntimeCache;
 pub use error::{Error, Location, Result};
-pub use loader::{confine_path, load, load_str, load_str_tracked, load_str_with, load_with, locate_field, LoadOptions};
+pub use loader::{confine_path, load, load_str, load_str_tracked, load_str_with, load_with, locate_field};
 pub use model::*;
+pub use options::LoadOptions;
 pub use validate::{check_input_depth, validate_input_map, validate_inputs, MAX_INPUT_DEPTH};
 pub use yaml::parse_yaml;

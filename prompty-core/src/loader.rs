@@ -3,123 +3,13 @@
 use crate::frontmatter;
 use crate::keypath::{self, KeyPath, Seg};
 use crate::model::{Agent, Model, Property, Template, Tool};
+use crate::options::LoadOptions;
 use crate::origin::Origin;
 use crate::references::{self, Roots};
 use crate::{Error, Location, Result};
 use serde::Deserialize;
 use serde_json::{Map, Value};
 use std::path::{Path, PathBuf};
-
-/// Options for loading a prompt.
-///
-/// `${file:...}` references may only read inside the prompt's own folder. A host (never the
-/// frontmatter) can allow more folders with [`LoadOptions::allow_root`].
-///
-/// ```
-/// let opts = prompty_core::LoadOptions::new().allow_root("/srv/shared-prompts");
-/// assert_eq!(opts.allowed_roots().len(), 1);
-/// ```
-///
-/// # Bounds
-///
-/// A prompt is untrusted input, so one load reads a bounded amount (each bound can be raised):
-///
-/// | Bound | Default | Raise with |
-/// | --- | --- | --- |
-/// | size of one file (the prompt file itself or a `${file:}` target) | [`LoadOptions::DEFAULT_MAX_FILE_BYTES`] (4 MiB) | [`LoadOptions::max_file_bytes`] |
-/// | bytes all `${file:}` references of one load read together | [`LoadOptions::DEFAULT_MAX_TOTAL_FILE_BYTES`] (16 MiB) | [`LoadOptions::max_total_file_bytes`] |
-/// | `${file:}` reads of one load (a file referenced twice counts twice) | [`LoadOptions::DEFAULT_MAX_FILE_READS`] (64) | [`LoadOptions::max_file_reads`] |
-///
-/// `${file:}` reads only regular files: a directory, FIFO, socket or device is refused without
-/// being opened for reading. References nest at most 8 files deep, and frontmatter (and `.yaml`
-/// targets) may nest at most 64 levels of lists and mappings. Exceeding a bound is an error that
-/// names the reference; nothing is read past it.
-///
-/// ```
-/// let opts = prompty_core::LoadOptions::new().max_file_bytes(64 << 20).max_total_file_bytes(256 << 20).max_file_reads(1000);
-/// # let _ = opts;
-/// ```
-#[derive(Debug, Clone)]
-pub struct LoadOptions {
-    allowed_roots: Vec<PathBuf>,
-    keep_env: bool,
-    pub(crate) max_file_bytes: u64,
-    pub(crate) max_total_file_bytes: u64,
-    pub(crate) max_file_reads: usize,
-}
-
-impl Default for LoadOptions {
-    fn default() -> Self {
-        LoadOptions {
-            allowed_roots: Vec::new(),
-            keep_env: false,
-            max_file_bytes: Self::DEFAULT_MAX_FILE_BYTES,
-            max_total_file_bytes: Self::DEFAULT_MAX_TOTAL_FILE_BYTES,
-            max_file_reads: Self::DEFAULT_MAX_FILE_READS,
-        }
-    }
-}
-
-impl LoadOptions {
-    /// The default largest file a load reads: 4 MiB.
-    pub const DEFAULT_MAX_FILE_BYTES: u64 = 4 << 20;
-    /// The default total of bytes the `${file:}` references of one load read: 16 MiB.
-    pub const DEFAULT_MAX_TOTAL_FILE_BYTES: u64 = 16 << 20;
-    /// The default number of `${file:}` reads of one load: 64.
-    pub const DEFAULT_MAX_FILE_READS: usize = 64;
-
-    /// Default options: references confined to the prompt's folder, the default bounds.
-    pub fn new() -> Self {
-        LoadOptions::default()
-    }
-
-    /// Also allow `${file:}` references inside `root`.
-    pub fn allow_root(mut self, root: impl Into<PathBuf>) -> Self {
-        self.allowed_roots.push(root.into());
-        self
-    }
-
-    /// The extra folders `${file:}` references may read.
-    pub fn allowed_roots(&self) -> &[PathBuf] {
-        &self.allowed_roots
-    }
-
-    /// The largest file (the prompt file or a `${file:}` target) a load reads, in bytes
-    /// (default [`Self::DEFAULT_MAX_FILE_BYTES`]).
-    pub fn max_file_bytes(mut self, bytes: u64) -> Self {
-        self.max_file_bytes = bytes;
-        self
-    }
-
-    /// How many bytes all `${file:}` references of one load may read together
-    /// (default [`Self::DEFAULT_MAX_TOTAL_FILE_BYTES`]).
-    pub fn max_total_file_bytes(mut self, bytes: u64) -> Self {
-        self.max_total_file_bytes = bytes;
-        self
-    }
-
-    /// How many `${file:}` reads one load may make, counting a file each time it is referenced
-    /// (default [`Self::DEFAULT_MAX_FILE_READS`]).
-    pub fn max_file_reads(mut self, reads: usize) -> Self {
-        self.max_file_reads = reads;
-        self
-    }
-
-    /// Leave `${env:...}` references unresolved (as the literal strings). Compile-time loading uses
-    /// this so that no secret from the build machine's environment reaches a binary; resolve them
-    /// later with [`crate::Agent::with_env_resolved`].
-    ///
-    /// ```
-    /// let opts = prompty_core::LoadOptions::new().keep_env_references();
-    /// let a = prompty_core::load_str_with("---\nmodel:\n  id: ${env:MODEL_ID_UNSET}\n---\n", ".", "x", &opts)?;
-    /// assert_eq!(a.model.unwrap().id, "${env:MODEL_ID_UNSET}");
-    /// # Ok::<(), prompty_core::Error>(())
-    /// ```
-    pub fn keep_env_references(mut self) -> Self {
-        self.keep_env = true;
-        self
-    }
-}
 
 /// Resolves `relative` against `base_dir` with the confinement rules of `${file:}` references:
 /// the result must lie inside `base_dir` or a root `options` allows, also after following symlinks.
@@ -142,6 +32,34 @@ pub fn confine_path(base_dir: &Path, relative: &str, options: &LoadOptions) -> R
         }),
         Err(Confine::NotFound(p)) => Err(Error::FileNotFound { path: p }),
         Err(Confine::Io(p, source)) => Err(Error::Io { path: p, source }),
+    }
+}
+
+impl Agent {
+    /// Builds an agent from its JSON form (canonical or with the file format's shorthands), without
+    /// reading any file and without resolving `${env:}`/`${file:}` references.
+    ///
+    /// ```
+    /// let a = prompty_core::Agent::from_value(serde_json::json!({
+    ///     "inputs": {"city": "Paris"}})).unwrap();
+    /// assert_eq!(a.inputs.unwrap()[0].default, Some(serde_json::json!("Paris")));
+    /// ```
+    pub fn from_value(value: Value) -> crate::Result<Agent> {
+        agent_from_value(value, &Origin::memory())
+    }
+
+    /// A copy of the agent with every `${env:VAR}` / `${env:VAR:default}` reference resolved from
+    /// the environment now (for agents loaded with
+    /// [`crate::LoadOptions::keep_env_references`], such as the typed prompts compiled into a binary).
+    ///
+    /// ```
+    /// let opts = prompty_core::LoadOptions::new().keep_env_references();
+    /// let a = prompty_core::load_str_with("---\nmodel:\n  id: ${env:PROMPTY_DOC_MODEL:gpt-4o}\n---\n", ".", "x", &opts)?;
+    /// assert_eq!(a.with_env_resolved()?.model.unwrap().id, "gpt-4o");
+    /// # Ok::<(), prompty_core::Error>(())
+    /// ```
+    pub fn with_env_resolved(&self) -> crate::Result<Agent> {
+        resolve_agent_env(self)
     }
 }
 

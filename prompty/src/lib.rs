@@ -56,7 +56,7 @@
 //!   `rmcp` (module `prompty::mcp`).
 //! - `openapi`: `kind: openapi` tools, every operation of an OpenAPI 3.0/3.1 or Swagger 2.0
 //!   document called over HTTP (module `prompty::openapi`).
-//! - `otel`: `prompty::trace::OtelBackend`, an exporter of every span to an OpenTelemetry
+//! - `otel`: `prompty::otel::OtelBackend`, an exporter of every span to an OpenTelemetry
 //!   collector over OTLP/HTTP with protobuf (GenAI semantic conventions on the model call),
 //!   batched on a thread of its own so the pipeline never waits for it.
 //! - `tls-ring` (default): TLS for those HTTP clients with rustls and the `ring` crypto provider;
@@ -76,25 +76,54 @@
 
 extern crate self as prompty;
 
-// Layers, from the bottom up: a module imports only modules listed before it (its own layer aside).
-mod blocking; // the one way to block on a future (the shared runtime)
-mod check; // prompty::check
-mod error; // the runtime's Error (the format's errors wrapped)
-           // With only `mcp`/`openapi`/`otel` on, the executors' request helpers are unused.
+// The runtime's layers, from the bottom up: a module imports only modules of its own group or of
+// the groups above it in this list (ARCHITECTURE.md; `tests/tests/layers.rs` checks it).
+
+// Bottom: the runtime's error, small pure helpers, spans.
+mod error;
+mod lookup;
+mod schema;
+mod support;
+pub mod trace;
+
+// The one way to block on a future (the shared runtime).
+mod blocking;
+
+// Renderers, parsers, executors, processors, connections: their traits and the data they exchange.
+mod registry;
+
+// The one HTTP layer: client, retry policy, secrets, credentials, TLS, SSE.
+// With only `mcp`/`openapi`/`otel` on, the executors' request helpers are unused.
 #[cfg_attr(not(any(feature = "openai", feature = "anthropic")), allow(dead_code))]
-pub mod http; // the one HTTP layer: client, retry policy, secrets, credentials, TLS, SSE
-mod invoke; // execute → process: run, invoke, streams, cast
-mod lookup; // field lookup in JSON inputs
-mod prepare; // render → parse → messages: marks, nonces, rich and typed inputs, loading
+pub mod http;
+
+// The OpenTelemetry exporter of spans (a trace backend over the HTTP layer).
+#[cfg(feature = "otel")]
+pub mod otel;
+
+// Render → parse → messages: marks, nonces, rich and typed inputs, loading.
+mod prepare;
+
+// OpenAI, Anthropic, discovery (reached through the registry).
+pub mod providers;
+
+// Execute → process: run, invoke, streams, cast.
+mod invoke;
+
+// Tool kinds (function, prompty, mcp, openapi, custom) and the catalog built on them.
+mod tools;
+
+// The agent loop.
+mod turn;
+
+// Typed prompts' run-time API (what include_prompty! and prompty-build generate calls).
+mod typed;
+
+// prompty::check.
+mod check;
+
+// PromptRegistry: ids, locales, overrides, appenders.
 pub mod prompts;
-pub mod providers; // openai, anthropic, discovery (reached through the registry)
-mod registry; // renderers, parsers, executors, processors, connections; their traits and data types
-mod schema; // JSON schemas of inputs and outputs
-mod support; // block_on's helpers, panic text, small pure helpers
-mod tools; // tool kinds, execution, projection
-pub mod trace; // spans and their backends
-mod turn; // the agent loop
-mod typed; // typed prompts' run-time API (what include_prompty! generates calls) // PromptRegistry: ids, locales, overrides, appenders
 
 pub use check::check;
 pub use error::{Error, FormatError, HttpFailure, Result, TurnFailure, TurnStop};

@@ -1,4 +1,4 @@
-//! The OpenTelemetry exporter (`prompty::trace::OtelBackend`) against a real OTLP/HTTP receiver on
+//! The OpenTelemetry exporter (`prompty::otel::OtelBackend`) against a real OTLP/HTTP receiver on
 //! 127.0.0.1: `e2e/otlp_receiver.py`, which decodes what it receives with the official protobuf
 //! definitions of PyPI's `opentelemetry-proto` (pinned in `e2e/requirements.txt`) and serves the
 //! spans back as JSON. The model is a scripted executor returning Chat Completions responses,
@@ -12,7 +12,8 @@ mod common;
 mod peers;
 
 use peers::Peer;
-use prompty::trace::{self, OtelBackend};
+use prompty::otel::OtelBackend;
+use prompty::trace;
 use prompty::{Agent, BoxFuture, Error, Executor, Message, Result, TurnOptions};
 use serde_json::{json, Value};
 use std::collections::VecDeque;

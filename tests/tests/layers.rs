@@ -23,6 +23,7 @@ const RUNTIME_LAYERS: &[(&str, u32)] = &[
     ("blocking", 2),
     ("registry", 3),
     ("http", 4),
+    ("otel", 5),
     ("prepare", 5),
     ("providers", 6),
     ("invoke", 7),

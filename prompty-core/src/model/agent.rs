@@ -162,18 +162,6 @@ impl PartialEq for Agent {
 }
 
 impl Agent {
-    /// Builds an agent from its JSON form (canonical or with the file format's shorthands), without
-    /// reading any file and without resolving `${env:}`/`${file:}` references.
-    ///
-    /// ```
-    /// let a = prompty_core::Agent::from_value(serde_json::json!({
-    ///     "inputs": {"city": "Paris"}})).unwrap();
-    /// assert_eq!(a.inputs.unwrap()[0].default, Some(serde_json::json!("Paris")));
-    /// ```
-    pub fn from_value(value: Value) -> crate::Result<Agent> {
-        crate::loader::agent_from_value(value, &crate::origin::Origin::memory())
-    }
-
     /// The canonical JSON of the agent (same as `serde_json::to_value(&agent)`).
     ///
     /// ```
@@ -192,20 +180,6 @@ impl Agent {
     /// ```
     pub fn input(&self, name: &str) -> Option<&Property> {
         self.inputs.as_deref()?.iter().find(|p| p.name == name)
-    }
-
-    /// A copy of the agent with every `${env:VAR}` / `${env:VAR:default}` reference resolved from
-    /// the environment now (for agents loaded with
-    /// [`crate::LoadOptions::keep_env_references`], such as the typed prompts compiled into a binary).
-    ///
-    /// ```
-    /// let opts = prompty_core::LoadOptions::new().keep_env_references();
-    /// let a = prompty_core::load_str_with("---\nmodel:\n  id: ${env:PROMPTY_DOC_MODEL:gpt-4o}\n---\n", ".", "x", &opts)?;
-    /// assert_eq!(a.with_env_resolved()?.model.unwrap().id, "gpt-4o");
-    /// # Ok::<(), prompty_core::Error>(())
-    /// ```
-    pub fn with_env_resolved(&self) -> crate::Result<Agent> {
-        crate::loader::resolve_agent_env(self)
     }
 
     /// The runtime's cache of compiled forms of this agent's template.

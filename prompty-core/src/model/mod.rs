@@ -6,14 +6,16 @@ mod llm;
 mod message;
 mod property;
 mod secret;
+mod structured;
 mod template;
 mod tool;
 
 pub use agent::{Agent, AgentSource, EmbeddedPrompt};
 pub use connection::{redact_url, Connection, ConnectionCommon, MaxTokensField};
-pub use llm::{Model, ModelOptions, StructuredOutput, ToolChoice};
+pub use llm::{Model, ModelOptions, ToolChoice};
 pub use message::{ContentPart, Message, Role, ToolCall};
 pub use property::{Property, PropertyKind};
 pub use secret::Secret;
+pub use structured::StructuredOutput;
 pub use template::{FormatConfig, ParserConfig, Template};
 pub use tool::{ApprovalMode, Binding, CustomTool, FunctionTool, McpTool, OpenApiTool, PromptyTool, Tool, ToolKind};

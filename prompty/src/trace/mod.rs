@@ -9,7 +9,7 @@
 //! - the backends of the spec's tracer registry ([`add`], [`remove`], [`clear`]): each gets every
 //!   finished span ([`FinishedSpan`]), children before their parent, with its inputs, result,
 //!   times, usage and nested frames. [`TracyBackend`] writes the `.tracy` files the Prompty trace
-//!   viewer opens, [`ConsoleBackend`] prints to stderr; `OtelBackend` (feature `otel`) exports
+//!   viewer opens, [`ConsoleBackend`] prints to stderr; `prompty::otel::OtelBackend` (feature `otel`) exports
 //!   them to an OpenTelemetry collector over OTLP/HTTP.
 //!
 //! With no subscriber and no backend, a span costs one atomic load and one check of the `tracing`
@@ -51,15 +51,11 @@
 
 mod backends;
 pub(crate) mod genai;
-#[cfg(feature = "otel")]
-pub mod otel;
 pub mod redaction;
 mod span;
 mod time;
 
 pub use backends::{ConsoleBackend, TracyBackend};
-#[cfg(feature = "otel")]
-pub use otel::{OtelBackend, OtelStats};
 pub use redaction::{redact, redact_value};
 pub(crate) use span::{carry, carry_fn, in_span, in_span_async, traced_stream, Attributes, Seen, Stage};
 pub use span::{traced, traced_async};

@@ -2,14 +2,14 @@
 //! ([`OtelBackend`], feature `otel`).
 //!
 //! ```no_run
-//! let otel = std::sync::Arc::new(prompty::trace::otel::OtelBackend::from_env());
+//! let otel = std::sync::Arc::new(prompty::otel::OtelBackend::from_env());
 //! prompty::trace::add("otel", otel.clone());
 //! ```
 
 mod proto;
 
-use super::{FinishedSpan, SpanKind, TraceBackend};
 use crate::http::{error_chain, read_body, HttpClient, HttpConfig, RetryPolicy, Secrets, MAX_ERROR_BODY_BYTES};
+use crate::trace::{FinishedSpan, SpanKind, TraceBackend};
 use prost::Message as _;
 use reqwest::header::{HeaderMap, HeaderName, HeaderValue, CONTENT_TYPE};
 use serde_json::{json, Value};
@@ -22,35 +22,35 @@ use tokio::sync::{mpsc, Notify};
 /// and counted ([`OtelStats::dropped`]).
 ///
 /// ```
-/// assert_eq!(prompty::trace::otel::QUEUE_CAPACITY, 2048);
+/// assert_eq!(prompty::otel::QUEUE_CAPACITY, 2048);
 /// ```
 pub const QUEUE_CAPACITY: usize = 2048;
 
 /// The most spans in one export request.
 ///
 /// ```
-/// assert_eq!(prompty::trace::otel::MAX_BATCH, 512);
+/// assert_eq!(prompty::otel::MAX_BATCH, 512);
 /// ```
 pub const MAX_BATCH: usize = 512;
 
 /// How long a span waits for others to join its batch before the batch is sent.
 ///
 /// ```
-/// assert_eq!(prompty::trace::otel::BATCH_INTERVAL, std::time::Duration::from_secs(1));
+/// assert_eq!(prompty::otel::BATCH_INTERVAL, std::time::Duration::from_secs(1));
 /// ```
 pub const BATCH_INTERVAL: Duration = Duration::from_secs(1);
 
 /// The time limit of one export request, unless [`OtelBackend::with_timeout`] sets another.
 ///
 /// ```
-/// assert_eq!(prompty::trace::otel::DEFAULT_TIMEOUT, std::time::Duration::from_secs(10));
+/// assert_eq!(prompty::otel::DEFAULT_TIMEOUT, std::time::Duration::from_secs(10));
 /// ```
 pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(10);
 
 /// How long dropping an [`OtelBackend`] waits for its queue to be sent.
 ///
 /// ```
-/// assert_eq!(prompty::trace::otel::DROP_TIMEOUT, std::time::Duration::from_secs(5));
+/// assert_eq!(prompty::otel::DROP_TIMEOUT, std::time::Duration::from_secs(5));
 /// ```
 pub const DROP_TIMEOUT: Duration = Duration::from_secs(5);
 
@@ -90,7 +90,7 @@ const DEFAULT_ENDPOINT: &str = "http://localhost:4318";
 ///
 /// ```no_run
 /// use std::sync::Arc;
-/// use prompty::trace::OtelBackend;
+/// use prompty::otel::OtelBackend;
 ///
 /// let otel = Arc::new(OtelBackend::new("http://localhost:4318").with_service_name("my-app"));
 /// prompty::trace::add("otel", otel.clone());
@@ -157,8 +157,8 @@ impl Counters {
 /// How many spans an [`OtelBackend`] queued, sent, failed to send and dropped.
 ///
 /// ```
-/// let stats = prompty::trace::OtelBackend::new("http://127.0.0.1:4318").stats();
-/// assert_eq!(stats, prompty::trace::OtelStats::default());
+/// let stats = prompty::otel::OtelBackend::new("http://127.0.0.1:4318").stats();
+/// assert_eq!(stats, prompty::otel::OtelStats::default());
 /// ```
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct OtelStats {
@@ -191,7 +191,7 @@ impl OtelBackend {
     /// `{endpoint}/v1/traces`).
     ///
     /// ```
-    /// let otel = prompty::trace::OtelBackend::new("http://localhost:4318/");
+    /// let otel = prompty::otel::OtelBackend::new("http://localhost:4318/");
     /// assert_eq!(otel.traces_url(), "http://localhost:4318/v1/traces");
     /// ```
     pub fn new(endpoint: &str) -> OtelBackend {
@@ -225,7 +225,7 @@ impl OtelBackend {
     /// A header that is not valid is skipped with a warning that names it (never its value).
     ///
     /// ```
-    /// let otel = prompty::trace::OtelBackend::from_env();
+    /// let otel = prompty::otel::OtelBackend::from_env();
     /// assert!(otel.traces_url().starts_with("http"));
     /// ```
     pub fn from_env() -> OtelBackend {
@@ -266,7 +266,7 @@ impl OtelBackend {
     /// value that cannot be a header is skipped with a warning that names it.
     ///
     /// ```
-    /// let otel = prompty::trace::OtelBackend::new("https://otlp.example").with_header("api-key", "k-123");
+    /// let otel = prompty::otel::OtelBackend::new("https://otlp.example").with_header("api-key", "k-123");
     /// assert!(!format!("{otel:?}").contains("k-123"));
     /// ```
     pub fn with_header(mut self, name: &str, value: &str) -> OtelBackend {
@@ -283,7 +283,7 @@ impl OtelBackend {
     /// Sets the resource attribute `service.name` (default `prompty`).
     ///
     /// ```
-    /// let otel = prompty::trace::OtelBackend::new("http://localhost:4318").with_service_name("billing");
+    /// let otel = prompty::otel::OtelBackend::new("http://localhost:4318").with_service_name("billing");
     /// assert_eq!(otel.service_name(), "billing");
     /// ```
     pub fn with_service_name(mut self, name: &str) -> OtelBackend {
@@ -297,7 +297,7 @@ impl OtelBackend {
     /// hold personal data: turn it on only where the collector may keep them.
     ///
     /// ```
-    /// let otel = prompty::trace::OtelBackend::new("http://localhost:4318").with_content(true);
+    /// let otel = prompty::otel::OtelBackend::new("http://localhost:4318").with_content(true);
     /// assert!(otel.content());
     /// ```
     pub fn with_content(mut self, content: bool) -> OtelBackend {
@@ -309,7 +309,7 @@ impl OtelBackend {
     ///
     /// ```
     /// use std::time::Duration;
-    /// let otel = prompty::trace::OtelBackend::new("http://localhost:4318").with_timeout(Duration::from_secs(3));
+    /// let otel = prompty::otel::OtelBackend::new("http://localhost:4318").with_timeout(Duration::from_secs(3));
     /// assert_eq!(otel.timeout(), Duration::from_secs(3));
     /// ```
     pub fn with_timeout(mut self, timeout: Duration) -> OtelBackend {
@@ -320,7 +320,7 @@ impl OtelBackend {
     /// The URL spans are posted to.
     ///
     /// ```
-    /// assert_eq!(prompty::trace::OtelBackend::new("http://c:4318").traces_url(), "http://c:4318/v1/traces");
+    /// assert_eq!(prompty::otel::OtelBackend::new("http://c:4318").traces_url(), "http://c:4318/v1/traces");
     /// ```
     pub fn traces_url(&self) -> &str {
         &self.config.url
@@ -329,7 +329,7 @@ impl OtelBackend {
     /// The `service.name` sent.
     ///
     /// ```
-    /// assert_eq!(prompty::trace::OtelBackend::new("http://c:4318").service_name(), "prompty");
+    /// assert_eq!(prompty::otel::OtelBackend::new("http://c:4318").service_name(), "prompty");
     /// ```
     pub fn service_name(&self) -> &str {
         &self.config.service_name
@@ -338,7 +338,7 @@ impl OtelBackend {
     /// Whether message content is exported.
     ///
     /// ```
-    /// assert!(!prompty::trace::OtelBackend::new("http://c:4318").content());
+    /// assert!(!prompty::otel::OtelBackend::new("http://c:4318").content());
     /// ```
     pub fn content(&self) -> bool {
         self.config.content
@@ -347,8 +347,8 @@ impl OtelBackend {
     /// The time limit of one export request.
     ///
     /// ```
-    /// let otel = prompty::trace::OtelBackend::new("http://c:4318");
-    /// assert_eq!(otel.timeout(), prompty::trace::otel::DEFAULT_TIMEOUT);
+    /// let otel = prompty::otel::OtelBackend::new("http://c:4318");
+    /// assert_eq!(otel.timeout(), prompty::otel::DEFAULT_TIMEOUT);
     /// ```
     pub fn timeout(&self) -> Duration {
         self.config.timeout
@@ -357,7 +357,7 @@ impl OtelBackend {
     /// How many spans were queued, exported, failed and dropped so far.
     ///
     /// ```
-    /// assert_eq!(prompty::trace::OtelBackend::new("http://c:4318").stats().dropped, 0);
+    /// assert_eq!(prompty::otel::OtelBackend::new("http://c:4318").stats().dropped, 0);
     /// ```
     pub fn stats(&self) -> OtelStats {
         let c = &self.counters;
@@ -375,7 +375,7 @@ impl OtelBackend {
     ///
     /// ```
     /// // Nothing queued: returns at once.
-    /// assert!(prompty::trace::OtelBackend::new("http://127.0.0.1:9").flush());
+    /// assert!(prompty::otel::OtelBackend::new("http://127.0.0.1:9").flush());
     /// ```
     pub fn flush(&self) -> bool {
         let batches = (self.counters.queued.load(Ordering::Acquire) as usize).min(QUEUE_CAPACITY) / MAX_BATCH + 1;
@@ -387,7 +387,7 @@ impl OtelBackend {
     ///
     /// ```
     /// use std::time::Duration;
-    /// assert!(prompty::trace::OtelBackend::new("http://127.0.0.1:9").flush_within(Duration::from_secs(1)));
+    /// assert!(prompty::otel::OtelBackend::new("http://127.0.0.1:9").flush_within(Duration::from_secs(1)));
     /// ```
     pub fn flush_within(&self, timeout: Duration) -> bool {
         let Some(Some(worker)) = self.worker.get() else { return true };
@@ -401,7 +401,7 @@ impl OtelBackend {
     ///
     /// ```
     /// use std::time::Duration;
-    /// let otel = prompty::trace::OtelBackend::new("http://127.0.0.1:9");
+    /// let otel = prompty::otel::OtelBackend::new("http://127.0.0.1:9");
     /// assert!(otel.shutdown(Duration::from_secs(1)));
     /// ```
     pub fn shutdown(&self, timeout: Duration) -> bool {

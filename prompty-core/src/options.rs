@@ -1,0 +1,114 @@
+//! How a prompt is loaded: [`LoadOptions`] (allowed roots, `${env:}` handling, read bounds).
+
+use std::path::PathBuf;
+
+/// Options for loading a prompt.
+///
+/// `${file:...}` references may only read inside the prompt's own folder. A host (never the
+/// frontmatter) can allow more folders with [`LoadOptions::allow_root`].
+///
+/// ```
+/// let opts = prompty_core::LoadOptions::new().allow_root("/srv/shared-prompts");
+/// assert_eq!(opts.allowed_roots().len(), 1);
+/// ```
+///
+/// # Bounds
+///
+/// A prompt is untrusted input, so one load reads a bounded amount (each bound can be raised):
+///
+/// | Bound | Default | Raise with |
+/// | --- | --- | --- |
+/// | size of one file (the prompt file itself or a `${file:}` target) | [`LoadOptions::DEFAULT_MAX_FILE_BYTES`] (4 MiB) | [`LoadOptions::max_file_bytes`] |
+/// | bytes all `${file:}` references of one load read together | [`LoadOptions::DEFAULT_MAX_TOTAL_FILE_BYTES`] (16 MiB) | [`LoadOptions::max_total_file_bytes`] |
+/// | `${file:}` reads of one load (a file referenced twice counts twice) | [`LoadOptions::DEFAULT_MAX_FILE_READS`] (64) | [`LoadOptions::max_file_reads`] |
+///
+/// `${file:}` reads only regular files: a directory, FIFO, socket or device is refused without
+/// being opened for reading. References nest at most 8 files deep, and frontmatter (and `.yaml`
+/// targets) may nest at most 64 levels of lists and mappings. Exceeding a bound is an error that
+/// names the reference; nothing is read past it.
+///
+/// ```
+/// let opts = prompty_core::LoadOptions::new().max_file_bytes(64 << 20).max_total_file_bytes(256 << 20).max_file_reads(1000);
+/// # let _ = opts;
+/// ```
+#[derive(Debug, Clone)]
+pub struct LoadOptions {
+    pub(crate) allowed_roots: Vec<PathBuf>,
+    pub(crate) keep_env: bool,
+    pub(crate) max_file_bytes: u64,
+    pub(crate) max_total_file_bytes: u64,
+    pub(crate) max_file_reads: usize,
+}
+
+impl Default for LoadOptions {
+    fn default() -> Self {
+        LoadOptions {
+            allowed_roots: Vec::new(),
+            keep_env: false,
+            max_file_bytes: Self::DEFAULT_MAX_FILE_BYTES,
+            max_total_file_bytes: Self::DEFAULT_MAX_TOTAL_FILE_BYTES,
+            max_file_reads: Self::DEFAULT_MAX_FILE_READS,
+        }
+    }
+}
+
+impl LoadOptions {
+    /// The default largest file a load reads: 4 MiB.
+    pub const DEFAULT_MAX_FILE_BYTES: u64 = 4 << 20;
+    /// The default total of bytes the `${file:}` references of one load read: 16 MiB.
+    pub const DEFAULT_MAX_TOTAL_FILE_BYTES: u64 = 16 << 20;
+    /// The default number of `${file:}` reads of one load: 64.
+    pub const DEFAULT_MAX_FILE_READS: usize = 64;
+
+    /// Default options: references confined to the prompt's folder, the default bounds.
+    pub fn new() -> Self {
+        LoadOptions::default()
+    }
+
+    /// Also allow `${file:}` references inside `root`.
+    pub fn allow_root(mut self, root: impl Into<PathBuf>) -> Self {
+        self.allowed_roots.push(root.into());
+        self
+    }
+
+    /// The extra folders `${file:}` references may read.
+    pub fn allowed_roots(&self) -> &[PathBuf] {
+        &self.allowed_roots
+    }
+
+    /// The largest file (the prompt file or a `${file:}` target) a load reads, in bytes
+    /// (default [`Self::DEFAULT_MAX_FILE_BYTES`]).
+    pub fn max_file_bytes(mut self, bytes: u64) -> Self {
+        self.max_file_bytes = bytes;
+        self
+    }
+
+    /// How many bytes all `${file:}` references of one load may read together
+    /// (default [`Self::DEFAULT_MAX_TOTAL_FILE_BYTES`]).
+    pub fn max_total_file_bytes(mut self, bytes: u64) -> Self {
+        self.max_total_file_bytes = bytes;
+        self
+    }
+
+    /// How many `${file:}` reads one load may make, counting a file each time it is referenced
+    /// (default [`Self::DEFAULT_MAX_FILE_READS`]).
+    pub fn max_file_reads(mut self, reads: usize) -> Self {
+        self.max_file_reads = reads;
+        self
+    }
+
+    /// Leave `${env:...}` references unresolved (as the literal strings). Compile-time loading uses
+    /// this so that no secret from the build machine's environment reaches a binary; resolve them
+    /// later with [`crate::Agent::with_env_resolved`].
+    ///
+    /// ```
+    /// let opts = prompty_core::LoadOptions::new().keep_env_references();
+    /// let a = prompty_core::load_str_with("---\nmodel:\n  id: ${env:MODEL_ID_UNSET}\n---\n", ".", "x", &opts)?;
+    /// assert_eq!(a.model.unwrap().id, "${env:MODEL_ID_UNSET}");
+    /// # Ok::<(), prompty_core::Error>(())
+    /// ```
+    pub fn keep_env_references(mut self) -> Self {
+        self.keep_env = true;
+        self
+    }
+}
