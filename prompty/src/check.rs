@@ -100,7 +100,7 @@ fn provider(agent: &Agent, report: &mut Report) {
 
 /// Whether each declared tool has something to run it.
 fn tools(agent: &Agent, report: &mut Report) {
-    use crate::tools::handlers::is_custom_handler;
+    use crate::tools::kinds::is_custom_handler;
     for (i, tool) in agent.tools.iter().flatten().enumerate() {
         if get_tool(&tool.name).is_some() || is_custom_handler(tool.kind.as_str()) {
             continue;

@@ -1,19 +1,17 @@
-//! One trait per tool kind ([`ToolKindPlugin`]) and the one registry of kinds.
+//! One trait per tool kind ([`ToolKindPlugin`]) and the resolved call it is handed
+//! ([`ResolvedCall`]); the registry that names the kinds is [`super::kinds`].
 //!
 //! A kind (`function`, `prompty`, `mcp`, `openapi`, or a host's own) says in one place what a
 //! declared tool of that kind offers the model (wire projection), whether a call needs approval or
 //! is withheld, how a call runs, and, for kinds whose tools a server or document lists, where that
-//! list comes from (its loader). `register_tool_handler` and `register_tool_projector` are thin
-//! adapters that override one part of a kind in the same registry.
+//! list comes from (its loader).
 
 use super::entry::CatalogEntry;
-use super::handlers::{ToolContext, ToolHandler};
-use super::projection::{FunctionDefinition, ToolProjector};
+use super::function::ToolContext;
 use super::source::ToolSource;
-use crate::{Agent, BoxFuture, Error, Result, Tool, ToolCall};
+use crate::{Agent, BoxFuture, Error, FunctionDefinition, Result, Tool, ToolCall};
 use serde_json::Value;
-use std::collections::HashMap;
-use std::sync::{Arc, LazyLock, RwLock};
+use std::sync::Arc;
 
 /// A call of the model resolved once: the call, the declaration it runs (none for a function
 /// handed to the call), the kind of that declaration, and, for the tools of an MCP server or an
@@ -106,7 +104,7 @@ impl std::fmt::Debug for ResolvedCall<'_> {
 }
 
 /// Everything a tool kind does, implemented once per kind: `function`, `prompty`, `mcp`,
-/// `openapi`, and your own (register it with [`register_tool_kind`]).
+/// `openapi`, and your own (register it with [`crate::register_tool_kind`]).
 ///
 /// ```
 /// use prompty::{Agent, BoxFuture, CatalogEntry, FunctionDefinition, ResolvedCall, Result, Tool, ToolContext, ToolKindPlugin};
@@ -180,152 +178,35 @@ pub trait ToolKindPlugin: Send + Sync + 'static {
     }
 }
 
-/// The kinds compiled in.
-fn builtin_kinds() -> HashMap<String, Arc<dyn ToolKindPlugin>> {
-    let kinds: Vec<(&str, Arc<dyn ToolKindPlugin>)> = vec![
-        ("function", Arc::new(super::function::kind::FunctionKind)),
-        ("prompty", Arc::new(super::prompty::kind::PromptyKind)),
-        #[cfg(feature = "mcp")]
-        ("mcp", Arc::new(super::mcp::kind::McpKind)),
-        #[cfg(not(feature = "mcp"))]
-        ("mcp", Arc::new(super::custom::Unavailable::mcp())),
-        #[cfg(feature = "openapi")]
-        ("openapi", Arc::new(super::openapi::kind::OpenApiKind)),
-        #[cfg(not(feature = "openapi"))]
-        ("openapi", Arc::new(super::custom::Unavailable::openapi())),
-        ("*", Arc::new(super::custom::NeedsClient)),
-    ];
-    kinds.into_iter().map(|(k, v)| (k.to_owned(), v)).collect()
-}
-
-/// The one registry of kinds: the kinds (built in and registered), and the parts hosts override
-/// with the adapters `register_tool_handler` (execution) and `register_tool_projector` (projection).
-#[derive(Default)]
-struct Registry {
-    kinds: HashMap<String, Arc<dyn ToolKindPlugin>>,
-    handlers: HashMap<String, Arc<dyn ToolHandler>>,
-    projectors: HashMap<String, Arc<ToolProjector>>,
-}
-
-static BUILTIN: LazyLock<HashMap<String, Arc<dyn ToolKindPlugin>>> = LazyLock::new(builtin_kinds);
-static REGISTRY: LazyLock<RwLock<Registry>> = LazyLock::new(Default::default);
-
-fn read() -> std::sync::RwLockReadGuard<'static, Registry> {
-    REGISTRY.read().unwrap_or_else(|e| e.into_inner())
-}
-
-fn write() -> std::sync::RwLockWriteGuard<'static, Registry> {
-    REGISTRY.write().unwrap_or_else(|e| e.into_inner())
-}
-
-/// Registers a tool kind, replacing the built-in or earlier one of that name (`*`: every kind
-/// without its own). See [`ToolKindPlugin`].
-pub fn register_tool_kind(kind: impl Into<String>, plugin: impl ToolKindPlugin) {
-    write().kinds.insert(kind.into(), Arc::new(plugin));
-}
-
-/// Forgets every registered kind, handler and projector; the built-in kinds come back.
-///
-/// ```
-/// prompty::clear_tool_kinds();
-/// assert!(prompty::get_tool_kind("mcp").is_some());
-/// ```
-pub fn clear_tool_kinds() {
-    *write() = Registry::default();
-}
-
-/// The kind `kind` as registered (with the parts a host overrode), without the `*` fallback.
-///
-/// ```
-/// assert!(prompty::get_tool_kind("function").is_some());
-/// assert!(prompty::get_tool_kind("no_such_kind").is_none());
-/// ```
-pub fn get_tool_kind(kind: &str) -> Option<Arc<dyn ToolKindPlugin>> {
-    let registry = read();
-    let base = registry.kinds.get(kind).or_else(|| BUILTIN.get(kind)).cloned();
-    let handler = registry.handlers.get(kind).cloned();
-    let projector = registry.projectors.get(kind).cloned();
-    if handler.is_none() && projector.is_none() {
-        return base;
-    }
-    Some(Arc::new(super::custom::Adapted { base, handler, projector }))
-}
-
-/// The kind that runs the declarations of `kind`: its own, else `*`.
-pub(crate) fn kind_of(kind: &str) -> Arc<dyn ToolKindPlugin> {
-    get_tool_kind(kind).or_else(|| get_tool_kind("*")).unwrap_or_else(|| Arc::new(super::custom::NeedsClient))
-}
-
-/// Whether `kind` can run calls (a kind, or a handler, is registered under it).
-pub(crate) fn has_execution(kind: &str) -> bool {
-    let registry = read();
-    registry.kinds.contains_key(kind) || registry.handlers.contains_key(kind) || BUILTIN.contains_key(kind)
-}
-
-/// Whether `kind` can project declarations (`*` runs calls only).
-pub(crate) fn has_projection(kind: &str) -> bool {
-    let registry = read();
-    kind != "*"
-        && (registry.kinds.contains_key(kind) || registry.projectors.contains_key(kind) || BUILTIN.contains_key(kind))
-}
-
-/// The names of the kinds that run calls, sorted.
-pub(crate) fn known_executors() -> Vec<String> {
-    let registry = read();
-    let mut keys: Vec<String> =
-        BUILTIN.keys().chain(registry.kinds.keys()).chain(registry.handlers.keys()).cloned().collect();
-    keys.sort();
-    keys.dedup();
-    keys
-}
-
-/// The names of the kinds that project declarations, sorted.
-pub(crate) fn known_projectors() -> Vec<String> {
-    let registry = read();
-    let mut keys: Vec<String> = BUILTIN
-        .keys()
-        .chain(registry.kinds.keys())
-        .chain(registry.projectors.keys())
-        .filter(|k| k.as_str() != "*")
-        .cloned()
-        .collect();
-    keys.sort();
-    keys.dedup();
-    keys
-}
-
-/// Overrides how calls of `kind` run (an adapter onto the kind registry).
-pub(crate) fn set_handler(kind: String, handler: Arc<dyn ToolHandler>) {
-    write().handlers.insert(kind, handler);
-}
-
-/// Overrides how declarations of `kind` are projected (an adapter onto the kind registry).
-pub(crate) fn set_projector(kind: String, projector: Arc<ToolProjector>) {
-    write().projectors.insert(kind, projector);
-}
-
-/// The projector a host registered for `kind`.
-pub(crate) fn projector_override(kind: &str) -> Option<Arc<ToolProjector>> {
-    read().projectors.get(kind).cloned()
-}
-
-/// Forgets the handlers hosts registered.
-pub(crate) fn clear_handlers() {
-    write().handlers.clear();
-}
-
-/// Forgets the projectors hosts registered.
-pub(crate) fn clear_projectors() {
-    write().projectors.clear();
-}
-
-/// Whether the host registered its own handler (or kind) for `kind`.
-pub(crate) fn is_custom_handler(kind: &str) -> bool {
-    let registry = read();
-    registry.handlers.contains_key(kind) || registry.kinds.contains_key(kind)
-}
-
 /// The error of a call that reached a kind that cannot run it.
 pub(crate) fn no_handler(tool: &Tool, hint: String) -> Error {
     Error::NoToolHandler { name: tool.name.clone(), kind: tool.kind.as_str().to_owned(), hint }
+}
+
+#[cfg(any(feature = "mcp", feature = "openapi"))]
+/// Runs the listed entry a call names: its function, or the error that it has none (any more).
+pub(crate) fn run_listed<'a>(
+    call: &'a ResolvedCall<'a>,
+    entry: Option<Arc<CatalogEntry>>,
+    args: Value,
+    ctx: ToolContext<'a>,
+) -> BoxFuture<'a, Result<Value>> {
+    Box::pin(async move {
+        let wire = call.wire_name();
+        let Some(entry) = entry else {
+            let ns =
+                call.namespace().or_else(|| call.tool().and_then(super::source::remote_namespace)).unwrap_or_default();
+            return Err(crate::Error::Tool {
+                name: wire.to_owned(),
+                message: format!("'{ns}' has no tool of that name (any more): its list may have changed"),
+            });
+        };
+        let Some(f) = &entry.function else {
+            return Err(crate::Error::Tool {
+                name: wire.to_owned(),
+                message: "the catalog entry has no function".into(),
+            });
+        };
+        f.call_in(args, ctx.with_function(wire)).await
+    })
 }

@@ -6,18 +6,21 @@
 pub(crate) mod args;
 mod bind;
 pub mod catalog;
+#[cfg(any(not(feature = "mcp"), not(feature = "openapi")))]
 mod custom;
 pub(crate) mod derive;
 pub(crate) mod entry;
 pub(crate) mod function;
 pub(crate) mod handlers;
 pub(crate) mod kind;
+pub(crate) mod kinds;
 #[cfg(feature = "mcp")]
 pub mod mcp;
 #[cfg(feature = "openapi")]
 pub mod openapi;
 pub(crate) mod projection;
 pub(crate) mod prompty;
+pub(crate) mod scope;
 pub(crate) mod source;
 pub(crate) mod wire;
 
@@ -26,9 +29,14 @@ pub use entry::CatalogEntry;
 #[doc(hidden)]
 pub use function::ToolRegistration;
 pub use function::{
-    clear_tools, get_tool, register_tool, registered_tools, tool_fn, tool_fn_sync, ToolFunction, Tools,
+    clear_tools, get_tool, register_tool, registered_tools, tool_fn, tool_fn_sync, ToolContext, ToolFunction, Tools,
+    MAX_ATTACHMENTS,
 };
-pub use handlers::{clear_tool_handlers, register_tool_handler, ToolContext, ToolHandler, MAX_ATTACHMENTS};
-pub use kind::{clear_tool_kinds, get_tool_kind, register_tool_kind, ResolvedCall, ToolKindPlugin};
-pub use projection::{clear_tool_projectors, register_tool_projector, ToolProjector};
+pub use handlers::ToolHandler;
+pub use kind::{ResolvedCall, ToolKindPlugin};
+pub use kinds::{
+    clear_tool_handlers, clear_tool_kinds, clear_tool_projectors, get_tool_kind, register_tool_handler,
+    register_tool_kind, register_tool_projector,
+};
+pub use projection::ToolProjector;
 pub use source::{ToolLoader, ToolSource};

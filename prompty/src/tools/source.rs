@@ -155,33 +155,6 @@ pub(crate) fn project_listed(
         .collect()
 }
 
-#[cfg(any(feature = "mcp", feature = "openapi"))]
-/// Runs the listed entry a call names: its function, or the error that it has none (any more).
-pub(crate) fn run_listed<'a>(
-    call: &'a super::kind::ResolvedCall<'a>,
-    entry: Option<Arc<CatalogEntry>>,
-    args: Value,
-    ctx: super::handlers::ToolContext<'a>,
-) -> BoxFuture<'a, Result<Value>> {
-    Box::pin(async move {
-        let wire = call.wire_name();
-        let Some(entry) = entry else {
-            let ns = call.namespace().or_else(|| call.tool().and_then(remote_namespace)).unwrap_or_default();
-            return Err(crate::Error::Tool {
-                name: wire.to_owned(),
-                message: format!("'{ns}' has no tool of that name (any more): its list may have changed"),
-            });
-        };
-        let Some(f) = &entry.function else {
-            return Err(crate::Error::Tool {
-                name: wire.to_owned(),
-                message: "the catalog entry has no function".into(),
-            });
-        };
-        f.call_in(args, ctx.with_function(wire)).await
-    })
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -11,13 +11,14 @@
 use super::context;
 use super::events::{AgentEvent, Emitter};
 use super::options::{CancellationToken, TurnOptions, Verdict};
-use super::{Scope, TurnOutput};
+use super::TurnOutput;
 use crate::http::RequestBudget;
 use crate::support::panic_text;
 use crate::tools::args::parse_arguments;
 use crate::tools::catalog::dispatch::{load_remote_tools, resolve_call, run_tool};
 use crate::tools::handlers::inject_bindings;
 use crate::tools::kind::ResolvedCall;
+use crate::tools::scope::Scope;
 use crate::trace::{genai, in_span_async, Stage};
 use crate::{
     Agent, Error, Executor, Message, Processed, Processor, Result, Role, StreamChunk, ToolCall, ToolChoice,
@@ -162,7 +163,7 @@ impl<'a> Loop<'a> {
             executor: crate::get_executor(provider)?,
             processor: crate::get_processor(provider)?,
             emitter: Emitter::new(options.on_event.clone()),
-            scope: Scope { depth: options.depth, cancel: options.cancel.clone() },
+            scope: Scope { depth: options.depth, cancel: options.cancel.clone(), run_child: super::run_child_turn },
             messages,
             iterations: 0,
             rounds: 0,

@@ -33,7 +33,8 @@ pub use options::{
 };
 pub use stream::TurnStream;
 
-use crate::{Agent, Message, Result};
+use crate::tools::scope::{ChildRunner, ChildTurn};
+use crate::{Agent, BoxFuture, Message, Result};
 use engine::{Loop, Mode};
 use serde::de::DeserializeOwned;
 use serde_json::{json, Map, Value};
@@ -112,11 +113,20 @@ impl<'a> PromptRef<'a> {
     }
 }
 
-/// Where a tool call runs: inside a turn this deep, with its cancellation token.
-pub(crate) struct Scope {
-    pub(crate) depth: usize,
-    pub(crate) cancel: Option<CancellationToken>,
+/// Runs a child agent loop for a `kind: prompty` tool in `mode: agentic`: the runner the tool layer
+/// gets in the scope of each call of a turn, and at link time for calls made outside one.
+pub(crate) fn run_child_turn(agent: Agent, inputs: Value, child: ChildTurn) -> BoxFuture<'static, Result<Value>> {
+    Box::pin(async move {
+        let mut options = TurnOptions::new().tools(child.tools);
+        options.depth = child.depth;
+        if let Some(cancel) = child.cancel {
+            options = options.cancel(cancel);
+        }
+        turn_async::<Value>(&agent, &inputs, options).await
+    })
 }
+
+inventory::submit!(ChildRunner(run_child_turn));
 
 /// The agent a turn offers the model: the prompt's tools, plus the per-call functions that know
 /// their declaration and the prompt does not declare.

@@ -24,13 +24,7 @@ pub const DEFAULT_MAX_ITERATIONS: usize = 10;
 /// ```
 pub const DEFAULT_LLM_RETRIES: u32 = 3;
 
-/// How deep `kind: prompty` tools with `mode: agentic` may nest turns (a child prompt's tool that
-/// runs its own child, ...). A call beyond it fails, and the model reads why.
-///
-/// ```
-/// assert_eq!(prompty::MAX_AGENT_DEPTH, 4);
-/// ```
-pub const MAX_AGENT_DEPTH: usize = 4;
+pub use crate::tools::scope::MAX_AGENT_DEPTH;
 
 /// The tool calls one model response may ask for by default; more end the turn
 /// ([`crate::TurnStop::Failed`]) before any of them runs.

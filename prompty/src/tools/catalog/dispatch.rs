@@ -7,11 +7,12 @@
 use super::loaders::ToolLoader;
 use super::ToolCatalog;
 use crate::tools::args::parse_arguments;
-use crate::tools::custom::unknown_projector;
 use crate::tools::entry::CatalogEntry;
+use crate::tools::function::ToolContext;
 use crate::tools::function::{get_tool, ToolRegistration};
-use crate::tools::handlers::{inject_bindings, undeclared, ToolContext, ToolHandler};
-use crate::tools::kind::{self, get_tool_kind, kind_of, ResolvedCall, ToolKindPlugin};
+use crate::tools::handlers::{inject_bindings, undeclared, ToolHandler};
+use crate::tools::kind::{ResolvedCall, ToolKindPlugin};
+use crate::tools::kinds::{self as kind, get_tool_kind, kind_of, unknown_projector};
 use crate::tools::projection::ToolProjector;
 use crate::tools::source::ToolSource;
 use crate::{properties_schema, Agent, BoxFuture, Error, FunctionDefinition, Result, Tool, ToolCall, ToolKind};

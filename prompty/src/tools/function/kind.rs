@@ -3,7 +3,7 @@
 //! dispatcher looks those up first), so reaching the kind itself means there is none.
 
 use crate::tools::entry::CatalogEntry;
-use crate::tools::handlers::ToolContext;
+use crate::tools::function::ToolContext;
 use crate::tools::kind::{no_handler, ResolvedCall, ToolKindPlugin};
 use crate::{properties_schema, Agent, BoxFuture, FunctionDefinition, Result, Tool, ToolKind};
 use serde_json::Value;

@@ -1,7 +1,10 @@
 //! Tool functions: what runs when the model calls a tool, per-call sets of them ([`Tools`]), and the
 //! name registry that `#[prompty::tool]` fills at link time.
 
+mod context;
 pub(crate) mod kind;
+
+pub use context::{ToolContext, MAX_ATTACHMENTS};
 
 use crate::registry::store::Store;
 use crate::{BoxFuture, Result, Tool};
@@ -49,7 +52,7 @@ pub trait ToolFunction: Send + Sync + 'static {
     ///     }
     /// }
     /// ```
-    fn call_in<'a>(&'a self, args: Value, ctx: crate::ToolContext<'a>) -> BoxFuture<'a, Result<Value>> {
+    fn call_in<'a>(&'a self, args: Value, ctx: ToolContext<'a>) -> BoxFuture<'a, Result<Value>> {
         let _ = ctx;
         self.call(args)
     }

@@ -7,8 +7,8 @@
 
 use super::{McpOutput, McpServer, McpServerConfig, McpTransport};
 use crate::tools::entry::{canonical_json, CatalogEntry};
-use crate::tools::kind::{ResolvedCall, ToolKindPlugin};
-use crate::tools::source::{mcp_withheld, project_listed, run_listed, source_id, ToolLoader, ToolSource};
+use crate::tools::kind::{run_listed, ResolvedCall, ToolKindPlugin};
+use crate::tools::source::{mcp_withheld, project_listed, source_id, ToolLoader, ToolSource};
 use crate::{
     Agent, BoxFuture, ContentPart, Error, FunctionDefinition, McpTool, Result, Tool, ToolContext, ToolFunction,
     ToolKind,

@@ -3,8 +3,8 @@
 
 use super::OpenApiClient;
 use crate::tools::entry::CatalogEntry;
-use crate::tools::kind::{ResolvedCall, ToolKindPlugin};
-use crate::tools::source::{project_listed, run_listed, source_id, ToolLoader, ToolSource};
+use crate::tools::kind::{run_listed, ResolvedCall, ToolKindPlugin};
+use crate::tools::source::{project_listed, source_id, ToolLoader, ToolSource};
 use crate::{
     Agent, BoxFuture, Error, FunctionDefinition, OpenApiTool, Result, Tool, ToolContext, ToolFunction, ToolKind,
 };

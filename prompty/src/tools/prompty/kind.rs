@@ -3,8 +3,9 @@
 
 use super::{child_agent, child_path, embedded_child, load_context};
 use crate::tools::entry::CatalogEntry;
-use crate::tools::handlers::ToolContext;
+use crate::tools::function::ToolContext;
 use crate::tools::kind::{ResolvedCall, ToolKindPlugin};
+use crate::tools::scope::{run_child, ChildTurn, MAX_AGENT_DEPTH};
 use crate::{properties_schema, Agent, BoxFuture, Error, FunctionDefinition, Result, Tool, ToolKind};
 use serde_json::Value;
 use std::sync::Arc;
@@ -55,23 +56,21 @@ impl ToolKindPlugin for PromptyKind {
                 "single" => crate::invoke_async::<Value>(&child, &args).await,
                 "agentic" => {
                     let depth = ctx.scope.map_or(0, |s| s.depth) + 1;
-                    if depth > crate::MAX_AGENT_DEPTH {
+                    if depth > MAX_AGENT_DEPTH {
                         return Err(Error::Tool {
                             name: tool.name.clone(),
                             message: format!(
                                 "agentic prompts nest at most {} deep; this call would be level {depth}",
-                                crate::MAX_AGENT_DEPTH
+                                MAX_AGENT_DEPTH
                             ),
                         });
                     }
                     // The child runs its own loop with its own tools (handlers handed to the parent's
                     // turn still apply), under the parent's cancellation; steering stays with the parent.
-                    let mut options = crate::TurnOptions::new().tools(ctx.tools.clone());
-                    options.depth = depth;
-                    if let Some(cancel) = ctx.scope.and_then(|s| s.cancel.clone()) {
-                        options = options.cancel(cancel);
-                    }
-                    crate::turn_async::<Value>(&child, &args, options).await
+                    // The loop is the turn layer's: it hands its runner down in the call's scope.
+                    let cancel = ctx.scope.and_then(|s| s.cancel.clone());
+                    let turn = ChildTurn { tools: ctx.tools.clone(), depth, cancel };
+                    run_child(ctx.scope, child, args, turn).await
                 }
                 other => Err(Error::Execution {
                     message: format!("tool '{}': unknown mode '{other}' (expected single or agentic)", tool.name),
