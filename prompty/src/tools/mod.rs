@@ -2,6 +2,12 @@
 //! behind one trait, [`ToolKindPlugin`] (projection, approval, execution, loader), one registry
 //! of kinds, and the catalog ([`catalog`]) built on them: namespaced names, overloads, loaders,
 //! the resolution and dispatch of a model's call.
+//!
+//! From the bottom up: `entry`, `source`, `projection` and `function` (with the call's
+//! [`ToolContext`], which names the [`scope`] of an agent loop) are shared by every kind; `kind`
+//! is the trait the kinds implement; the kinds' folders; `kinds`, the registry naming the
+//! built-in kinds; `catalog` on top. The agent loop (`crate::turn`) sits above the tools: it hands
+//! its child-loop runner down in each call's scope, so no tool names it.
 
 pub(crate) mod args;
 mod bind;
