@@ -38,8 +38,8 @@ pub const MAX_REDIRECTS: usize = 5;
 /// | a non-streamed response body | `max_response_bytes` | 128 MiB | fails, not retried (checked against `Content-Length` and while reading) |
 /// | one server-sent event (or line) of a stream | `max_event_bytes` | 16 MiB | the stream ends with a transport error; parsing is linear in the bytes received |
 /// | an error response body read | [`MAX_ERROR_BODY_BYTES`] | 64 KiB | the rest is not read |
-/// | response text kept in an error (message, raw body) | [`MAX_TEXT_IN_ERROR`] | 4 KiB | cut, with the full length noted |
-/// | `Retry-After` / `retry-after-ms` | `retry.max_delay`, [`MAX_RETRY_AFTER`] | 60 s | the error is returned without waiting |
+/// | response text kept in an error (message, raw body) | [`MAX_TEXT_IN_ERROR`](super::MAX_TEXT_IN_ERROR) | 4 KiB | cut, with the full length noted |
+/// | `Retry-After` / `retry-after-ms` | `retry.max_delay`, [`MAX_RETRY_AFTER`](super::MAX_RETRY_AFTER) | 60 s | the error is returned without waiting |
 /// | attempts | `retry.max_attempts` | 3 | the last error is returned |
 /// | redirects | [`MAX_REDIRECTS`] | 5, same origin only | the call fails, not retried |
 ///

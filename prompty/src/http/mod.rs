@@ -6,7 +6,7 @@
 //! status, the provider's own error message, the request id and, when the body could not be
 //! parsed, the raw body.
 //!
-//! API keys are [`Secret`]s: they are written into sensitive header values and never appear in an
+//! API keys are [`Secret`](crate::Secret)s: they are written into sensitive header values and never appear in an
 //! error, a log line or `Debug` output. Every value of a sensitive request header (and the token
 //! after its scheme, as in `Bearer <key>`) is replaced by `[REDACTED]` in every piece of text the
 //! layer builds from a response: error messages, raw bodies, request ids, stream events (also when

@@ -158,7 +158,7 @@ impl CatalogEntry {
         self.fingerprint.get_or_init(|| fingerprint(&self.parameters)).clone()
     }
 
-    /// The name the model sees: [`super::wire_name`] of the namespace and name.
+    /// The name the model sees: [`wire_name`](super::wire::wire_name) of the namespace and name.
     ///
     /// ```
     /// let e = prompty::catalog::CatalogEntry::new("fs", "read_file", serde_json::json!({}));
