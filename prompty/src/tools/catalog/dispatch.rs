@@ -4,7 +4,6 @@
 //! declarations are projected, and calls run: the per-call function of that name, the registered
 //! function of that name, the kind of the declared tool (then `*`).
 
-use super::loaders::ToolLoader;
 use super::ToolCatalog;
 use crate::tools::args::parse_arguments;
 use crate::tools::entry::CatalogEntry;
@@ -14,6 +13,7 @@ use crate::tools::handlers::{inject_bindings, undeclared, ToolHandler};
 use crate::tools::kind::{ResolvedCall, ToolKindPlugin};
 use crate::tools::kinds::{self as kind, get_tool_kind, kind_of, unknown_projector};
 use crate::tools::projection::ToolProjector;
+use crate::tools::source::ToolLoader;
 use crate::tools::source::ToolSource;
 use crate::{properties_schema, Agent, BoxFuture, Error, FunctionDefinition, Result, Tool, ToolCall, ToolKind};
 use futures_util::FutureExt;
