@@ -611,7 +611,10 @@ mod tests {
     use super::*;
 
     fn write(name: &str, text: &str) -> PathBuf {
-        let dir = std::env::temp_dir().join(format!("prompty-build-typed-{}", std::process::id()));
+        // One folder per test (the test harness names each test's thread after it): tests run in
+        // parallel and several write a file of the same name.
+        let test = std::thread::current().name().unwrap_or("main").replace("::", "-");
+        let dir = std::env::temp_dir().join(format!("prompty-build-typed-{}", std::process::id())).join(test);
         std::fs::create_dir_all(&dir).unwrap();
         let path = dir.join(name);
         std::fs::write(&path, text).unwrap();
