@@ -251,6 +251,10 @@ impl Message {
     /// assert_eq!(m.metadata.len(), 1);
     /// ```
     pub fn from_metadata(role: Role, content: Vec<ContentPart>, metadata: Map<String, Value>) -> Result<Self, String> {
+        if !has_typed_keys(&metadata) {
+            // The common case: no typed entry, the map is kept as it is (no entry hashed again).
+            return Ok(Message { role, content, tool_calls: Vec::new(), tool_call_id: None, metadata });
+        }
         let mut m = Message::with_content(role, content);
         for (key, value) in metadata {
             m.insert_metadata(key, value)?;
@@ -410,6 +414,11 @@ struct MessageFields {
     content: Vec<ContentPart>,
     #[serde(default)]
     metadata: Map<String, Value>,
+}
+
+/// Whether a metadata map holds an entry that is a typed field of [`Message`].
+pub(crate) fn has_typed_keys(metadata: &Map<String, Value>) -> bool {
+    !metadata.is_empty() && (metadata.contains_key("tool_calls") || metadata.contains_key("tool_call_id"))
 }
 
 impl<'de> Deserialize<'de> for Message {

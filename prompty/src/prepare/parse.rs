@@ -123,11 +123,16 @@ fn split_messages(text: &str, values: &[Range<usize>]) -> Vec<Message> {
 /// that cannot be one, such as a boolean `tool_calls`, stays an attribute, which is never sent).
 fn message(role: Role, body: &str, metadata: Map<String, Value>) -> Message {
     let content = vec![ContentPart::text(body.trim_matches(['\n', '\r']))];
-    if !metadata.contains_key("tool_call_id") && !metadata.contains_key("tool_calls") {
-        return Message { metadata, ..Message::with_content(role, content) };
+    if metadata.is_empty() || (!metadata.contains_key("tool_call_id") && !metadata.contains_key("tool_calls")) {
+        return Message { role, content, tool_calls: Vec::new(), tool_call_id: None, metadata };
     }
-    Message::from_metadata(role, content.clone(), metadata.clone())
-        .unwrap_or_else(|_| Message { metadata, ..Message::with_content(role, content) })
+    Message::from_metadata(role, content.clone(), metadata.clone()).unwrap_or_else(|_| Message {
+        role,
+        content,
+        tool_calls: Vec::new(),
+        tool_call_id: None,
+        metadata,
+    })
 }
 
 /// The first line of `text` (split at `\n`, as the parser splits) that starts with a role marker

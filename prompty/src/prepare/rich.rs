@@ -325,7 +325,15 @@ pub(crate) fn media_part(name: &str, kind: &PropertyKind, value: Value) -> Resul
 /// assert_eq!(msgs, vec![Message::new(Role::System, "Be brief."), Message::new(Role::Assistant, "Earlier answer")]);
 /// ```
 pub fn expand_rich(messages: Vec<Message>, rich: &RichInputs) -> Vec<Message> {
-    expand_with(messages, rich, |i, out| {
+    let thread_messages = rich
+        .entries
+        .iter()
+        .map(|(_, v)| match v {
+            RichValue::Thread(t) => t.len(),
+            RichValue::Part(_) => 0,
+        })
+        .sum();
+    expand_with(messages, rich, thread_messages, |i, out| {
         if let (_, RichValue::Thread(thread)) = &rich.entries[i] {
             out.extend(thread.iter().cloned());
         }
@@ -345,7 +353,9 @@ pub(crate) fn expand_rich_owned(messages: Vec<Message>, mut rich: RichInputs) ->
         })
         .collect();
     let mut placed: Vec<Option<std::ops::Range<usize>>> = vec![None; threads.len()];
-    let out = expand_with(messages, &rich, |i, out| match (threads[i].take(), placed[i].clone()) {
+    // Room for every thread spliced once: the common case never grows the list.
+    let thread_messages = threads.iter().flatten().map(Vec::len).sum();
+    let out = expand_with(messages, &rich, thread_messages, |i, out| match (threads[i].take(), placed[i].clone()) {
         (Some(thread), _) => {
             let start = out.len();
             out.extend(thread);
@@ -360,18 +370,29 @@ pub(crate) fn expand_rich_owned(messages: Vec<Message>, mut rich: RichInputs) ->
     (out, rich)
 }
 
-/// Splices rich values into `messages`: `splice(i, out)` appends the messages of thread entry `i`.
+/// Splices rich values into `messages`: `splice(i, out)` appends the messages of thread entry `i`;
+/// `thread_messages` (how many messages the threads hold) sizes the list once.
 fn expand_with(
     messages: Vec<Message>,
     rich: &RichInputs,
+    thread_messages: usize,
     mut splice: impl FnMut(usize, &mut Vec<Message>),
 ) -> Vec<Message> {
     if rich.is_empty() {
         return messages;
     }
     let index = rich.index();
-    let mut out = Vec::with_capacity(messages.len());
+    let mut out = Vec::with_capacity(messages.len() + thread_messages);
     for msg in messages {
+        let has_token = |part: &ContentPart| match part {
+            ContentPart::Text { value } => index.search(value).next_token().is_some(),
+            _ => false,
+        };
+        if !msg.content.iter().any(has_token) {
+            // No rich input in this message: it stays as it is, moved once.
+            out.push(msg);
+            continue;
+        }
         let Message { role, content, tool_calls, tool_call_id, metadata } = msg;
         let start_len = out.len();
         let mut current: Vec<ContentPart> = Vec::new();
