@@ -3,7 +3,7 @@
 
 use super::entry::CatalogEntry;
 use super::function::ToolContext;
-use super::kind::{no_handler, ResolvedCall, ToolKindPlugin};
+use super::kind::{refuse, ResolvedCall, ToolKindPlugin};
 use crate::{Agent, BoxFuture, FunctionDefinition, Result, Tool};
 use serde_json::Value;
 use std::sync::Arc;
@@ -39,19 +39,14 @@ impl ToolKindPlugin for Unavailable {
         _args: Value,
         _ctx: ToolContext<'a>,
     ) -> BoxFuture<'a, Result<Value>> {
-        let err = match call.tool() {
-            Some(tool) => no_handler(
-                tool,
-                format!(
-                    "Tools of kind '{}' need prompty's `{}` feature (or your own handler and projector: \
-                     `prompty::register_tool_handler` and `prompty::register_tool_projector`).",
-                    tool.kind.as_str(),
-                    self.feature
-                ),
-            ),
-            None => super::handlers::undeclared(call.wire_name()),
-        };
-        Box::pin(async move { Err(err) })
+        refuse(call, |tool| {
+            format!(
+                "Tools of kind '{}' need prompty's `{}` feature (or your own handler and projector: \
+                 `prompty::register_tool_handler` and `prompty::register_tool_projector`).",
+                tool.kind.as_str(),
+                self.feature
+            )
+        })
     }
 
     fn namespace<'t>(&self, tool: &'t Tool) -> Option<&'t str> {

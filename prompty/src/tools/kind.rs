@@ -183,6 +183,16 @@ pub(crate) fn no_handler(tool: &Tool, hint: String) -> Error {
     Error::NoToolHandler { name: tool.name.clone(), kind: tool.kind.as_str().to_owned(), hint }
 }
 
+/// The execution of a kind that cannot run `call`: [`no_handler`] with `hint` for a declared tool,
+/// the undeclared-tool error otherwise.
+pub(crate) fn refuse<'a>(call: &ResolvedCall<'_>, hint: impl FnOnce(&Tool) -> String) -> BoxFuture<'a, Result<Value>> {
+    let err = match call.tool() {
+        Some(tool) => no_handler(tool, hint(tool)),
+        None => super::handlers::undeclared(call.wire_name()),
+    };
+    Box::pin(async move { Err(err) })
+}
+
 #[cfg(any(feature = "mcp", feature = "openapi"))]
 /// Runs the listed entry a call names: its function, or the error that it has none (any more).
 pub(crate) fn run_listed<'a>(

@@ -7,7 +7,7 @@
 use super::entry::CatalogEntry;
 use super::function::ToolContext;
 use super::handlers::ToolHandler;
-use super::kind::{no_handler, ResolvedCall, ToolKindPlugin};
+use super::kind::{refuse, ResolvedCall, ToolKindPlugin};
 use super::projection::ToolProjector;
 use super::source::ToolSource;
 use crate::{Agent, BoxFuture, Error, FunctionDefinition, Result, Tool};
@@ -215,22 +215,15 @@ impl ToolKindPlugin for NeedsClient {
         _args: Value,
         _ctx: ToolContext<'a>,
     ) -> BoxFuture<'a, Result<Value>> {
-        let err = match call.tool() {
-            Some(tool) => {
-                let kind = tool.kind.as_str();
-                no_handler(
-                    tool,
-                    format!(
-                        "Tools of kind '{kind}' need a handler for their kind: register a handler with \
-                         `prompty::register_tool_handler(\"{kind}\", ...)`, or register the tool by name with \
-                         `prompty::register_tool(\"{}\", ...)`.",
-                        tool.name
-                    ),
-                )
-            }
-            None => super::handlers::undeclared(call.wire_name()),
-        };
-        Box::pin(async move { Err(err) })
+        refuse(call, |tool| {
+            let kind = tool.kind.as_str();
+            format!(
+                "Tools of kind '{kind}' need a handler for their kind: register a handler with \
+                 `prompty::register_tool_handler(\"{kind}\", ...)`, or register the tool by name with \
+                 `prompty::register_tool(\"{}\", ...)`.",
+                tool.name
+            )
+        })
     }
 }
 

@@ -4,7 +4,7 @@
 
 use crate::tools::entry::CatalogEntry;
 use crate::tools::function::ToolContext;
-use crate::tools::kind::{no_handler, ResolvedCall, ToolKindPlugin};
+use crate::tools::kind::{refuse, ResolvedCall, ToolKindPlugin};
 use crate::{properties_schema, Agent, BoxFuture, FunctionDefinition, Result, Tool, ToolKind};
 use serde_json::Value;
 use std::sync::Arc;
@@ -32,17 +32,12 @@ impl ToolKindPlugin for FunctionKind {
         _args: Value,
         _ctx: ToolContext<'a>,
     ) -> BoxFuture<'a, Result<Value>> {
-        let err = match call.tool() {
-            Some(tool) => no_handler(
-                tool,
-                format!(
-                    "Annotate a fn with `#[prompty::tool]` (named `{}`), pass it in the per-call tools, or call \
-                     `prompty::register_tool(\"{}\", ...)`.",
-                    tool.name, tool.name
-                ),
-            ),
-            None => crate::tools::handlers::undeclared(call.wire_name()),
-        };
-        Box::pin(async move { Err(err) })
+        refuse(call, |tool| {
+            format!(
+                "Annotate a fn with `#[prompty::tool]` (named `{}`), pass it in the per-call tools, or call \
+                 `prompty::register_tool(\"{}\", ...)`.",
+                tool.name, tool.name
+            )
+        })
     }
 }
