@@ -434,6 +434,18 @@ fn failures_found_before_any_request_exit_3_and_send_nothing() {
         ),
         ("an unknown apiType", "  apiType: chatt\n", "", "model.apiType"),
         ("an unknown renderer", "", "template:\n  format: handlebars\n", "handlebars"),
+        (
+            "an MCP tool whose connection cannot reach a server",
+            "",
+            "tools:\n  - name: fs\n    kind: mcp\n    serverName: files\n    connection:\n      kind: sse\n",
+            "configuration error (MCP server 'files')",
+        ),
+        (
+            "an OpenAPI tool whose specification URL is not valid",
+            "",
+            "tools:\n  - name: api\n    kind: openapi\n    specification: \"http://exa mple\"\n",
+            "configuration error (tools.api.specification)",
+        ),
     ];
     for (what, model, rest, named) in cases {
         let prompt = prompt_on(&server, &dir, model, rest);
