@@ -81,19 +81,28 @@ impl From<prompty::FormatError> for CliError {
     }
 }
 
-/// The exit code a prompty error stands for: the prompt's own fault (every format error: load,
-/// validation; rendering, parsing, a provider nobody registered) or the model's side (HTTP, the
-/// provider, a tool, the agent loop), or a cancelled turn.
+/// The exit code a prompty error stands for, by its variant: a prompt error for everything found
+/// before a request is sent (every format error: load, validation; rendering, parsing, a
+/// component nobody registered, tools that do not bind, a setting found unusable
+/// ([`prompty::Error::Config`]): an unknown `apiType`, a `toolChoice` naming an undeclared tool, a
+/// connection that cannot be resolved, no model or provider), a provider error for what failed
+/// once one was (HTTP, the provider's answer, a tool, the agent loop), or a cancelled turn. An
+/// agent loop that stopped on an error is classified by that error.
 pub fn classify(e: &prompty::Error) -> Exit {
-    use prompty::Error as E;
+    use prompty::{Error as E, TurnStop};
     match e {
         E::Format(_)
         | E::StrictViolation { .. }
         | E::Template { .. }
         | E::Parse { .. }
         | E::UnknownComponent { .. }
-        | E::ToolBinding { .. } => Exit::Prompt,
-        E::Turn(failure) if matches!(failure.stop, prompty::TurnStop::Cancelled { .. }) => Exit::Cancelled,
+        | E::ToolBinding { .. }
+        | E::Config { .. } => Exit::Prompt,
+        E::Turn(failure) => match &failure.stop {
+            TurnStop::Cancelled { .. } => Exit::Cancelled,
+            TurnStop::Model { source, .. } | TurnStop::Failed(source) => classify(source),
+            _ => Exit::Provider,
+        },
         _ => Exit::Provider,
     }
 }

@@ -1,8 +1,10 @@
 //! Inputs from the command line: `--input key=value` pairs, a JSON object file (`--inputs
-//! FILE.json`) and batch files of JSON lines (`--inputs FILE.jsonl`).
+//! FILE.json`) and batch files of JSON lines (`--inputs FILE.jsonl`); the names given checked
+//! against those the prompt declares ([`check_declared`]).
 
 use crate::exit::{CliError, CliResult};
-use prompty::{Agent, PropertyKind};
+use prompty::analysis::closest;
+use prompty::{Agent, FormatError, PropertyKind};
 use serde_json::{Map, Value};
 use std::path::Path;
 
@@ -20,18 +22,94 @@ pub fn is_batch(path: &Path) -> bool {
         .is_some_and(|e| e.eq_ignore_ascii_case("jsonl") || e.eq_ignore_ascii_case("ndjson"))
 }
 
-/// The inputs of one call (`chat`, `render`, `prepare`): the `--inputs FILE.json` object, then the
-/// `--input` pairs over it. A batch file is refused: only `prompty run` takes one.
-pub fn one_call(file: Option<&Path>, given: &[String], agent: &Agent) -> CliResult<Map<String, Value>> {
-    let mut all = match file {
+/// The inputs of one call (`run`, `chat`, `render`, `prepare`): the `--inputs FILE.json` object,
+/// then the `--input` pairs over it, their names checked with [`check_declared`] (unless
+/// `allow_extra`). A batch file is refused: only `prompty run` takes one, through [`batch_file`].
+pub fn one_call(
+    file: Option<&Path>,
+    given: &[String],
+    agent: &Agent,
+    allow_extra: bool,
+) -> CliResult<Map<String, Value>> {
+    let (mut all, from_file) = match file {
         Some(file) if is_batch(file) => {
             return Err(CliError::usage("a batch of inputs (--inputs FILE.jsonl) is only for `prompty run`"))
         }
-        Some(file) => object_file(file)?,
-        None => Map::new(),
+        Some(file) => (object_file(file)?, file.display().to_string()),
+        None => (Map::new(), String::new()),
     };
-    all.extend(pairs(given, agent)?);
+    let given = pairs(given, agent)?;
+    let sources = [Source { origin: &from_file, inputs: &all }, Source { origin: "--input", inputs: &given }];
+    check_declared(agent, &sources, allow_extra)?;
+    all.extend(given);
     Ok(all)
+}
+
+/// Inputs from one place on the command line, for [`check_declared`].
+#[derive(Debug, Clone, Copy)]
+pub struct Source<'a> {
+    /// Where they come from, as errors name it: `--input`, `in.json`, `lines.jsonl:7`.
+    pub origin: &'a str,
+    /// The inputs given there.
+    pub inputs: &'a Map<String, Value>,
+}
+
+/// Refuses input names the prompt does not declare: a misspelt `-i nmae=Bob` would otherwise
+/// reach nothing, silently (the library lets undeclared inputs through, as the spec says; the
+/// command line is where a person types them). The error (a prompt error, exit 3) names each
+/// unknown key, where it was given and the declared input closest to it (saying so when that input
+/// is required and was not given: `did you mean `question` for `questoin`?`), and lists the
+/// declared inputs. Nothing is refused when `allow_extra` (`--allow-extra-inputs`) or when the
+/// prompt declares no inputs at all.
+pub fn check_declared(agent: &Agent, sources: &[Source<'_>], allow_extra: bool) -> CliResult<()> {
+    let declared = agent.inputs.as_deref().unwrap_or_default();
+    if allow_extra || declared.is_empty() {
+        return Ok(());
+    }
+    let names = || declared.iter().map(|p| p.name.as_str());
+    let given = |name: &str| sources.iter().any(|s| s.inputs.contains_key(name));
+    let mut unknown = Vec::new();
+    for source in sources {
+        for key in source.inputs.keys().filter(|k| !names().any(|n| n == k.as_str())) {
+            let hint = match closest(key, names()) {
+                Some(near) if !given(near) && declared.iter().any(|p| p.name == near && is_required(p)) => {
+                    format!(", did you mean `{near}` for `{key}`? `{near}` is required and was not given")
+                }
+                Some(near) => format!(", did you mean `{near}`?"),
+                None => String::new(),
+            };
+            unknown.push(format!("`{key}` ({}{hint})", source.origin));
+        }
+    }
+    if unknown.is_empty() {
+        return Ok(());
+    }
+    let plural = if unknown.len() == 1 { "" } else { "s" };
+    Err(CliError::prompt(format!(
+        "unknown input{plural} {}: the prompt declares {}. Fix the name{plural}, or pass --allow-extra-inputs to \
+         let inputs the prompt does not declare through",
+        unknown.join(", "),
+        names().map(|n| format!("`{n}`")).collect::<Vec<_>>().join(", ")
+    )))
+}
+
+/// Whether the input must be given: required, without a default.
+fn is_required(p: &prompty::Property) -> bool {
+    p.required && p.default.is_none()
+}
+
+/// [`prompty::validate_inputs`] (defaults filled in), and when a required input is missing while
+/// a given key is close to its name (let through by `--allow-extra-inputs`), the error says so.
+pub fn validate(agent: &Agent, inputs: &Value) -> CliResult<Map<String, Value>> {
+    prompty::validate_inputs(agent, inputs).map_err(|e| {
+        if let FormatError::MissingInput { name } = &e {
+            let keys = inputs.as_object().into_iter().flat_map(Map::keys).map(String::as_str);
+            if let Some(near) = closest(name, keys) {
+                return CliError::prompt(format!("{e} (did you mean `{name}` for `{near}`?)"));
+            }
+        }
+        e.into()
+    })
 }
 
 /// The `--input key=value` pairs as inputs. A value is taken as text, except for inputs the

@@ -26,7 +26,9 @@ Exit codes:
   1    `check` found an error (or a warning, with --deny warnings); results could not be written
   2    usage error: bad arguments, a bad --input
   3    prompt error: the prompt, its inputs, an --inputs file or a .env file cannot be loaded,
-       validated or rendered
+       validated or rendered; an input name the prompt does not declare (see
+       --allow-extra-inputs); anything found wrong before a request is sent (an unknown
+       apiType, a toolChoice naming an undeclared tool, a connection that cannot be resolved)
   4    provider error: the model call, a tool server or the network failed
   130  cancelled with Ctrl-C
 
@@ -97,13 +99,26 @@ struct PromptArgs {
     /// The .prompty file.
     file: PathBuf,
     /// An input, KEY=VALUE (repeatable). The value is text, or JSON for inputs declared integer,
-    /// float, boolean, array, object or thread.
+    /// float, boolean, array, object or thread. KEY must be an input the prompt declares (see
+    /// --allow-extra-inputs).
     #[arg(short, long = "input", value_name = "KEY=VALUE")]
     input: Vec<String>,
     /// Inputs from a file: a JSON object (FILE.json). For `run`, FILE.jsonl (or .ndjson) is a
     /// batch: one JSON object per line. --input values are added to (and win over) them.
     #[arg(long, value_name = "FILE")]
     inputs: Option<PathBuf>,
+    #[command(flatten)]
+    extra: ExtraInputs,
+}
+
+/// Whether input names the prompt does not declare are let through.
+#[derive(Debug, Args)]
+struct ExtraInputs {
+    /// Let --input and --inputs keys that the prompt does not declare through to the template.
+    /// Without it such a key is a prompt error (exit 3) naming the declared input closest to it
+    /// and listing the declared ones; a prompt that declares no inputs takes any key.
+    #[arg(long)]
+    allow_extra_inputs: bool,
 }
 
 /// `prompty run`.
@@ -139,6 +154,8 @@ struct ChatArgs {
     /// Fixed inputs from a JSON object file.
     #[arg(long, value_name = "FILE")]
     inputs: Option<PathBuf>,
+    #[command(flatten)]
+    extra: ExtraInputs,
     /// Use this model id instead of the prompt's `model.id`.
     #[arg(long, value_name = "ID")]
     model: Option<String>,

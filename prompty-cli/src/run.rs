@@ -15,16 +15,17 @@ pub const MAX_JOBS: usize = 64;
 /// Runs `prompty run`.
 pub async fn run(args: &RunArgs) -> CliResult {
     let agent = call::load(&args.prompt.file, args.model.as_deref()).await?;
-    let given = inputs::pairs(&args.prompt.input, &agent)?;
     if let Some(file) = args.prompt.inputs.as_deref().filter(|f| inputs::is_batch(f)) {
+        let given = inputs::pairs(&args.prompt.input, &agent)?;
         let lines = inputs::batch_file(file)?;
         return batch(&agent, lines, &given, args).await;
     }
-    let mut all = match &args.prompt.inputs {
-        Some(file) => inputs::object_file(file)?,
-        None => Map::new(),
-    };
-    all.extend(given);
+    let all = inputs::one_call(
+        args.prompt.inputs.as_deref(),
+        &args.prompt.input,
+        &agent,
+        args.prompt.extra.allow_extra_inputs,
+    )?;
     let turn = call::uses_turn(&agent);
     let (inputs, messages) = prepare(&agent, &Value::Object(all)).await?;
     match call::call(&agent, messages, &inputs, turn, args.stream, call::ctrl_c()).await? {
@@ -45,15 +46,27 @@ pub async fn run(args: &RunArgs) -> CliResult {
 
 /// Validates the inputs (defaults filled in) and prepares the messages.
 pub async fn prepare(agent: &Agent, inputs: &Value) -> CliResult<(Map<String, Value>, Vec<prompty::Message>)> {
-    let inputs = prompty::validate_inputs(agent, inputs)?;
+    let inputs = inputs::validate(agent, inputs)?;
     let messages = prompty::prepare_async(agent, &Value::Object(inputs.clone())).await?;
     Ok((inputs, messages))
 }
 
-/// One line of a batch, run: its result line.
-async fn one(agent: &Agent, line: BatchLine, given: &Map<String, Value>, turn: bool) -> (Value, Option<Exit>) {
+/// One line of a batch, run: its result line. Its input names are checked as those of one call
+/// are ([`inputs::check_declared`]), each line on its own.
+async fn one(
+    agent: &Agent,
+    line: BatchLine,
+    given: &Map<String, Value>,
+    turn: bool,
+    args: &RunArgs,
+) -> (Value, Option<Exit>) {
     let outcome = async {
         let mut all = line.inputs.map_err(CliError::prompt)?;
+        let file = args.prompt.inputs.as_deref().map(|f| f.display().to_string()).unwrap_or_default();
+        let origin = format!("{file}:{}", line.line);
+        let sources =
+            [inputs::Source { origin: &origin, inputs: &all }, inputs::Source { origin: "--input", inputs: given }];
+        inputs::check_declared(agent, &sources, args.prompt.extra.allow_extra_inputs)?;
         all.extend(given.clone());
         let (inputs, messages) = prepare(agent, &Value::Object(all)).await?;
         match call::call(agent, messages, &inputs, turn, false, std::future::pending()).await? {
@@ -86,7 +99,7 @@ async fn batch(agent: &Agent, lines: Vec<BatchLine>, given: &Map<String, Value>,
         );
         bar
     });
-    let mut results = futures_util::stream::iter(lines).map(|line| one(agent, line, given, turn)).buffered(jobs);
+    let mut results = futures_util::stream::iter(lines).map(|line| one(agent, line, given, turn, args)).buffered(jobs);
     let mut first_failure = None;
     let (mut ok, mut failed) = (0usize, 0usize);
     let interrupt = call::ctrl_c();

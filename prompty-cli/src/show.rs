@@ -12,14 +12,14 @@ use std::fmt::Write as _;
 /// The inputs of `render` and `prepare`: the `--inputs` object, then the `--input` pairs.
 async fn load_with_inputs(args: &PromptArgs) -> CliResult<(prompty::Agent, Value)> {
     let agent = call::load(&args.file, None).await?;
-    let all = inputs::one_call(args.inputs.as_deref(), &args.input, &agent)?;
+    let all = inputs::one_call(args.inputs.as_deref(), &args.input, &agent, args.extra.allow_extra_inputs)?;
     Ok((agent, Value::Object(all)))
 }
 
 /// `prompty render`: the template rendered with the inputs, as text (no model call).
 pub async fn render(args: &PromptArgs) -> CliResult {
     let (agent, inputs) = load_with_inputs(args).await?;
-    let inputs = Value::Object(prompty::validate_inputs(&agent, &inputs)?);
+    let inputs = Value::Object(inputs::validate(&agent, &inputs)?);
     let text = prompty::render_async(&agent, &inputs).await?;
     let newline = if text.ends_with('\n') { "" } else { "\n" };
     crate::ui::out(&format!("{text}{newline}")).map_err(call::write_error)?;
@@ -146,10 +146,9 @@ pub async fn models(args: &ModelsArgs) -> CliResult {
         }
         None => (args.provider.clone().unwrap_or_else(|| "openai".to_owned()), None),
     };
-    let models = prompty::list_models(&provider, connection.as_ref()).await.map_err(|e| {
-        // Discovery failing is the provider's side, whatever the error's kind.
-        CliError::provider(e)
-    })?;
+    // A connection that cannot be resolved is the prompt's fault (3), the request failing the
+    // provider's (4): as for every command, by the error's variant.
+    let models = prompty::list_models(&provider, connection.as_ref()).await?;
     let text = if args.json {
         format!("{}\n", serde_json::to_string_pretty(&models).unwrap_or_default())
     } else {

@@ -84,6 +84,79 @@ fn prompt_errors_exit_3_and_name_the_file() {
     assert!(texts(&out).1.contains("--input history: the input is declared `thread`"), "{}", texts(&out).1);
 }
 
+// ---------------------------------------------------------------- input names
+
+#[test]
+fn an_input_the_prompt_does_not_declare_exits_3_naming_the_closest() {
+    let dir = scratch("unknown-input");
+    let prompt = chat_prompt();
+    // A misspelt optional input: refused, with the closest declared one and the declared list, in
+    // every command that takes inputs.
+    for command in ["render", "prepare", "run", "chat"] {
+        let out =
+            prompty(&dir).arg(command).arg(&prompt).args(["-i", "question=hi", "-i", "nmae=Bob"]).output().unwrap();
+        let (stdout, stderr) = texts(&out);
+        assert_eq!(out.status.code(), Some(3), "{command}: {stderr}");
+        assert_eq!(stdout, "", "{command}");
+        assert!(
+            stderr.starts_with("error: unknown input `nmae` (--input, did you mean `name`?): the prompt declares `name`, `question`, `history`.")
+                && stderr.contains("--allow-extra-inputs"),
+            "{command}: {stderr}"
+        );
+    }
+    // A misspelt required input: the error says which missing input it stands for.
+    let out = prompty(&dir).arg("render").arg(&prompt).args(["-i", "questoin=hi"]).output().unwrap();
+    assert_eq!(out.status.code(), Some(3));
+    let stderr = texts(&out).1;
+    assert!(
+        stderr.contains("did you mean `question` for `questoin`? `question` is required and was not given"),
+        "{stderr}"
+    );
+    // Keys of an --inputs file are checked too, named with the file.
+    std::fs::write(dir.join("in.json"), r#"{"question": "q", "histroy": []}"#).unwrap();
+    let out = prompty(&dir).arg("prepare").arg(&prompt).args(["--inputs", "in.json"]).output().unwrap();
+    assert_eq!(out.status.code(), Some(3));
+    assert!(texts(&out).1.contains("`histroy` (in.json, did you mean `history`?)"), "{}", texts(&out).1);
+    // And each line of a batch, on its own.
+    std::fs::write(dir.join("in.jsonl"), "{\"question\": \"q\", \"nmae\": \"Bo\"}\n").unwrap();
+    let out = prompty(&dir).arg("run").arg(&prompt).args(["--inputs", "in.jsonl"]).output().unwrap();
+    assert_eq!(out.status.code(), Some(3));
+    let line: Value = serde_json::from_str(texts(&out).0.trim()).unwrap();
+    assert_eq!(line["exit"], 3);
+    assert!(line["error"].as_str().unwrap().contains("`nmae` (in.jsonl:1, did you mean `name`?)"), "{line}");
+}
+
+#[test]
+fn allow_extra_inputs_and_prompts_without_inputs_take_any_name() {
+    let dir = scratch("extra-inputs");
+    let prompt = chat_prompt();
+    let out = prompty(&dir)
+        .arg("render")
+        .arg(&prompt)
+        .args(["-i", "question=hi", "-i", "nmae=Bob", "--allow-extra-inputs"])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{out:?}");
+    assert!(texts(&out).0.contains("talking to friend"), "the extra key reaches nothing: {}", texts(&out).0);
+    // Let through, a misspelt required input is still missing: the error says which key it was.
+    let out =
+        prompty(&dir).arg("render").arg(&prompt).args(["-i", "questoin=hi", "--allow-extra-inputs"]).output().unwrap();
+    assert_eq!(out.status.code(), Some(3));
+    assert_eq!(
+        texts(&out).1.trim(),
+        "error: Missing required input: question (did you mean `question` for `questoin`?)"
+    );
+    // A prompt that declares no inputs: any key, as the template may read it.
+    std::fs::write(dir.join("free.prompty"), "---\nname: free\n---\nuser:\nHello {{who}}").unwrap();
+    let out = prompty(&dir).args(["render", "free.prompty", "-i", "who=Ana"]).output().unwrap();
+    assert!(out.status.success(), "{out:?}");
+    assert_eq!(texts(&out).0, "user:\nHello Ana\n");
+    // --help documents the flag.
+    let out = prompty(&dir).args(["render", "--help"]).output().unwrap();
+    let help = texts(&out).0;
+    assert!(help.contains("--allow-extra-inputs") && help.contains("closest to it"), "{help}");
+}
+
 // ---------------------------------------------------------------- render, prepare
 
 #[test]
@@ -325,6 +398,117 @@ fn provider_errors_exit_4() {
         .output()
         .unwrap();
     assert_eq!(out.status.code(), Some(4), "{out:?}");
+}
+
+/// A prompt on aimock: `model` lines after `provider: openai` (indented two spaces), then `rest`
+/// of the frontmatter (tools, inputs, template).
+fn prompt_on(server: &common::Aimock, dir: &std::path::Path, model: &str, rest: &str) -> std::path::PathBuf {
+    let path = dir.join("p.prompty");
+    std::fs::write(
+        &path,
+        format!(
+            "---\nname: p\nmodel:\n  id: gpt-4o\n  provider: openai\n{model}  connection:\n    kind: key\n    \
+             endpoint: {}/v1\n{rest}inputs: [question]\n---\nuser:\n{{{{question}}}}",
+            server.url()
+        ),
+    )
+    .unwrap();
+    path
+}
+
+const WEATHER_TOOL: &str =
+    "tools:\n  - name: get_weather\n    kind: function\n    parameters:\n      - name: city\n        \
+                            kind: string\n";
+
+#[test]
+fn failures_found_before_any_request_exit_3_and_send_nothing() {
+    let server = aimock();
+    let dir = scratch("pre-request");
+    // (what, model lines, the rest of the frontmatter, what the error names)
+    let cases = [
+        (
+            "a toolChoice naming an undeclared tool",
+            "  options:\n    toolChoice: get_wether\n",
+            WEATHER_TOOL,
+            "model.options.toolChoice",
+        ),
+        ("an unknown apiType", "  apiType: chatt\n", "", "model.apiType"),
+        ("an unknown renderer", "", "template:\n  format: handlebars\n", "handlebars"),
+        (
+            "an MCP tool whose connection cannot reach a server",
+            "",
+            "tools:\n  - name: fs\n    kind: mcp\n    serverName: files\n    connection:\n      kind: sse\n",
+            "configuration error (MCP server 'files')",
+        ),
+        (
+            "an OpenAPI tool whose specification URL is not valid",
+            "",
+            "tools:\n  - name: api\n    kind: openapi\n    specification: \"http://exa mple\"\n",
+            "configuration error (tools.api.specification)",
+        ),
+    ];
+    for (what, model, rest, named) in cases {
+        let prompt = prompt_on(&server, &dir, model, rest);
+        for extra in [&[][..], &["--stream"][..]] {
+            let out = prompty(&dir).arg("run").arg(&prompt).args(["-i", "question=hi"]).args(extra).output().unwrap();
+            let stderr = texts(&out).1;
+            assert_eq!(out.status.code(), Some(3), "{what} {extra:?}: {stderr}");
+            assert!(stderr.contains(named), "{what}: {stderr}");
+        }
+    }
+    // Connections that cannot be resolved: nothing registered under the name, a kind the
+    // provider cannot use.
+    for (connection, named) in [
+        ("    kind: reference\n    name: nowhere\n", "nowhere"),
+        ("    kind: oauth\n    endpoint: http://127.0.0.1:9/v1\n", "model.connection.kind"),
+    ] {
+        let path = dir.join("c.prompty");
+        std::fs::write(
+            &path,
+            format!(
+                "---\nname: c\nmodel:\n  id: gpt-4o\n  provider: openai\n  connection:\n{connection}---\nuser:\nhi"
+            ),
+        )
+        .unwrap();
+        let out = prompty(&dir).arg("run").arg(&path).output().unwrap();
+        let stderr = texts(&out).1;
+        assert_eq!(out.status.code(), Some(3), "{connection}: {stderr}");
+        assert!(stderr.contains(named), "{stderr}");
+    }
+    assert_eq!(server.journal().len(), 0, "no request reached the server: {:?}", server.journal());
+}
+
+#[test]
+fn a_tool_choice_naming_an_undeclared_tool_exits_3_in_the_agent_loop_before_any_request() {
+    let server = aimock();
+    let (port, tool_requests) = json_server(r#"{"id": 7}"#);
+    let dir = pets_prompt("tool-choice-loop", port, &server.url());
+    // The OpenAPI tool is declared as `pets`; its function is `pets__getPetById`.
+    let text = std::fs::read_to_string(dir.join("pets.prompty"))
+        .unwrap()
+        .replace("  provider: openai\n", "  provider: openai\n  options:\n    toolChoice: getPetById\n");
+    std::fs::write(dir.join("pets.prompty"), text).unwrap();
+    for extra in [&[][..], &["--stream"][..]] {
+        let out = prompty(&dir)
+            .args(["-v", "run", "pets.prompty", "-i", "question=find pet 7"])
+            .args(extra)
+            .output()
+            .unwrap();
+        let stderr = texts(&out).1;
+        assert_eq!(out.status.code(), Some(3), "{extra:?}: {stderr}");
+        assert!(stderr.contains("running the agent loop"), "{stderr}");
+        assert!(
+            stderr.contains("model.options.toolChoice")
+                && stderr.contains("'getPetById'")
+                && stderr.contains("pets__getPetById"),
+            "names the setting, the name and the declared tools: {stderr}"
+        );
+        assert!(!stderr.contains("attempts"), "not retried: {stderr}");
+    }
+    let out = prompty(&dir).args(["chat", "pets.prompty"]).write_stdin("find pet 7\n").output().unwrap();
+    assert_eq!(out.status.code(), Some(3), "a chat ends with the exit code of its failed turn: {out:?}");
+    assert_eq!(server.journal().len(), 0, "no request reached the model: {:?}", server.journal());
+    assert_eq!(tool_requests.try_iter().count(), 0);
 }
 
 #[test]

@@ -166,8 +166,12 @@ pub enum Error {
         message: String,
     },
 
-    /// A setting is unusable as given: e.g. a request URL that cannot be built from the
-    /// connection's endpoint (`relative URL without a base`). Never retried.
+    /// A setting is unusable as given, found before any request is sent: a request URL that
+    /// cannot be built from the connection's endpoint (`relative URL without a base`), a
+    /// `model.apiType` the provider does not serve, a `model.options.toolChoice` naming a tool the
+    /// prompt does not declare, a connection that cannot be resolved, no `model` or
+    /// `model.provider`. Nothing was sent; never retried (the `prompty` command exits 3, a prompt
+    /// error).
     ///
     /// ```
     /// let e = prompty::Error::Config { setting: "model.connection.endpoint".into(), message: "not absolute".into() };

@@ -13,7 +13,8 @@ use serde_json::{json, Value};
 
 /// The provider key of the agent's model, which selects its executor and processor.
 pub(crate) fn provider(agent: &Agent) -> Result<&str> {
-    agent.model.as_ref().and_then(|m| m.provider.as_deref()).ok_or_else(|| Error::Execution {
+    agent.model.as_ref().and_then(|m| m.provider.as_deref()).ok_or_else(|| Error::Config {
+        setting: "model.provider".to_owned(),
         message: format!(
             "agent '{}' names no model provider: set `model.provider` (openai, anthropic, foundry, ...) in its frontmatter",
             agent.name

@@ -586,7 +586,7 @@ fn run_and_invoke_go_through_the_registered_executor_and_processor() {
 }
 
 #[test]
-fn run_without_a_provider_is_an_execution_error_naming_the_problem() {
+fn run_without_a_provider_is_a_configuration_error_naming_the_problem() {
     let _g = lock();
     for text in ["---\nname: noprov\nmodel: {id: m}\n---\nuser:\nHi", "---\nname: noprov\n---\nuser:\nHi"] {
         let a = agent(text);
@@ -598,7 +598,7 @@ fn run_without_a_provider_is_an_execution_error_naming_the_problem() {
             invoke::<serde_json::Value>(&a, &json!({})).unwrap_err(),
             runtime.block_on(invoke_async::<serde_json::Value>(&a, &json!({}))).unwrap_err(),
         ] {
-            assert!(matches!(err, Error::Execution { .. }), "{err:?}");
+            assert!(matches!(&err, Error::Config { setting, .. } if setting == "model.provider"), "{err:?}");
             let msg = err.to_string();
             assert!(msg.contains("model.provider"), "{msg}");
             assert!(msg.contains("noprov"), "{msg}");

@@ -65,14 +65,16 @@ pub(crate) fn resolve(connection: Option<&Connection>, names: &EnvNames, provide
             Resolved { endpoint: endpoint_or_env(endpoint), key: env_key() }
         }
         Some(Connection::Reference { name, .. }) => {
-            let registered = crate::get_connection_as::<Connection>(name).map_err(|e| Error::Execution {
+            let registered = crate::get_connection_as::<Connection>(name).map_err(|e| Error::Config {
+                setting: "model.connection".to_owned(),
                 message: format!(
                     "{provider}: the prompt's connection refers to '{name}': {e}. Register a `prompty::Connection` \
                      (kind key, anonymous or foundry) with `prompty::register_connection(\"{name}\", ...)`"
                 ),
             })?;
             if let Connection::Reference { name: inner, .. } = &*registered {
-                return Err(Error::Execution {
+                return Err(Error::Config {
+                    setting: "model.connection".to_owned(),
                     message: format!(
                         "{provider}: connection '{name}' is registered as another reference ('{inner}'); register \
                          a connection of kind key, anonymous or foundry"
@@ -82,7 +84,8 @@ pub(crate) fn resolve(connection: Option<&Connection>, names: &EnvNames, provide
             resolve(Some(&registered), names, provider)?
         }
         Some(other) => {
-            return Err(Error::Execution {
+            return Err(Error::Config {
+                setting: "model.connection.kind".to_owned(),
                 message: format!(
                     "{provider}: connection kind '{}' is not supported (use key, anonymous, foundry or reference)",
                     other.kind()

@@ -129,7 +129,8 @@ pub(crate) fn insert_secret(
     provider: &str,
 ) -> Result<()> {
     let Some(key) = key.filter(|k| !k.is_empty()) else { return Ok(()) };
-    let mut value = HeaderValue::try_from(format!("{prefix}{}", key.expose())).map_err(|_| Error::Execution {
+    let mut value = HeaderValue::try_from(format!("{prefix}{}", key.expose())).map_err(|_| Error::Config {
+        setting: "model.connection.apiKey".to_owned(),
         message: format!("{provider}: the API key contains characters that cannot be sent in an HTTP header"),
     })?;
     value.set_sensitive(true);

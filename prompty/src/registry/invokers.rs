@@ -206,11 +206,16 @@ pub trait Executor: Send + Sync + 'static {
         None
     }
 
-    /// Sends the messages and returns the provider's raw event stream. By default: an error saying
-    /// this executor does not stream.
+    /// Sends the messages and returns the provider's raw event stream. By default: a
+    /// configuration error ([`Error::Config`], nothing sent) saying this executor does not stream.
     fn execute_stream<'a>(&'a self, agent: &'a Agent, _messages: &'a [Message]) -> BoxFuture<'a, Result<RawStream>> {
         let provider = agent.model.as_ref().and_then(|m| m.provider.clone()).unwrap_or_default();
-        Box::pin(async move { Err(Error::Execution { message: format!("the '{provider}' executor does not stream") }) })
+        Box::pin(async move {
+            Err(Error::Config {
+                setting: "model.provider".to_owned(),
+                message: format!("the '{provider}' executor does not stream: call it without streaming"),
+            })
+        })
     }
 }
 

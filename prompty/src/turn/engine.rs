@@ -683,5 +683,8 @@ mod tests {
         // generated already, so a retry could duplicate it.
         assert!(!retryable(&http(Some(200))) && !retryable(&http(Some(201))));
         assert!(!retryable(&crate::FormatError::MissingInput { name: "x".into() }.into()));
+        // A setting found unusable before the request (a toolChoice naming no declared tool):
+        // trying again sends nothing new.
+        assert!(!retryable(&Error::Config { setting: "model.options.toolChoice".into(), message: String::new() }));
     }
 }

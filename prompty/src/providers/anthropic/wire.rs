@@ -272,7 +272,12 @@ fn block(p: &ContentPart) -> Result<Value> {
             json!({"type": "document", "source": source_json(source, media_type.as_deref(), "application/pdf")})
         }
         ContentPart::Audio { .. } => {
-            return Err(Error::Execution { message: "the Anthropic Messages API does not accept audio parts".into() })
+            return Err(Error::Config {
+                setting: "model.provider".to_owned(),
+                message: "the Anthropic Messages API does not accept audio parts: leave the audio out of the \
+                          messages, or use a provider that takes audio (openai)"
+                    .into(),
+            })
         }
     })
 }

@@ -5,7 +5,8 @@ use crate::{Agent, Error, FunctionDefinition, Model, ModelOptions, Result, ToolC
 use serde_json::{Map, Value};
 
 /// The `toolChoice` to send: none without tools (a named tool must then still be declared), and
-/// an error for a named tool the prompt does not declare.
+/// a configuration error ([`Error::Config`], found before any request) for a named tool the
+/// prompt does not declare.
 pub(crate) fn tool_choice<'a>(
     options: Option<&'a ModelOptions>,
     tools: &[FunctionDefinition],
@@ -15,10 +16,11 @@ pub(crate) fn tool_choice<'a>(
         if !tools.iter().any(|f| &f.name == name) {
             let declared: Vec<&str> = tools.iter().map(|f| f.name.as_str()).collect();
             let declared = if declared.is_empty() { "none".to_owned() } else { declared.join(", ") };
-            return Err(Error::Execution {
+            return Err(Error::Config {
+                setting: "model.options.toolChoice".to_owned(),
                 message: format!(
-                    "model.options.toolChoice names the tool '{name}', which the prompt does not declare (its tools: \
-                     {declared})"
+                    "it names the tool '{name}', which the prompt does not declare (its tools: {declared}): name a \
+                     declared tool, or use auto, none or required"
                 ),
             });
         }
@@ -28,9 +30,19 @@ pub(crate) fn tool_choice<'a>(
 
 /// The agent's model, or an error saying it has none.
 pub(crate) fn model_of(agent: &Agent) -> Result<&Model> {
-    agent.model.as_ref().ok_or_else(|| Error::Execution {
+    agent.model.as_ref().ok_or_else(|| Error::Config {
+        setting: "model".to_owned(),
         message: format!("prompt '{}' has no `model`: set `model: <id>` in its frontmatter", agent.name),
     })
+}
+
+/// The configuration error of a `model.apiType` the provider does not serve; `known` lists those
+/// it does.
+pub(crate) fn unsupported_api_type(provider: &str, api: &str, known: &str) -> Error {
+    Error::Config {
+        setting: "model.apiType".to_owned(),
+        message: format!("'{api}' is not supported by the {provider} provider (use {known})"),
+    }
 }
 
 /// Inserts `key: value` when the option is set.

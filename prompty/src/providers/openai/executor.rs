@@ -193,11 +193,11 @@ fn api_path(agent: &Agent) -> Result<(&'static str, bool)> {
         "image" | "images" => ("images/generations", false),
         "responses" => ("responses", true),
         other => {
-            return Err(Error::Execution {
-                message: format!(
-                    "model.apiType '{other}' is not supported by the OpenAI provider (use chat, embedding, image or responses)"
-                ),
-            })
+            return Err(crate::providers::common::unsupported_api_type(
+                "OpenAI",
+                other,
+                "chat, embedding, image or responses",
+            ))
         }
     })
 }
@@ -317,7 +317,8 @@ fn azure_target(agent: &Agent, api_version: Option<&str>) -> Result<Target> {
     let model = agent.model.as_ref();
     let connection = model.and_then(|m| m.connection.as_ref());
     let resolved = http::resolve(connection, &AZURE_ENV, "azure")?;
-    let endpoint = resolved.endpoint.as_deref().ok_or_else(|| Error::Execution {
+    let endpoint = resolved.endpoint.as_deref().ok_or_else(|| Error::Config {
+        setting: "model.connection.endpoint".to_owned(),
         message: "azure: no endpoint: set `model.connection.endpoint` in the prompt or the AZURE_OPENAI_ENDPOINT \
                   environment variable"
             .to_owned(),
@@ -335,10 +336,10 @@ fn azure_target(agent: &Agent, api_version: Option<&str>) -> Result<Target> {
         let url = format!("{endpoint}/openai/responses?api-version={version}");
         return Ok(Target::built(url, headers, dialect));
     }
-    let deployment = model
-        .map(|m| m.id.as_str())
-        .filter(|id| !id.is_empty())
-        .ok_or_else(|| Error::Execution { message: "azure: `model.id` must name the deployment".to_owned() })?;
+    let deployment = model.map(|m| m.id.as_str()).filter(|id| !id.is_empty()).ok_or_else(|| Error::Config {
+        setting: "model.id".to_owned(),
+        message: "azure: `model.id` must name the deployment".to_owned(),
+    })?;
     let deployment = http::encode_component(deployment);
     let url = format!("{endpoint}/openai/deployments/{deployment}/{path}?api-version={version}");
     Ok(Target::built(url, headers, dialect))
@@ -348,7 +349,8 @@ fn azure_target(agent: &Agent, api_version: Option<&str>) -> Result<Target> {
 fn streaming_body(agent: &Agent, messages: &[Message], dialect: &super::Dialect) -> Result<(Value, bool)> {
     let (path, responses) = api_path(agent)?;
     if !(path == "chat/completions" || responses) {
-        return Err(Error::Execution {
+        return Err(Error::Config {
+            setting: "model.apiType".to_owned(),
             message: format!("streaming is supported for the chat and responses APIs, not '{path}'"),
         });
     }

@@ -66,11 +66,9 @@ pub fn process_response(agent: &Agent, response: Value) -> Result<Processed> {
         "embedding" | "embeddings" => process_embedding(&response).map(Processed::Answer),
         "image" | "images" => process_image(&response).map(Processed::Answer),
         "responses" => process_responses(agent, &response),
-        other => Err(Error::Execution {
-            message: format!(
-                "model.apiType '{other}' is not supported by the OpenAI provider (use chat, embedding, image or responses)"
-            ),
-        }),
+        other => {
+            Err(crate::providers::common::unsupported_api_type("OpenAI", other, "chat, embedding, image or responses"))
+        }
     }
 }
 

@@ -15,8 +15,8 @@
 
 use crate::providers::common::{is_uri, merge_additional, model_of, put, split_data_uri, tool_choice};
 use crate::{
-    properties_schema, Agent, Connection, ContentPart, Error, FunctionDefinition, MaxTokensField, Message, Model,
-    Result, Role, StructuredOutput, ToolChoice,
+    properties_schema, Agent, Connection, ContentPart, FunctionDefinition, MaxTokensField, Message, Model, Result,
+    Role, StructuredOutput, ToolChoice,
 };
 use serde_json::{json, Map, Value};
 
@@ -53,11 +53,9 @@ pub fn request_body_with(agent: &Agent, messages: &[Message], dialect: &Dialect)
         "embedding" | "embeddings" => embedding_request(agent, messages),
         "image" | "images" => image_request(agent, messages),
         "responses" => responses_request_with(agent, messages, dialect),
-        other => Err(Error::Execution {
-            message: format!(
-                "model.apiType '{other}' is not supported by the OpenAI provider (use chat, embedding, image or responses)"
-            ),
-        }),
+        other => {
+            Err(crate::providers::common::unsupported_api_type("OpenAI", other, "chat, embedding, image or responses"))
+        }
     }
 }
 
@@ -1121,7 +1119,13 @@ mod tests {
             assert_eq!(request_body(&a(choice.clone(), "chat"), &[user("Hi")]).unwrap()["tool_choice"], chat);
             assert_eq!(request_body(&a(choice, "responses"), &[user("Hi")]).unwrap()["tool_choice"], responses);
         }
-        let err = request_body(&a(json!({"name": "get_wether"}), "chat"), &[user("Hi")]).unwrap_err().to_string();
+        let err = request_body(&a(json!({"name": "get_wether"}), "chat"), &[user("Hi")]).unwrap_err();
+        // Found before any request: a configuration error naming the setting, never retried.
+        assert!(
+            matches!(&err, crate::Error::Config { setting, .. } if setting == "model.options.toolChoice"),
+            "{err:?}"
+        );
+        let err = err.to_string();
         assert!(err.contains("'get_wether'") && err.contains("get_weather"), "{err}");
         // Without tools: nothing is sent, but a named tool is still an error.
         let bare = agent(json!({"id": "m", "options": {"toolChoice": "required"}}));

@@ -470,7 +470,8 @@ impl McpServerConfig {
     pub fn from_tool(tool: &McpTool, agent: &Agent) -> Result<Self> {
         let server = tool.server_name.as_str();
         let base = agent.source.as_ref().map(|s| s.base_dir.as_path());
-        let fail = |message: String| Error::Execution { message: format!("MCP server '{server}': {message}") };
+        // A declaration that cannot be made into a server config: found before any request.
+        let fail = |message: String| Error::Config { setting: format!("MCP server '{server}'"), message };
         let registered = |name: &str| -> Result<Self> {
             let mut config = (*crate::get_connection_as::<McpServerConfig>(name)?).clone();
             if !server.is_empty() {

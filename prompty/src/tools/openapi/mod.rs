@@ -214,15 +214,19 @@ impl OpenApiClient {
             return Err(tool_error(format!("it is a `{}` tool, not an `openapi` one", tool.kind.as_str())));
         };
         let reference = openapi_tool.specification.trim();
+        // A declaration that cannot be used: a configuration error, found before any request.
+        let setting = || format!("tools.{}.specification", tool.name);
         if reference.is_empty() {
-            return Err(tool_error(
-                "an `openapi` tool needs a `specification` (a file path or an http(s) URL)".to_owned(),
-            ));
+            return Err(Error::Config {
+                setting: setting(),
+                message: "an `openapi` tool needs a `specification` (a file path or an http(s) URL)".to_owned(),
+            });
         }
         let is_url = reference.starts_with("http://") || reference.starts_with("https://");
         let (spec, spec_url) = if is_url {
-            let url = Url::parse(reference).map_err(|e| {
-                tool_error(format!("the specification URL '{}' is not valid: {e}", shown_url(reference)))
+            let url = Url::parse(reference).map_err(|e| Error::Config {
+                setting: setting(),
+                message: format!("the specification URL '{}' is not valid: {e}", shown_url(reference)),
             })?;
             let text = fetch_text(&HttpClient::shared(), &url).await.map_err(tool_error)?;
             let origin = shown_url(reference);
@@ -250,7 +254,10 @@ impl OpenApiClient {
     /// let agent = prompty::Agent::default();
     /// let tool: prompty::Tool = serde_json::from_value(serde_json::json!({"name": "api", "kind": "openapi"}))?;
     /// let err = prompty::openapi::OpenApiClient::from_tool_blocking(&tool, &agent).unwrap_err();
-    /// assert_eq!(err.to_string(), "Tool 'api' failed: an `openapi` tool needs a `specification` (a file path or an http(s) URL)");
+    /// assert_eq!(
+    ///     err.to_string(),
+    ///     "configuration error (tools.api.specification): an `openapi` tool needs a `specification` (a file path or an http(s) URL)"
+    /// );
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
     pub fn from_tool_blocking(tool: &Tool, agent: &Agent) -> Result<Self> {
