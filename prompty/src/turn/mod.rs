@@ -26,7 +26,7 @@ mod events;
 mod options;
 mod stream;
 
-pub use events::{AgentEvent, SinkResult};
+pub use events::{AgentEvent, EventLog, SinkResult};
 pub use options::{
     CancellationToken, ContextBudget, Guardrails, Steering, TurnOptions, Verdict, DEFAULT_LLM_RETRIES,
     DEFAULT_MAX_ITERATIONS, DEFAULT_MAX_TOOL_CALLS, DEFAULT_MAX_TOOL_RESULT_BYTES, MAX_AGENT_DEPTH, STEERING_CAPACITY,
