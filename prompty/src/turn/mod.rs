@@ -226,7 +226,8 @@ pub(crate) async fn run_loop(
     inputs: &Value,
     options: TurnOptions,
 ) -> Result<TurnOutput> {
-    let agent = with_call_tools(agent, &options);
+    let agent = crate::prepare::load::env_resolved(agent)?;
+    let agent = with_call_tools(&agent, &options);
     let inputs = input_map(inputs);
     Loop::new(&agent, messages, &inputs, &options)?.run(Mode::Call).await
 }
