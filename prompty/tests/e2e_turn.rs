@@ -14,7 +14,9 @@ mod common;
 
 use common::{prompt, within, Aimock};
 use futures_util::StreamExt;
-use prompty::{AgentEvent, CancellationToken, EventLog, Guardrails, Steering, StreamChunk, TurnOptions, TurnStop, Verdict};
+use prompty::{
+    AgentEvent, CancellationToken, EventLog, Guardrails, Steering, StreamChunk, TurnOptions, TurnStop, Verdict,
+};
 use serde_json::{json, Value};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
@@ -321,12 +323,16 @@ async fn an_unset_reference_without_default_is_named_and_nothing_is_sent() {
     assert!(agent.has_env_references());
     assert_eq!(agent.model.as_ref().map(|m| m.id.as_str()), Some("gpt-4o"));
     let connection = serde_json::to_string(&agent.model.as_ref().unwrap().connection).unwrap();
-    assert!(connection.contains(&server.url()) && connection.contains("${env:PROMPTY_E2E_TYPED_UNSET_KEY}"), "{connection}");
+    assert!(
+        connection.contains(&server.url()) && connection.contains("${env:PROMPTY_E2E_TYPED_UNSET_KEY}"),
+        "{connection}"
+    );
 
     // Preparing needs no key; every way of sending names the reference.
     let inputs = typed_unset::Inputs { question: "Answer in French, please.".into() };
     let messages = typed_unset::prepare(&inputs).unwrap();
-    let err = within(prompty::run_turn_async(agent, messages.clone(), &json!({}), TurnOptions::new())).await.unwrap_err();
+    let err =
+        within(prompty::run_turn_async(agent, messages.clone(), &json!({}), TurnOptions::new())).await.unwrap_err();
     assert_names_the_unset_key(&err);
     assert_names_the_unset_key(&within(prompty::run_async(agent, &messages)).await.unwrap_err());
     assert_names_the_unset_key(&within(typed_unset::invoke(&inputs)).await.unwrap_err());
@@ -415,7 +421,8 @@ async fn parallel_calls_run_together_and_their_results_keep_the_call_order() {
         messages.iter().filter_map(|m| m.tool_call_id.clone()).collect()
     };
     let call_order = ["call_par_1", "call_par_2", "call_par_3"];
-    let Some(AgentEvent::MessagesUpdated { messages }) = recorded.iter().find(|e| e.kind() == "messages_updated") else {
+    let Some(AgentEvent::MessagesUpdated { messages }) = recorded.iter().find(|e| e.kind() == "messages_updated")
+    else {
         panic!("no messages_updated event: {recorded:#?}")
     };
     assert_eq!(tool_ids(messages), call_order);

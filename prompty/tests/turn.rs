@@ -799,7 +799,10 @@ fn a_registered_tool_the_prompt_does_not_declare_is_refused_and_never_runs() {
     assert_eq!(ran.load(Ordering::SeqCst), 0, "never run");
     let tool = m.seen.lock().unwrap()[1].iter().find(|m| m.role == Role::Tool).unwrap().text();
     assert!(tool.starts_with("Error: Tool 't_refused_admin' is not available to this prompt"), "{tool}");
-    assert!(events.events().iter().any(|e| matches!(e, AgentEvent::Error { tool: Some(t), .. } if t == "t_refused_admin")));
+    assert!(events
+        .events()
+        .iter()
+        .any(|e| matches!(e, AgentEvent::Error { tool: Some(t), .. } if t == "t_refused_admin")));
     // Handed to the call, the same function runs.
     let options = TurnOptions::new().tool("t_refused_admin", sync_tool(|_| Ok(json!("handed"))));
     let m = model(
