@@ -58,8 +58,10 @@ impl Agent {
     }
 
     /// A copy of the agent with every `${env:VAR}` / `${env:VAR:default}` reference resolved from
-    /// the environment now (for agents loaded with
-    /// [`crate::LoadOptions::keep_env_references`], such as the typed prompts compiled into a binary).
+    /// the environment now, as `load` resolves them (for agents that still hold references,
+    /// [`Agent::has_env_references`]: loaded with [`crate::LoadOptions::keep_env_references`] or
+    /// compiled into a program). A variable that is not set and has no default is an error naming
+    /// the reference, its field and the file; the runtime calls this when it sends such an agent.
     ///
     /// ```
     /// let opts = prompty_core::LoadOptions::new().keep_env_references();
