@@ -44,13 +44,17 @@ fn the_binary_does_not_contain_the_secret() {
 
 #[test]
 fn the_reference_is_resolved_when_the_program_runs() {
-    let agent = prompts::secret::agent();
-    let connection = agent.model.as_ref().and_then(|m| m.connection.as_ref()).unwrap();
-    let serialized = serde_json::to_string(connection).unwrap();
-    assert!(serialized.contains("${env:PROMPTY_EXAMPLES_BUILD_SECRET}"), "{serialized}");
-    // Only this test touches this variable.
-    std::env::set_var("PROMPTY_EXAMPLES_BUILD_SECRET", "sk-runtime-value");
-    let resolved = agent.with_env_resolved().unwrap();
-    let connection = resolved.model.as_ref().and_then(|m| m.connection.as_ref()).unwrap();
-    assert!(serde_json::to_string(connection).unwrap().contains("sk-runtime-value"));
+    // Only this test touches this variable, and only this test calls these `agent()`s: each
+    // resolves its references at its first call, from the environment of this process.
+    std::env::set_var("PROMPTY_EXAMPLES_BUILD_SECRET", "sk-runtime-value-0123");
+    for agent in [prompts::secret::agent(), secret_macro::agent()] {
+        assert!(!agent.has_env_references());
+        let connection = agent.model.as_ref().and_then(|m| m.connection.as_ref()).unwrap();
+        let serialized = serde_json::to_string(connection).unwrap();
+        assert!(serialized.contains("sk-runtime-value-0123"), "{serialized}");
+        assert!(!serialized.contains("${env:"), "{serialized}");
+        // What the program shows of it keeps the key redacted.
+        let debug = format!("{agent:?}");
+        assert!(!debug.contains("sk-runtime-value-0123"), "{debug}");
+    }
 }

@@ -262,15 +262,17 @@ pub fn module_body_with_variants(p: &TypedPrompt, variants: &[Variant], options:
                 struct_tokens("Output", &doc, fields, span),
                 quote!(Output),
                 " Runs the prompt (with the provider of `model.provider`) and decodes its structured result \
-                 into [`Output`]. `${env:}` references are resolved now, from the environment of the running \
-                 program.",
+                 into [`Output`], with the agent of [`agent`] (its `${env:}` references resolved from the \
+                 environment of the running program; one it could not resolve is resolved now, or the call \
+                 fails naming it).",
             )
         }
         None => (
             TokenStream::new(),
             quote!(::std::string::String),
-            " Runs the prompt (with the provider of `model.provider`) and returns the model's text. `${env:}` \
-             references are resolved now, from the environment of the running program.",
+            " Runs the prompt (with the provider of `model.provider`) and returns the model's text, with the agent \
+             of [`agent`] (its `${env:}` references resolved from the environment of the running program; one \
+             it could not resolve is resolved now, or the call fails naming it).",
         ),
     };
 
@@ -316,8 +318,9 @@ pub fn module_body_with_variants(p: &TypedPrompt, variants: &[Variant], options:
             #[doc = #doc]
             ///
             /// Tools in `options` win over the handlers of [`tools`]; see `prompty::TurnOptions` for
-            /// events, cancellation, guardrails, steering and limits. `${env:}` references are
-            /// resolved now.
+            /// events (`TurnOptions::record_events` collects them), cancellation, guardrails,
+            /// steering and limits. The agent is [`agent`]'s, its `${env:}` references resolved as
+            /// there describes.
             pub async fn turn(inputs: &Inputs, options: ::prompty::TurnOptions) -> ::prompty::Result<#output_ty> {
                 ::prompty::__private::turn_typed::<Inputs, #output_ty>(agent(), inputs, tools(), options).await
             }
@@ -342,8 +345,16 @@ pub fn module_body_with_variants(p: &TypedPrompt, variants: &[Variant], options:
 
         /// The prompt, loaded once (from the JSON compiled into the binary: no file is read and no
         /// YAML is parsed at run time) and kept for the life of the program; its template is
-        /// compiled on first use and cached in it. `${env:}` references are left unresolved:
-        /// `invoke` resolves them when it runs.
+        /// compiled on first use and cached in it.
+        ///
+        /// Its `${env:}` references are resolved from the environment at the first call, when the
+        /// program runs (never when it is built: no value of the build machine reaches the
+        /// binary), as `prompty::load` resolves them: what it shows (`agent().model`) is what
+        /// [`invoke`] and [`prepare`] use, and it can be handed to the untyped API
+        /// (`prompty::run_turn(agent(), …)`). Credentials stay redacted in its `Debug` form. A
+        /// reference whose variable is not set and has no default stays as written
+        /// (`has_env_references()` is then `true`): sending the agent resolves it then, or fails
+        /// with an error naming the reference and its field.
         pub fn agent() -> &'static ::prompty::Agent {
             static AGENT: ::std::sync::OnceLock<::prompty::Agent> = ::std::sync::OnceLock::new();
             AGENT.get_or_init(|| #load_agent)
@@ -363,8 +374,8 @@ pub fn module_body_with_variants(p: &TypedPrompt, variants: &[Variant], options:
             ::prompty::__private::invoke_typed::<Inputs, #output_ty>(agent(), inputs).await
         }
 
-        /// Runs the prompt streamed: the chunks of the model's answer as they arrive. `${env:}`
-        /// references are resolved now.
+        /// Runs the prompt streamed: the chunks of the model's answer as they arrive, with the
+        /// agent of [`agent`] (`${env:}` references resolved as there describes).
         pub async fn invoke_stream(inputs: &Inputs) -> ::prompty::Result<::prompty::ChunkStream> {
             ::prompty::__private::invoke_stream_typed(agent(), inputs).await
         }

@@ -18,7 +18,8 @@
 //!
 //! Each prompt becomes a module with `Inputs`, `Output` (when `outputs:` is declared), `agent()`,
 //! `prepare`, `invoke`, `invoke_stream` and `tools()`. `${env:}` references are never resolved at
-//! compile time.
+//! compile time: `agent()` resolves them from the environment of the running program at its first
+//! call.
 //!
 //! It also holds the logic of prompty's attribute macros, as ordinary functions over
 //! [`proc_macro2::TokenStream`] that `prompty-macros` calls (and that tests call without a

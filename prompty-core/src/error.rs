@@ -141,7 +141,9 @@ pub enum Error {
     },
 
     /// `${env:VAR}` names a variable that is not set and has no default.
-    #[error("{at}: {field}: Environment variable '{var}' not set (use ${{env:{var}:default}} to give a default)")]
+    #[error(
+        "{at}: {field}: Environment variable '{var}' not set, so ${{env:{var}}} cannot be resolved (set {var}, or give the reference a default: ${{env:{var}:default}})"
+    )]
     EnvVarNotSet {
         /// The file (and line, when known) of the reference.
         at: Location,

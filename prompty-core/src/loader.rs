@@ -37,7 +37,9 @@ pub fn confine_path(base_dir: &Path, relative: &str, options: &LoadOptions) -> R
 
 impl Agent {
     /// Builds an agent from its JSON form (canonical or with the file format's shorthands), without
-    /// reading any file and without resolving `${env:}`/`${file:}` references.
+    /// reading any file and without resolving `${env:}`/`${file:}` references. An agent that
+    /// holds `${env:}` references ([`Agent::has_env_references`]) has them resolved when the
+    /// runtime sends it.
     ///
     /// ```
     /// let a = prompty_core::Agent::from_value(serde_json::json!({
@@ -45,12 +47,21 @@ impl Agent {
     /// assert_eq!(a.inputs.unwrap()[0].default, Some(serde_json::json!("Paris")));
     /// ```
     pub fn from_value(value: Value) -> crate::Result<Agent> {
-        agent_from_value(value, &Origin::memory())
+        // The template body is not frontmatter: it is never resolved.
+        let unresolved_env = match &value {
+            Value::Object(map) => map.iter().any(|(k, v)| k != "instructions" && references::has_env_reference(v)),
+            other => references::has_env_reference(other),
+        };
+        let mut agent = agent_from_value(value, &Origin::memory())?;
+        agent.unresolved_env = unresolved_env;
+        Ok(agent)
     }
 
     /// A copy of the agent with every `${env:VAR}` / `${env:VAR:default}` reference resolved from
-    /// the environment now (for agents loaded with
-    /// [`crate::LoadOptions::keep_env_references`], such as the typed prompts compiled into a binary).
+    /// the environment now, as `load` resolves them (for agents that still hold references,
+    /// [`Agent::has_env_references`]: loaded with [`crate::LoadOptions::keep_env_references`] or
+    /// compiled into a program). A variable that is not set and has no default is an error naming
+    /// the reference, its field and the file; the runtime calls this when it sends such an agent.
     ///
     /// ```
     /// let opts = prompty_core::LoadOptions::new().keep_env_references();
@@ -59,13 +70,34 @@ impl Agent {
     /// # Ok::<(), prompty_core::Error>(())
     /// ```
     pub fn with_env_resolved(&self) -> crate::Result<Agent> {
-        resolve_agent_env(self)
+        resolve_agent_env(self, false)
+    }
+
+    /// A copy of the agent with the `${env:}` references whose variable is set, or that have a
+    /// default, resolved from the environment now; a reference whose variable is not set and has
+    /// no default stays as written ([`Agent::has_env_references`] then stays `true`, and
+    /// [`Agent::with_env_resolved`], which the runtime calls when it sends the agent, fails naming
+    /// it). What a typed prompt's `agent()` shows.
+    ///
+    /// ```
+    /// let opts = prompty_core::LoadOptions::new().keep_env_references();
+    /// let text = "---\nmodel:\n  id: ${env:PROMPTY_DOC_MODEL2:gpt-4o}\n  connection:\n    kind: key\n    apiKey: ${env:PROMPTY_DOC_UNSET_KEY}\n---\n";
+    /// let a = prompty_core::load_str_with(text, ".", "x.prompty", &opts)?.with_env_resolved_where_set()?;
+    /// assert_eq!(a.model.as_ref().unwrap().id, "gpt-4o");
+    /// assert!(a.has_env_references());
+    /// let err = a.with_env_resolved().unwrap_err().to_string();
+    /// assert!(err.contains("${env:PROMPTY_DOC_UNSET_KEY}"), "{err}");
+    /// # Ok::<(), prompty_core::Error>(())
+    /// ```
+    pub fn with_env_resolved_where_set(&self) -> crate::Result<Agent> {
+        resolve_agent_env(self, true)
     }
 }
 
 /// Resolves the `${env:}` references left in an agent loaded with
-/// [`LoadOptions::keep_env_references`]; errors name the agent's file and the key path.
-pub(crate) fn resolve_agent_env(agent: &Agent) -> Result<Agent> {
+/// [`LoadOptions::keep_env_references`]; errors name the agent's file and the key path. With
+/// `keep_unset`, a reference whose variable is not set and has no default stays as written.
+pub(crate) fn resolve_agent_env(agent: &Agent, keep_unset: bool) -> Result<Agent> {
     let file = agent.source.as_ref().map_or_else(|| format!("<agent {}>", agent.name), |s| s.path.clone());
     let origin = Origin { file, frontmatter: None, secrets: Default::default() };
     let mut value = serde_json::to_value(agent).map_err(|e| Error::InvalidField {
@@ -77,11 +109,13 @@ pub(crate) fn resolve_agent_env(agent: &Agent) -> Result<Agent> {
         // The template body is not frontmatter: it is never resolved.
         map.remove("instructions");
     }
-    references::resolve_env(&mut value, &origin, &mut KeyPath::default())?;
+    let kept = std::cell::Cell::new(false);
+    references::resolve_env(&mut value, &origin, &mut KeyPath::default(), keep_unset.then_some(&kept))?;
     let mut resolved = agent_from_value(value, &origin)?;
     resolved.instructions = agent.instructions.clone();
     resolved.source = agent.source.clone();
     resolved.cache = agent.cache.clone();
+    resolved.unresolved_env = kept.get();
     Ok(resolved)
 }
 
@@ -234,6 +268,7 @@ fn load_str_inner(
         map.insert("instructions".to_owned(), Value::String(body.to_owned()));
     }
     let mut agent = agent_from_value(value, &origin)?;
+    agent.unresolved_env = roots.kept_env.get();
     if let Some((yaml, _)) = split.frontmatter {
         crate::finished::put(yaml, dir, options.keep_env, roots.env_reads.take(), &mut agent);
     }
@@ -404,6 +439,7 @@ pub(crate) fn agent_from_value(value: Value, origin: &Origin) -> Result<Agent> {
         instructions: fields.instructions,
         source: None,
         cache: Default::default(),
+        unresolved_env: false,
     })
 }
 

@@ -98,8 +98,9 @@ impl LoadOptions {
     }
 
     /// Leave `${env:...}` references unresolved (as the literal strings). Compile-time loading uses
-    /// this so that no secret from the build machine's environment reaches a binary; resolve them
-    /// later with [`crate::Agent::with_env_resolved`].
+    /// this so that no secret from the build machine's environment reaches a binary. The agent
+    /// remembers it holds references ([`crate::Agent::has_env_references`]): the runtime resolves
+    /// them when it sends it, and [`crate::Agent::with_env_resolved`] resolves them at once.
     ///
     /// ```
     /// let opts = prompty_core::LoadOptions::new().keep_env_references();

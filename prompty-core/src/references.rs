@@ -19,6 +19,8 @@ pub(crate) struct Roots<'a> {
     canonical: std::cell::OnceCell<Vec<PathBuf>>,
     /// Leave `${env:}` references as they are (compile time: no secret reaches a binary).
     pub(crate) keep_env: bool,
+    /// Whether `keep_env` left at least one reference as written.
+    pub(crate) kept_env: std::cell::Cell<bool>,
     /// Every file a `${file:}` reference read, canonical, in order (for rebuild tracking).
     pub(crate) reads: std::cell::RefCell<Vec<PathBuf>>,
     /// Every variable an `${env:}` reference read, with a hash of its value (`None`: not set),
@@ -138,6 +140,7 @@ impl<'a> Roots<'a> {
             extra,
             canonical: std::cell::OnceCell::new(),
             keep_env: false,
+            kept_env: Default::default(),
             reads: Default::default(),
             env_reads: Default::default(),
             budget: Budget::new(&crate::LoadOptions::default()),
@@ -236,6 +239,7 @@ fn resolve_string(
     };
     if let Some(spec) = inner.strip_prefix("env:") {
         if roots.keep_env {
+            roots.kept_env.set(true);
             return Ok(None);
         }
         let var = spec.split_once(':').map_or(spec, |(var, _)| var);
@@ -294,18 +298,44 @@ fn env_value(spec: &str, origin: &Origin, path: &KeyPath) -> Result<Value> {
     }
 }
 
-/// Resolves only the `${env:}` references inside `value`, in place.
-pub(crate) fn resolve_env(value: &mut Value, origin: &Origin, path: &mut KeyPath) -> Result<()> {
+/// What follows `env:` in a string that is exactly one `${env:...}` reference.
+fn env_spec(s: &str) -> Option<&str> {
+    s.trim().strip_prefix("${env:").and_then(|r| r.strip_suffix('}'))
+}
+
+/// Whether `value` holds an `${env:}` reference anywhere.
+pub(crate) fn has_env_reference(value: &Value) -> bool {
+    match value {
+        Value::String(s) => env_spec(s).is_some(),
+        Value::Array(items) => items.iter().any(has_env_reference),
+        Value::Object(map) => map.values().any(has_env_reference),
+        _ => false,
+    }
+}
+
+/// Resolves only the `${env:}` references inside `value`, in place. With `kept`, a reference
+/// whose variable is not set and has no default stays as written and sets `kept`; without it,
+/// that is an error.
+pub(crate) fn resolve_env(
+    value: &mut Value,
+    origin: &Origin,
+    path: &mut KeyPath,
+    kept: Option<&std::cell::Cell<bool>>,
+) -> Result<()> {
     match value {
         Value::String(s) => {
-            if let Some(spec) = s.trim().strip_prefix("${env:").and_then(|r| r.strip_suffix('}')) {
-                *value = env_value(spec, origin, path)?;
+            if let Some(spec) = env_spec(s) {
+                match (env_value(spec, origin, path), kept) {
+                    (Ok(v), _) => *value = v,
+                    (Err(Error::EnvVarNotSet { .. }), Some(kept)) => kept.set(true),
+                    (Err(e), _) => return Err(e),
+                }
             }
         }
         Value::Array(items) => {
             for (i, item) in items.iter_mut().enumerate() {
                 path.0.push(Seg::Index(i));
-                let r = resolve_env(item, origin, path);
+                let r = resolve_env(item, origin, path, kept);
                 path.0.pop();
                 r?;
             }
@@ -313,7 +343,7 @@ pub(crate) fn resolve_env(value: &mut Value, origin: &Origin, path: &mut KeyPath
         Value::Object(map) => {
             for (k, item) in map.iter_mut() {
                 path.0.push(Seg::Key(k.clone()));
-                let r = resolve_env(item, origin, path);
+                let r = resolve_env(item, origin, path, kept);
                 path.0.pop();
                 r?;
             }

@@ -398,6 +398,9 @@ fn unset_env_reference_names_variable_and_key_path_and_leaks_nothing() {
     let msg = e.to_string();
     println!("unset env error: {msg}");
     assert!(msg.contains("Environment variable 'PROMPTY_TEST_UNSET_ENDPOINT' not set"), "{msg}");
+    // It names the reference, and what to do.
+    assert!(msg.contains("${env:PROMPTY_TEST_UNSET_ENDPOINT} cannot be resolved"), "{msg}");
+    assert!(msg.contains("set PROMPTY_TEST_UNSET_ENDPOINT, or give the reference a default"), "{msg}");
     assert!(msg.contains("model.connection.endpoint"), "{msg}");
     assert!(!msg.contains(secret), "{msg}");
     assert!(!format!("{e:?}").contains(secret));
@@ -719,9 +722,17 @@ fn loading_the_same_text_again_sees_a_changed_environment_and_changed_files() {
         Some("user:\nQ: {{ q }}")
     );
     // `${env:}` kept (compile time) and resolved are different agents.
-    let kept =
-        prompty_core::load_str_with(text, &dir, "a.prompty", &prompty_core::LoadOptions::new().keep_env_references());
-    assert_eq!(model(&kept.unwrap()), "${env:PROMPTY_TEST_CACHED_MODEL:fallback}");
+    let keep = prompty_core::LoadOptions::new().keep_env_references();
+    let kept = prompty_core::load_str_with(text, &dir, "a.prompty", &keep).unwrap();
+    assert_eq!(model(&kept), "${env:PROMPTY_TEST_CACHED_MODEL:fallback}");
+    // Kept references are known to be there, also when the load comes from the cache, so the
+    // runtime resolves them when it sends the agent; a resolved agent has none.
+    assert!(kept.has_env_references());
+    assert!(prompty_core::load_str_with(text, &dir, "a.prompty", &keep).unwrap().has_env_references());
+    assert!(!prompty_core::load_str(text, &dir, "a.prompty").unwrap().has_env_references());
+    assert!(!kept.with_env_resolved().unwrap().has_env_references());
+    let plain = prompty_core::load_str_with("---\nmodel: {id: m}\n---\nHi", &dir, "p.prompty", &keep).unwrap();
+    assert!(!plain.has_env_references(), "nothing was kept");
 
     // A `${file:}` reference is read on every load.
     std::fs::write(dir.join("about.txt"), "one").unwrap();

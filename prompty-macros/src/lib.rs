@@ -83,7 +83,8 @@ pub fn tool(attr: TokenStream, item: TokenStream) -> TokenStream {
 /// variables, bindings to missing inputs, function tools without a matching `#[prompty::tool]`
 /// handler in scope) is a compile error naming the file, line and column. Editing the file, or a
 /// file it references with `${file:}`, rebuilds the crate. `${env:}` references are never
-/// resolved at compile time.
+/// resolved at compile time: `agent()` resolves them from the environment of the running program
+/// at its first call.
 ///
 /// ```ignore
 /// prompty::include_prompty!("prompts/chat.prompty");

@@ -3,6 +3,7 @@
 //! first; [`cast`] turns a result into a Rust type. Imports `prepare`, the registries and `trace`;
 //! providers are reached only through the registry, never `turn` or `tools`.
 
+use crate::prepare::load::env_resolved;
 use crate::trace::{genai, in_span, in_span_async, Seen, Stage};
 use crate::{
     get_executor, get_processor, prepare, prepare_async, Agent, ChunkStream, Error, Message, Processed, Result,
@@ -52,6 +53,7 @@ pub fn run(agent: &Agent, messages: &[Message]) -> Result<Value> {
 /// [`run`], typed: the answer or the tool calls as the processor made them.
 pub(crate) fn run_processed(agent: &Agent, messages: &[Message]) -> Result<Processed> {
     let run = || {
+        let agent = &*env_resolved(agent)?;
         let provider = provider(agent)?;
         let executor = get_executor(provider)?;
         let raw = in_span(
@@ -97,6 +99,7 @@ pub(crate) async fn run_processed_async(agent: &Agent, messages: &[Message]) -> 
 
 /// `execute` then `process`, each in its span.
 async fn run_stages(agent: &Agent, messages: &[Message]) -> Result<Processed> {
+    let agent = &*env_resolved(agent)?;
     let provider = provider(agent)?;
     let executor = get_executor(provider)?;
     let raw = in_span_async(
@@ -195,6 +198,7 @@ pub async fn invoke_async<T: DeserializeOwned>(agent: &Agent, inputs: &Value) ->
 /// # Ok(()) }
 /// ```
 pub async fn run_stream(agent: &Agent, messages: &[Message]) -> Result<ChunkStream> {
+    let agent = &*env_resolved(agent)?;
     let provider = provider(agent)?;
     let executor = get_executor(provider)?;
     let processor = get_processor(provider)?;

@@ -151,7 +151,7 @@ pub use tools::openapi;
 pub use tools::*;
 pub use turn::{
     run_turn, run_turn_async, run_turn_stream, turn, turn_async, turn_stream, AgentEvent, CancellationToken,
-    ContextBudget, Guardrails, PromptRef, SinkResult, Steering, TurnOptions, TurnOutput, TurnStream, Verdict,
+    ContextBudget, EventLog, Guardrails, PromptRef, SinkResult, Steering, TurnOptions, TurnOutput, TurnStream, Verdict,
     DEFAULT_LLM_RETRIES, DEFAULT_MAX_ITERATIONS, DEFAULT_MAX_TOOL_CALLS, DEFAULT_MAX_TOOL_RESULT_BYTES,
     MAX_AGENT_DEPTH, STEERING_CAPACITY,
 };

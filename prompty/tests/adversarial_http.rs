@@ -866,13 +866,7 @@ async fn a_relative_endpoint_is_a_configuration_error_never_retried() {
         assert_error_clean(&err);
 
         let messages = prompty::prepare_async(&a, &json!({})).await.unwrap();
-        let statuses = Arc::new(Mutex::new(Vec::new()));
-        let seen = statuses.clone();
-        let options = prompty::TurnOptions::new().on_event(move |e: &prompty::AgentEvent| {
-            if let prompty::AgentEvent::Status { message } = e {
-                seen.lock().unwrap().push(message.clone());
-            }
-        });
+        let (options, events) = prompty::TurnOptions::new().record_events();
         let err = bounded(prompty::run_turn_async(&a, messages, &json!({}), options)).await.unwrap_err();
         let f = turn_failure(err);
         assert!(
@@ -880,7 +874,14 @@ async fn a_relative_endpoint_is_a_configuration_error_never_retried() {
             "{f}"
         );
         assert!(started.elapsed() < Duration::from_secs(1), "no backoff: {:?}", started.elapsed());
-        let statuses = statuses.lock().unwrap();
+        let statuses: Vec<String> = events
+            .take()
+            .into_iter()
+            .filter_map(|e| match e {
+                prompty::AgentEvent::Status { message } => Some(message),
+                _ => None,
+            })
+            .collect();
         assert!(!statuses.iter().any(|m| m.contains("retry")), "{statuses:?}");
     }
 }

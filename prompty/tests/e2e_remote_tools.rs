@@ -13,7 +13,6 @@ use common::{within, Aimock};
 use prompty::{AgentEvent, Guardrails, TurnOptions, Verdict};
 use serde_json::{json, Value};
 use std::path::{Path, PathBuf};
-use std::sync::{Arc, Mutex};
 
 /// A folder for one test's prompt (and the OpenAPI document it names).
 fn workdir(tag: &str) -> PathBuf {
@@ -66,35 +65,19 @@ fn write_prompt(server: &Aimock, tools: &str) -> String {
     format!("---\nname: files\n{}tools:\n{tools}---\nuser:\nwrite a file", model(server))
 }
 
-/// Runs a turn with an event sink added to `options`: the answer and the tool results.
+/// Runs a turn recording its events: the answer and the tool results.
 async fn turn_with_events(agent: &prompty::Agent, options: TurnOptions) -> (String, Vec<(String, String, bool)>) {
-    let events = Events::default();
-    let answer = within(prompty::turn_async(agent, &json!({}), options.on_event(events.sink()))).await.unwrap();
-    (answer, events.results())
-}
-
-#[derive(Clone, Default)]
-struct Events(Arc<Mutex<Vec<AgentEvent>>>);
-
-impl Events {
-    fn sink(&self) -> impl Fn(&AgentEvent) + Send + Sync + 'static {
-        let events = self.0.clone();
-        move |e: &AgentEvent| events.lock().unwrap().push(e.clone())
-    }
-
-    fn results(&self) -> Vec<(String, String, bool)> {
-        self.0
-            .lock()
-            .unwrap()
-            .iter()
-            .filter_map(|e| match e {
-                AgentEvent::ToolResult { name, result, is_error, .. } => {
-                    Some((name.clone(), result.clone(), *is_error))
-                }
-                _ => None,
-            })
-            .collect()
-    }
+    let (options, events) = options.record_events();
+    let answer = within(prompty::turn_async(agent, &json!({}), options)).await.unwrap();
+    let results = events
+        .take()
+        .into_iter()
+        .filter_map(|e| match e {
+            AgentEvent::ToolResult { name, result, is_error, .. } => Some((name, result, is_error)),
+            _ => None,
+        })
+        .collect();
+    (answer, results)
 }
 
 #[tokio::test(flavor = "multi_thread")]

@@ -14,7 +14,9 @@ mod common;
 
 use common::{prompt, within, Aimock};
 use futures_util::StreamExt;
-use prompty::{AgentEvent, CancellationToken, Guardrails, Steering, StreamChunk, TurnOptions, TurnStop, Verdict};
+use prompty::{
+    AgentEvent, CancellationToken, EventLog, Guardrails, Steering, StreamChunk, TurnOptions, TurnStop, Verdict,
+};
 use serde_json::{json, Value};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
@@ -70,55 +72,40 @@ fn agent(model: &str, tools: &[&str], user: &str) -> prompty::Agent {
 // ---------------------------------------------------------------------------------------------
 // Events and journal
 
-/// Every event of a turn, in order.
-#[derive(Clone, Default)]
-struct Events(Arc<Mutex<Vec<AgentEvent>>>);
+/// The `message` of every `status` event.
+fn statuses(events: &EventLog) -> Vec<String> {
+    events
+        .events()
+        .into_iter()
+        .filter_map(|e| match e {
+            AgentEvent::Status { message } => Some(message),
+            _ => None,
+        })
+        .collect()
+}
 
-impl Events {
-    fn sink(&self) -> impl Fn(&AgentEvent) + Send + Sync + 'static {
-        let log = Arc::clone(&self.0);
-        move |e: &AgentEvent| log.lock().unwrap_or_else(|p| p.into_inner()).push(e.clone())
-    }
+/// `(id, name, result, is_error)` of every `tool_result` event.
+fn tool_results(events: &EventLog) -> Vec<(String, String, String, bool)> {
+    events
+        .events()
+        .into_iter()
+        .filter_map(|e| match e {
+            AgentEvent::ToolResult { id, name, result, is_error } => Some((id, name, result, is_error)),
+            _ => None,
+        })
+        .collect()
+}
 
-    fn all(&self) -> Vec<AgentEvent> {
-        self.0.lock().unwrap_or_else(|p| p.into_inner()).clone()
-    }
-
-    fn kinds(&self) -> Vec<&'static str> {
-        self.all().iter().map(AgentEvent::kind).collect()
-    }
-
-    fn statuses(&self) -> Vec<String> {
-        self.all()
-            .into_iter()
-            .filter_map(|e| match e {
-                AgentEvent::Status { message } => Some(message),
-                _ => None,
-            })
-            .collect()
-    }
-
-    /// `(id, name, result, is_error)` of every `tool_result` event.
-    fn tool_results(&self) -> Vec<(String, String, String, bool)> {
-        self.all()
-            .into_iter()
-            .filter_map(|e| match e {
-                AgentEvent::ToolResult { id, name, result, is_error } => Some((id, name, result, is_error)),
-                _ => None,
-            })
-            .collect()
-    }
-
-    /// `(message, tool)` of every `error` event.
-    fn errors(&self) -> Vec<(String, Option<String>)> {
-        self.all()
-            .into_iter()
-            .filter_map(|e| match e {
-                AgentEvent::Error { message, tool } => Some((message, tool)),
-                _ => None,
-            })
-            .collect()
-    }
+/// `(message, tool)` of every `error` event.
+fn errors(events: &EventLog) -> Vec<(String, Option<String>)> {
+    events
+        .events()
+        .into_iter()
+        .filter_map(|e| match e {
+            AgentEvent::Error { message, tool } => Some((message, tool)),
+            _ => None,
+        })
+        .collect()
 }
 
 /// The bodies of the requests to `path`, oldest first; exactly `n` of them, each answered 200.
@@ -249,10 +236,10 @@ async fn typed_turn_runs_the_tool_and_answers_with_its_result() {
     let server = Aimock::start_with("turn.json", &[]);
     // Read by the typed `turn` when it runs (`${env:...}` in the prompt); no other test uses it.
     std::env::set_var("PROMPTY_E2E_TURN_TYPED_ENDPOINT", format!("{}/v1", server.url()));
-    let events = Events::default();
+    let (options, events) = TurnOptions::new().record_events();
     let question = "What is the weather in Paris?";
     let inputs = turn_weather::Inputs { question: question.into() };
-    let answer = within(turn_weather::turn(&inputs, TurnOptions::new().on_event(events.sink()))).await.unwrap();
+    let answer = within(turn_weather::turn(&inputs, options)).await.unwrap();
     assert_eq!(answer, "It is 21°C and sunny in Paris today.");
     assert_eq!(*lock(&TYPED_WEATHER_CALLS), ["Paris"], "the #[prompty::tool] handler ran once");
 
@@ -260,11 +247,11 @@ async fn typed_turn_runs_the_tool_and_answers_with_its_result() {
         events.kinds(),
         ["status", "tool_call_start", "tool_result", "messages_updated", "done"],
         "{:#?}",
-        events.all()
+        events.events()
     );
-    assert_eq!(events.statuses(), ["Starting agent loop"]);
+    assert_eq!(statuses(&events), ["Starting agent loop"]);
     assert_eq!(
-        events.tool_results(),
+        tool_results(&events),
         [("call_weather_1".into(), "get_weather".into(), "21°C and sunny in Paris".into(), false)]
     );
 
@@ -277,6 +264,80 @@ async fn typed_turn_runs_the_tool_and_answers_with_its_result() {
         "21°C and sunny in Paris",
     );
     assert_eq!(b[1]["tools"], b[0]["tools"], "the tools are offered again");
+}
+
+// ---------------------------------------------------------------------------------------------
+// 1b. A typed prompt's agent in the untyped loop: its `${env:}` references resolved when the
+//     program runs, or named when they cannot be
+
+prompty::include_prompty!("tests/e2e/prompts/typed_agent.prompty");
+prompty::include_prompty!("tests/e2e/prompts/typed_unset.prompty");
+
+#[tokio::test]
+async fn a_typed_agent_runs_in_the_untyped_loop_with_its_references_resolved() {
+    let key = "sk-typed-agent-0123456789";
+    // The server refuses any other key: a request with the reference unresolved would fail.
+    let server = Aimock::start_with("turn.json", &[key]);
+    // Read by `typed_agent::agent()` at its first call, just below; no other test uses them.
+    std::env::set_var("PROMPTY_E2E_TYPED_AGENT_ENDPOINT", format!("{}/v1", server.url()));
+    std::env::set_var("PROMPTY_E2E_TYPED_AGENT_MODEL", "smollm2-typed");
+    std::env::set_var("PROMPTY_E2E_TYPED_AGENT_KEY", key);
+    let agent = typed_agent::agent();
+    // What the program inspects is what is sent, and the key stays out of what it shows.
+    assert!(!agent.has_env_references());
+    assert_eq!(agent.model.as_ref().map(|m| m.id.as_str()), Some("smollm2-typed"));
+    let debug = format!("{agent:?}");
+    assert!(debug.contains("smollm2-typed") && !debug.contains(key), "{debug}");
+
+    let question = "Answer in French: how is the weather?";
+    let messages = typed_agent::prepare(&typed_agent::Inputs { question: question.into() }).unwrap();
+    let (options, events) = TurnOptions::new().record_events();
+    let out = within(prompty::run_turn_async(agent, messages, &json!({}), options)).await.unwrap();
+    assert_eq!(out.result, json!("Il fait 21°C et beau à Paris."));
+    assert_eq!(events.kinds(), ["done"]);
+    let b = bodies(&server, "/v1/chat/completions", 1);
+    assert_eq!(b[0]["model"], "smollm2-typed", "{:#}", b[0]);
+}
+
+/// An error about the API key of `typed_unset.prompty`, whose variable is not set.
+fn assert_names_the_unset_key(err: &prompty::Error) {
+    let text = err.to_string();
+    for part in [
+        "typed_unset.prompty",
+        "model.connection.apiKey",
+        "${env:PROMPTY_E2E_TYPED_UNSET_KEY}",
+        "set PROMPTY_E2E_TYPED_UNSET_KEY",
+    ] {
+        assert!(text.contains(part), "{part:?} missing from: {text}");
+    }
+}
+
+#[tokio::test]
+async fn an_unset_reference_without_default_is_named_and_nothing_is_sent() {
+    let server = Aimock::start_with("turn.json", &[]);
+    // Read by `typed_unset::agent()` at its first call, just below; nothing sets the key's variable.
+    std::env::set_var("PROMPTY_E2E_TYPED_UNSET_ENDPOINT", format!("{}/v1", server.url()));
+    assert!(std::env::var_os("PROMPTY_E2E_TYPED_UNSET_KEY").is_none());
+    let agent = typed_unset::agent();
+    // What can be resolved is; the unset reference stays as written.
+    assert!(agent.has_env_references());
+    assert_eq!(agent.model.as_ref().map(|m| m.id.as_str()), Some("gpt-4o"));
+    let connection = serde_json::to_string(&agent.model.as_ref().unwrap().connection).unwrap();
+    assert!(
+        connection.contains(&server.url()) && connection.contains("${env:PROMPTY_E2E_TYPED_UNSET_KEY}"),
+        "{connection}"
+    );
+
+    // Preparing needs no key; every way of sending names the reference.
+    let inputs = typed_unset::Inputs { question: "Answer in French, please.".into() };
+    let messages = typed_unset::prepare(&inputs).unwrap();
+    let err =
+        within(prompty::run_turn_async(agent, messages.clone(), &json!({}), TurnOptions::new())).await.unwrap_err();
+    assert_names_the_unset_key(&err);
+    assert_names_the_unset_key(&within(prompty::run_async(agent, &messages)).await.unwrap_err());
+    assert_names_the_unset_key(&within(typed_unset::invoke(&inputs)).await.unwrap_err());
+    assert_names_the_unset_key(&within(typed_unset::invoke_stream(&inputs)).await.err().unwrap());
+    assert!(server.journal().is_empty(), "nothing was sent: {:#?}", server.journal());
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -313,10 +374,11 @@ async fn parallel_calls_run_together_and_their_results_keep_the_call_order() {
             }
         })
     };
-    let options = TurnOptions::new()
+    let (options, events) = TurnOptions::new()
         .parallel_tool_calls(true)
         .tool("get_weather", handler(|city| if city == "Paris" { "21°C, sunny".into() } else { "8°C, rainy".into() }))
-        .tool("get_time", handler(|_| "09:00".into()));
+        .tool("get_time", handler(|_| "09:00".into()))
+        .record_events();
     let messages = prompty::prepare_async(&agent, &json!({})).await.unwrap();
     let out = within(prompty::run_turn_async(&agent, messages, &json!({}), options)).await.unwrap();
     assert_eq!(out.result, json!("Paris is sunny, Oslo is rainy, and it is 09:00 in Tokyo."));
@@ -341,6 +403,32 @@ async fn parallel_calls_run_together_and_their_results_keep_the_call_order() {
         b[1]
     );
     assert!(m[3..].iter().all(|t| t["role"] == "tool"));
+
+    // The recorded events: the calls start in call order, their `tool_result` events come as they
+    // finish, while the conversation they carry keeps call order.
+    let recorded = events.events();
+    let starts: Vec<&str> = recorded
+        .iter()
+        .filter_map(|e| match e {
+            AgentEvent::ToolCallStart { id, .. } => Some(id.as_str()),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(starts, ["call_par_1", "call_par_2", "call_par_3"], "{recorded:#?}");
+    let finished_ids: Vec<String> = tool_results(&events).into_iter().map(|r| r.0).collect();
+    assert_eq!(finished_ids, ["call_par_3", "call_par_2", "call_par_1"], "completion order: {recorded:#?}");
+    let tool_ids = |messages: &[prompty::Message]| -> Vec<String> {
+        messages.iter().filter_map(|m| m.tool_call_id.clone()).collect()
+    };
+    let call_order = ["call_par_1", "call_par_2", "call_par_3"];
+    let Some(AgentEvent::MessagesUpdated { messages }) = recorded.iter().find(|e| e.kind() == "messages_updated")
+    else {
+        panic!("no messages_updated event: {recorded:#?}")
+    };
+    assert_eq!(tool_ids(messages), call_order);
+    let Some(AgentEvent::Done { messages, .. }) = recorded.last() else { panic!("done is not last: {recorded:#?}") };
+    assert_eq!(tool_ids(messages), call_order);
+    assert_eq!(messages, &out.messages);
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -351,10 +439,9 @@ async fn a_panicking_handler_becomes_an_error_result_and_the_loop_goes_on() {
     let server = Aimock::start_with("turn.json", &[]);
     let user = "Use the exploding tool.";
     let agent = agent(&openai_model(&server), &[EXPLODE_TOOL], user);
-    let events = Events::default();
-    let options = TurnOptions::new()
-        .on_event(events.sink())
-        .tool("explode", prompty::tool_fn_sync(|_args: Value| -> prompty::Result<Value> { panic!("the fuse blew") }));
+    let (options, events) = TurnOptions::new()
+        .tool("explode", prompty::tool_fn_sync(|_args: Value| -> prompty::Result<Value> { panic!("the fuse blew") }))
+        .record_events();
     let messages = prompty::prepare_async(&agent, &json!({})).await.unwrap();
     let out = within(prompty::run_turn_async(&agent, messages, &json!({}), options)).await.unwrap();
     assert_eq!(out.result, json!("The tool broke, sorry."));
@@ -368,8 +455,8 @@ async fn a_panicking_handler_becomes_an_error_result_and_the_loop_goes_on() {
     assert!(result.starts_with("Error: Tool 'explode' failed: "), "{result}");
     assert!(result.contains("the fuse blew"), "the panic's message reaches the model: {result}");
 
-    assert_eq!(events.errors(), [(result.to_owned(), Some("explode".to_owned()))], "{:#?}", events.all());
-    assert_eq!(events.tool_results(), [("call_boom_1".into(), "explode".into(), result.to_owned(), true)]);
+    assert_eq!(errors(&events), [(result.to_owned(), Some("explode".to_owned()))], "{:#?}", events.events());
+    assert_eq!(tool_results(&events), [("call_boom_1".into(), "explode".into(), result.to_owned(), true)]);
     assert_eq!(events.kinds().last(), Some(&"done"));
 }
 
@@ -382,8 +469,7 @@ async fn unreadable_arguments_are_reported_to_the_model_and_the_tool_is_not_call
     let user = "Call it with garbled arguments.";
     let agent = agent(&openai_model(&server), &[WEATHER_TOOL], user);
     let calls = Arc::new(AtomicUsize::new(0));
-    let events = Events::default();
-    let options = TurnOptions::new().on_event(events.sink()).tool("get_weather", counted_weather(&calls));
+    let (options, events) = TurnOptions::new().tool("get_weather", counted_weather(&calls)).record_events();
     let answer: String = within(prompty::turn_async(&agent, &json!({}), options)).await.unwrap();
     assert_eq!(answer, "My arguments were unreadable.");
     assert_eq!(calls.load(Ordering::SeqCst), 0, "the handler never ran");
@@ -398,8 +484,8 @@ async fn unreadable_arguments_are_reported_to_the_model_and_the_tool_is_not_call
     assert!(result.starts_with("Error: Tool 'get_weather' failed: "), "{result}");
     assert!(result.contains("not valid JSON"), "{result}");
     assert!(result.contains(r#"{"city": "Paris""#), "the model sees what it sent: {result}");
-    assert_eq!(events.errors(), [(result.to_owned(), Some("get_weather".to_owned()))]);
-    assert!(events.tool_results().iter().all(|r| r.3), "an error result: {:#?}", events.all());
+    assert_eq!(errors(&events), [(result.to_owned(), Some("get_weather".to_owned()))]);
+    assert!(tool_results(&events).iter().all(|r| r.3), "an error result: {:#?}", events.events());
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -412,9 +498,7 @@ fn a_denied_tool_call_is_answered_by_the_guardrail_and_never_runs() {
     let agent = agent(&openai_model(&server), &[DELETE_TOOL], user);
     let calls = Arc::new(AtomicUsize::new(0));
     let counted = Arc::clone(&calls);
-    let events = Events::default();
-    let options = TurnOptions::new()
-        .on_event(events.sink())
+    let (options, events) = TurnOptions::new()
         .tool(
             "delete_files",
             prompty::tool_fn_sync(move |_args: Value| {
@@ -428,7 +512,8 @@ fn a_denied_tool_call_is_answered_by_the_guardrail_and_never_runs() {
             } else {
                 Verdict::Allow
             }
-        }));
+        }))
+        .record_events();
     let answer: String = prompty::turn(&agent, &json!({}), options).unwrap();
     assert_eq!(answer, "I am not allowed to delete files.");
     assert_eq!(calls.load(Ordering::SeqCst), 0, "the handler never ran");
@@ -441,7 +526,7 @@ fn a_denied_tool_call_is_answered_by_the_guardrail_and_never_runs() {
         "Tool denied by guardrail: deleting / is not allowed",
     );
     assert_eq!(
-        events.tool_results(),
+        tool_results(&events),
         [(
             "call_rm_1".into(),
             "delete_files".into(),
@@ -461,17 +546,17 @@ async fn cancelling_when_the_first_result_arrives_stops_before_the_next_model_ca
     let agent = agent(&openai_model(&server), &[WEATHER_TOOL], user);
     let calls = Arc::new(AtomicUsize::new(0));
     let cancel = CancellationToken::new();
-    let events = Events::default();
-    let record = events.sink();
     let token = cancel.clone();
-    let options = TurnOptions::new().tool("get_weather", counted_weather(&calls)).cancel(cancel).on_event(
-        move |e: &AgentEvent| {
-            record(e);
+    // The sink acts on an event; the log records them all.
+    let (options, events) = TurnOptions::new()
+        .tool("get_weather", counted_weather(&calls))
+        .cancel(cancel)
+        .on_event(move |e: &AgentEvent| {
             if e.kind() == "tool_result" {
                 token.cancel();
             }
-        },
-    );
+        })
+        .record_events();
     let err = within(prompty::turn_async::<String>(&agent, &json!({}), options)).await.unwrap_err();
     let prompty::Error::Turn(failure) = err else { panic!("not a turn failure: {err:?}") };
     match &failure.stop {
@@ -482,7 +567,7 @@ async fn cancelling_when_the_first_result_arrives_stops_before_the_next_model_ca
     assert_eq!(calls.load(Ordering::SeqCst), 1, "the tool call in progress ran to its end");
     let last = failure.messages.last().unwrap_or_else(|| panic!("no messages: {failure:?}"));
     assert_eq!(last.text(), "21°C and sunny in Paris", "the conversation keeps the result: {failure:?}");
-    assert_eq!(events.kinds().last(), Some(&"cancelled"), "{:#?}", events.all());
+    assert_eq!(events.kinds().last(), Some(&"cancelled"), "{:#?}", events.events());
 
     let b = bodies(&server, "/v1/chat/completions", 1);
     assert_first_request(&b[0], user, &["get_weather"]);
@@ -498,17 +583,19 @@ async fn a_steering_message_sent_during_a_round_follows_its_tool_results() {
     let agent = agent(&openai_model(&server), &[WEATHER_TOOL], user);
     let steering = Steering::new();
     let from_handler = steering.clone();
-    let events = Events::default();
-    let options = TurnOptions::new().on_event(events.sink()).steering(steering).tool(
-        "get_weather",
-        prompty::tool_fn_sync(move |args: Value| {
-            from_handler.send("Answer in French, please.")?;
-            Ok(json!(format!("21°C and sunny in {}", args["city"].as_str().unwrap_or("?"))))
-        }),
-    );
+    let (options, events) = TurnOptions::new()
+        .steering(steering)
+        .tool(
+            "get_weather",
+            prompty::tool_fn_sync(move |args: Value| {
+                from_handler.send("Answer in French, please.")?;
+                Ok(json!(format!("21°C and sunny in {}", args["city"].as_str().unwrap_or("?"))))
+            }),
+        )
+        .record_events();
     let answer: String = within(prompty::turn_async(&agent, &json!({}), options)).await.unwrap();
     assert_eq!(answer, "Il fait 21°C et beau à Paris.");
-    assert_eq!(events.statuses(), ["Starting agent loop", "Injecting steering message"]);
+    assert_eq!(statuses(&events), ["Starting agent loop", "Injecting steering message"]);
 
     let b = bodies(&server, "/v1/chat/completions", 2);
     let m = sent(&b[1]);
@@ -530,8 +617,7 @@ async fn streamed_round_trip(model: fn(&Aimock) -> String, path: &str) {
     let user = "What is the weather in Paris?";
     let agent = agent(&model(&server), &[WEATHER_TOOL], user);
     let calls = Arc::new(AtomicUsize::new(0));
-    let events = Events::default();
-    let options = TurnOptions::new().on_event(events.sink()).tool("get_weather", counted_weather(&calls));
+    let (options, events) = TurnOptions::new().tool("get_weather", counted_weather(&calls)).record_events();
     let mut stream = within(prompty::turn_stream(&agent, &json!({}), options)).await.unwrap();
     let mut chunks = Vec::new();
     while let Some(chunk) = within(stream.next()).await {
@@ -551,7 +637,7 @@ async fn streamed_round_trip(model: fn(&Aimock) -> String, path: &str) {
     assert_eq!(out.result, json!(final_text));
     assert_eq!(out.iterations, 2);
     let tokens: Vec<String> = events
-        .all()
+        .events()
         .into_iter()
         .filter_map(|e| match e {
             AgentEvent::Token { text } => Some(text),
@@ -601,14 +687,13 @@ async fn weather_round_trip(model: fn(&Aimock) -> String, path: &str) -> (Aimock
     let user = "What is the weather in Paris?";
     let agent = agent(&model(&server), &[WEATHER_TOOL], user);
     let calls = Arc::new(AtomicUsize::new(0));
-    let events = Events::default();
-    let options = TurnOptions::new().on_event(events.sink()).tool("get_weather", counted_weather(&calls));
+    let (options, events) = TurnOptions::new().tool("get_weather", counted_weather(&calls)).record_events();
     let messages = prompty::prepare_async(&agent, &json!({})).await.unwrap();
     let out = within(prompty::run_turn_async(&agent, messages, &json!({}), options)).await.unwrap();
     assert_eq!(out.result, json!("It is 21°C and sunny in Paris today."));
     assert_eq!(calls.load(Ordering::SeqCst), 1);
     let id = WEATHER_CALL;
-    assert_eq!(events.tool_results(), [(id.into(), "get_weather".into(), "21°C and sunny in Paris".into(), false)]);
+    assert_eq!(tool_results(&events), [(id.into(), "get_weather".into(), "21°C and sunny in Paris".into(), false)]);
     let b = bodies(&server, path, 2);
     assert_first_request(&b[0], user, &["get_weather"]);
     // Anthropic: the `tool_use` block of the replayed assistant content shows as a chat tool call,
@@ -722,18 +807,17 @@ async fn a_rate_limited_model_call_is_retried_by_the_loop() {
     let user = "Check the flaky weather.";
     let agent = agent(&openai_model(&server), &[WEATHER_TOOL], user);
     let calls = Arc::new(AtomicUsize::new(0));
-    let events = Events::default();
-    let options = TurnOptions::new()
-        .on_event(events.sink())
+    let (options, events) = TurnOptions::new()
         .tool("get_weather", counted_weather(&calls))
-        .retry_backoff(Duration::from_millis(10));
+        .retry_backoff(Duration::from_millis(10))
+        .record_events();
     let messages = prompty::prepare_async(&agent, &json!({})).await.unwrap();
     let out = within(prompty::run_turn_async(&agent, messages, &json!({}), options)).await.unwrap();
     assert_eq!(out.result, json!("Recovered: 21°C and sunny in Paris."));
     assert_eq!(out.iterations, 2, "a retried call is one iteration");
     assert_eq!(calls.load(Ordering::SeqCst), 1, "the tool is not run again");
 
-    let statuses = events.statuses();
+    let statuses = statuses(&events);
     assert_eq!(statuses.len(), 2, "{statuses:#?}");
     assert_eq!(statuses[0], "Starting agent loop");
     assert!(statuses[1].starts_with("The model call failed ("), "{statuses:#?}");

@@ -133,16 +133,6 @@ fn sync_tool(f: impl Fn(Value) -> prompty::Result<Value> + Send + Sync + 'static
     prompty::tool_fn_sync(f)
 }
 
-fn recorder() -> (Arc<Mutex<Vec<AgentEvent>>>, impl Fn(&AgentEvent) + Send + Sync + 'static) {
-    let events = Arc::new(Mutex::new(Vec::new()));
-    let sink_events = Arc::clone(&events);
-    (events, move |e: &AgentEvent| sink_events.lock().unwrap().push(e.clone()))
-}
-
-fn kinds(events: &Mutex<Vec<AgentEvent>>) -> Vec<&'static str> {
-    events.lock().unwrap().iter().map(AgentEvent::kind).collect()
-}
-
 fn failure(e: Error) -> Box<prompty::TurnFailure> {
     match e {
         Error::Turn(f) => f,
@@ -261,12 +251,11 @@ fn failing_and_panicking_handlers_and_bad_arguments_become_results_the_model_rea
     });
     let ran_fine = Arc::new(AtomicUsize::new(0));
     let ran = Arc::clone(&ran_fine);
-    let (events, sink) = recorder();
-    let options = TurnOptions::new()
+    let (options, events) = TurnOptions::new()
         .tool("broken", sync_tool(|_| Err(Error::Tool { name: "broken".into(), message: "service down".into() })))
         .tool("boom", sync_tool(|_| panic!("handler exploded")))
         .tool("fine", sync_tool(move |_| Ok(json!(ran.fetch_add(1, Ordering::SeqCst)))))
-        .on_event(sink);
+        .record_events();
     let out =
         prompty::run_turn(&agent("t-fail", &["broken", "boom", "fine"]), user("go"), &json!({}), options).unwrap();
     assert_eq!(out.result, json!("recovered"));
@@ -277,9 +266,9 @@ fn failing_and_panicking_handlers_and_bad_arguments_become_results_the_model_rea
     assert_eq!(results[1], "Error: Tool 'boom' failed: panicked: handler exploded");
     assert!(results[2].starts_with("Error: Tool 'fine' failed: arguments are not valid JSON"), "{}", results[2]);
     assert!(seen.iter().filter(|m| m.role == Role::Tool).all(|m| m.metadata["is_error"] == true));
-    let errors = events.lock().unwrap().iter().filter(|e| e.kind() == "error").count();
+    let errors = events.kinds().into_iter().filter(|k| *k == "error").count();
     assert_eq!(errors, 3);
-    assert_eq!(kinds(&events).last(), Some(&"done"));
+    assert_eq!(events.kinds().last(), Some(&"done"));
 }
 
 #[test]
@@ -315,17 +304,15 @@ fn the_iteration_limit_is_an_error_carrying_every_round() {
 #[test]
 fn transient_failures_are_retried_with_status_events_and_other_failures_are_not() {
     let m = model("t-retry", |k, _| if k < 2 { Err(http(503)) } else { Ok(answer("finally")) });
-    let (events, sink) = recorder();
-    let options = TurnOptions::new().retry_backoff(Duration::from_millis(5)).on_event(sink);
+    let (options, events) = TurnOptions::new().retry_backoff(Duration::from_millis(5)).record_events();
     let out = prompty::run_turn(&agent("t-retry", &[]), user("hi"), &json!({}), options).unwrap();
     assert_eq!((out.result, out.iterations), (json!("finally"), 1));
     assert_eq!(m.calls.load(Ordering::SeqCst), 3);
     let statuses: Vec<String> = events
-        .lock()
-        .unwrap()
-        .iter()
+        .take()
+        .into_iter()
         .filter_map(|e| match e {
-            AgentEvent::Status { message } => Some(message.clone()),
+            AgentEvent::Status { message } => Some(message),
             _ => None,
         })
         .collect();
@@ -356,13 +343,12 @@ fn cancellation_abandons_a_model_call_and_a_retry_wait_at_once() {
         std::thread::sleep(Duration::from_millis(50));
         canceller.cancel();
     });
-    let (events, sink) = recorder();
     let started = Instant::now();
-    let options = TurnOptions::new().cancel(cancel).on_event(sink);
+    let (options, events) = TurnOptions::new().cancel(cancel).record_events();
     let f = failure(prompty::run_turn(&agent("t-hang", &[]), user("hi"), &json!({}), options).unwrap_err());
     assert!(started.elapsed() < Duration::from_secs(5));
     assert!(matches!(&f.stop, TurnStop::Cancelled { reason } if reason.contains("during the model call")), "{f}");
-    assert_eq!(kinds(&events), ["cancelled"]);
+    assert_eq!(events.kinds(), ["cancelled"]);
 
     model("t-wait", |_, _| Err(http(500)));
     let cancel = CancellationToken::new();
@@ -497,6 +483,27 @@ fn a_failing_or_panicking_event_sink_never_stops_the_loop() {
     );
 }
 
+#[test]
+fn recorded_events_go_beside_a_sink_and_clones_of_the_options_share_the_log() {
+    model("t-record", |k, _| if k % 2 == 0 { Ok(calls(&[("c1", "a", "{}")])) } else { Ok(answer("fine")) });
+    let (options, events) = TurnOptions::new().tool("a", sync_tool(|_| Ok(json!(1)))).record_events();
+    // A sink set after the log does not replace it: each event goes to both.
+    let sunk = Arc::new(Mutex::new(Vec::new()));
+    let into = Arc::clone(&sunk);
+    let options = options.on_event(move |e: &AgentEvent| into.lock().unwrap().push(e.kind()));
+    let one_turn = ["status", "tool_call_start", "tool_result", "messages_updated", "done"];
+    prompty::run_turn(&agent("t-record", &["a"]), user("go"), &json!({}), options.clone()).unwrap();
+    assert_eq!(events.kinds(), one_turn);
+    assert_eq!(*sunk.lock().unwrap(), one_turn);
+    // The clone used above and the options record into the same log: a second turn adds to it.
+    prompty::run_turn(&agent("t-record", &["a"]), user("go"), &json!({}), options).unwrap();
+    assert_eq!(events.len(), 2 * one_turn.len());
+    let taken = events.take();
+    assert_eq!(taken.len(), 2 * one_turn.len());
+    assert!(matches!(taken.last(), Some(AgentEvent::Done { response, .. }) if response == "fine"));
+    assert!(events.is_empty(), "take() empties the log: {events:?}");
+}
+
 #[tokio::test]
 async fn the_sync_form_works_inside_a_runtime_and_gives_the_same_result() {
     model("t-sync", |k, _| if k % 2 == 0 { Ok(calls(&[("c1", "a", "{}")])) } else { Ok(answer("same")) });
@@ -512,15 +519,17 @@ fn steering_is_appended_as_user_messages_at_the_next_iteration() {
     let steering = Steering::new();
     let from_tool = steering.clone();
     let m = model("t-steer", |k, _| if k == 0 { Ok(calls(&[("c1", "a", "{}")])) } else { Ok(answer("ok")) });
-    let (events, sink) = recorder();
-    let options = TurnOptions::new().steering(steering).on_event(sink).tool(
-        "a",
-        sync_tool(move |_| {
-            from_tool.send("Use Celsius.").unwrap();
-            from_tool.send("And be brief.").unwrap();
-            Ok(json!("72F"))
-        }),
-    );
+    let (options, events) = TurnOptions::new()
+        .steering(steering)
+        .tool(
+            "a",
+            sync_tool(move |_| {
+                from_tool.send("Use Celsius.").unwrap();
+                from_tool.send("And be brief.").unwrap();
+                Ok(json!("72F"))
+            }),
+        )
+        .record_events();
     let out = prompty::run_turn(&agent("t-steer", &["a"]), user("weather"), &json!({}), options).unwrap();
     let second = &m.seen.lock().unwrap()[1];
     let tail: Vec<(Role, String)> = second[3..].iter().map(|m| (m.role, m.text())).collect();
@@ -530,7 +539,7 @@ fn steering_is_appended_as_user_messages_at_the_next_iteration() {
     );
     assert_eq!(out.messages.len(), 7);
     assert_eq!(
-        kinds(&events),
+        events.kinds(),
         ["status", "tool_call_start", "tool_result", "messages_updated", "status", "messages_updated", "done"]
     );
 }
@@ -628,19 +637,14 @@ fn the_context_budget_trims_before_the_model_call() {
         messages.push(Message::new(Role::Assistant, "x".repeat(200)));
     }
     messages.push(Message::new(Role::User, "last"));
-    let (events, sink) = recorder();
-    let options = TurnOptions::new().context_budget(ContextBudget::chars(300)).on_event(sink);
+    let (options, events) = TurnOptions::new().context_budget(ContextBudget::chars(300)).record_events();
     prompty::run_turn(&agent("t-budget", &[]), messages, &json!({}), options).unwrap();
     let sent = &m.seen.lock().unwrap()[0];
     assert_eq!(sent[0].text(), "sys");
     assert!(sent[1].text().starts_with("[Summary of earlier conversation] User asked: question 0"), "{:?}", sent[1]);
     assert_eq!(sent.last().unwrap().text(), "last");
     assert!(sent.iter().map(|m| m.text().len()).sum::<usize>() <= 300);
-    assert!(events
-        .lock()
-        .unwrap()
-        .iter()
-        .any(|e| matches!(e, AgentEvent::ContextTrimmed { dropped } if *dropped >= 8)));
+    assert!(events.events().iter().any(|e| matches!(e, AgentEvent::ContextTrimmed { dropped } if *dropped >= 8)));
 }
 
 /// A `#[prompty::tool]` fn handed to the turn but not declared by the prompt.
@@ -690,8 +694,7 @@ async fn a_streamed_turn_hides_tool_rounds_and_streams_the_final_answer() {
             Ok(answer("It is sunny and warm."))
         }
     });
-    let (events, sink) = recorder();
-    let options = TurnOptions::new().tool("a", sync_tool(|_| Ok(json!("sunny")))).on_event(sink);
+    let (options, events) = TurnOptions::new().tool("a", sync_tool(|_| Ok(json!("sunny")))).record_events();
     let a = agent("t-stream", &["a"]);
     let mut stream = prompty::run_turn_stream(&a, user("weather"), &json!({}), options);
     let mut chunks = Vec::new();
@@ -706,11 +709,10 @@ async fn a_streamed_turn_hides_tool_rounds_and_streams_the_final_answer() {
     // The text beside the tool call is kept in the conversation, never streamed.
     assert_eq!(out.messages[2].text(), "Let me check that for you.");
     let tokens: String = events
-        .lock()
-        .unwrap()
-        .iter()
+        .take()
+        .into_iter()
         .filter_map(|e| match e {
-            AgentEvent::Token { text } => Some(text.clone()),
+            AgentEvent::Token { text } => Some(text),
             _ => None,
         })
         .collect();
@@ -791,21 +793,14 @@ fn a_registered_tool_the_prompt_does_not_declare_is_refused_and_never_runs() {
         "t-refused",
         |k, _| if k == 0 { Ok(calls(&[("c1", "t_refused_admin", "{}")])) } else { Ok(answer("ok")) },
     );
-    let (events, sink) = recorder();
-    let out = prompty::run_turn(
-        &agent("t-refused", &["get_weather"]),
-        user("go"),
-        &json!({}),
-        TurnOptions::new().on_event(sink),
-    )
-    .unwrap();
+    let (options, events) = TurnOptions::new().record_events();
+    let out = prompty::run_turn(&agent("t-refused", &["get_weather"]), user("go"), &json!({}), options).unwrap();
     assert_eq!(out.result, json!("ok"), "the loop goes on");
     assert_eq!(ran.load(Ordering::SeqCst), 0, "never run");
     let tool = m.seen.lock().unwrap()[1].iter().find(|m| m.role == Role::Tool).unwrap().text();
     assert!(tool.starts_with("Error: Tool 't_refused_admin' is not available to this prompt"), "{tool}");
     assert!(events
-        .lock()
-        .unwrap()
+        .events()
         .iter()
         .any(|e| matches!(e, AgentEvent::Error { tool: Some(t), .. } if t == "t_refused_admin")));
     // Handed to the call, the same function runs.

@@ -27,9 +27,12 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
             Message::new(Role::Assistant, "Nice to meet you, Ada. How can I help?"),
         ]),
     };
-    // No file is read and no YAML parsed here: the prompt was compiled into the binary.
+    // No file is read and no YAML parsed here: the prompt was compiled into the binary. Its
+    // `${env:...}` references (`PROMPTY_MODEL`, `OPENAI_BASE_URL`, `OPENAI_API_KEY`) are resolved
+    // from this program's environment at the first call: the model shown is the model asked.
     let agent = chat::agent();
-    println!("Typed prompt '{}' from {} (model {})\n", agent.name, chat::PATH, agent.model.as_ref().unwrap().id);
+    let model = agent.model.as_ref().map_or("(none)", |m| m.id.as_str());
+    println!("Typed prompt '{}' from {} (model {model})\n", agent.name, chat::PATH);
     for message in chat::prepare(&inputs)? {
         println!("[{}]\n{}\n", message.role, message.text());
     }

@@ -54,6 +54,8 @@ pub struct Agent {
     pub source: Option<AgentSource>,
     /// Compiled forms of the template, filled by the runtime on first use.
     pub(crate) cache: RuntimeCache,
+    /// Whether some field still holds an `${env:}` reference (see [`Agent::has_env_references`]).
+    pub(crate) unresolved_env: bool,
 }
 
 /// Where an agent was loaded from: the file as named by the caller, and the 1-based line of that
@@ -142,6 +144,7 @@ impl std::fmt::Debug for Agent {
             .field("instructions", &self.instructions)
             .field("source", &self.source)
             .field("cache", &self.cache)
+            .field("unresolved_env", &self.unresolved_env)
             .finish()
     }
 }
@@ -180,6 +183,23 @@ impl Agent {
     /// ```
     pub fn input(&self, name: &str) -> Option<&Property> {
         self.inputs.as_deref()?.iter().find(|p| p.name == name)
+    }
+
+    /// Whether a field of the agent still holds an `${env:VAR}` reference as written: the agent
+    /// was loaded with [`crate::LoadOptions::keep_env_references`], built by
+    /// [`Agent::from_value`] from JSON holding one (such as a typed prompt compiled into a
+    /// program), or [`Agent::with_env_resolved_where_set`] left one whose variable is not set.
+    /// The runtime resolves such an agent's references when it sends it, with
+    /// [`Agent::with_env_resolved`]; an agent loaded with `load` never has any.
+    ///
+    /// ```
+    /// let a = prompty_core::Agent::from_value(serde_json::json!({"model": "${env:PROMPTY_DOC_M:gpt-4o}"}))?;
+    /// assert!(a.has_env_references());
+    /// assert!(!a.with_env_resolved()?.has_env_references());
+    /// # Ok::<(), prompty_core::Error>(())
+    /// ```
+    pub fn has_env_references(&self) -> bool {
+        self.unresolved_env
     }
 
     /// The runtime's cache of compiled forms of this agent's template.

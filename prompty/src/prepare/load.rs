@@ -4,6 +4,7 @@
 use crate::trace::{in_span, Stage};
 use crate::{Agent, AgentSource, LoadOptions, Result};
 use serde_json::{json, Value};
+use std::borrow::Cow;
 use std::path::Path;
 
 /// Async form of [`crate::load`]: reads and resolves on tokio's blocking pool, so it must run
@@ -70,9 +71,28 @@ pub fn load_with(path: impl AsRef<Path>, options: &LoadOptions) -> Result<Agent>
     )
 }
 
-/// Rebuilds an agent compiled into the binary from its canonical JSON (with `${env:}` references
-/// still in it). The JSON was written by `prompty-build` from a successful load, so reading it back
-/// cannot fail unless the runtime and the build disagree on the format.
+/// The agent as the runtime sends it: `agent` itself, or, when it still holds `${env:}`
+/// references ([`Agent::has_env_references`]), a copy with them resolved from the environment
+/// now ([`Agent::with_env_resolved`], the resolution `load` applies). A variable that is not set
+/// and has no default is an error naming the reference and its field. Every path that sends an
+/// agent (`run`, `run_stream`, the agent loop, the typed prompts') goes through here.
+pub(crate) fn env_resolved(agent: &Agent) -> Result<Cow<'_, Agent>> {
+    if agent.has_env_references() {
+        Ok(Cow::Owned(agent.with_env_resolved()?))
+    } else {
+        Ok(Cow::Borrowed(agent))
+    }
+}
+
+/// Rebuilds an agent compiled into the binary from its canonical JSON, and resolves its `${env:}`
+/// references from the environment now, where their variable is set or they have a default
+/// ([`Agent::with_env_resolved_where_set`]); a reference to an unset variable without default stays
+/// as written, and sending the agent fails naming it ([`env_resolved`]). The typed modules call it
+/// on first use of `agent()`, so the references are resolved when the program runs, never when it
+/// is built.
+///
+/// The JSON was written by `prompty-build` from a successful load, so reading it back cannot fail
+/// unless the runtime and the build disagree on the format.
 #[doc(hidden)]
 pub fn compiled_agent(json: &str, path: &str, base_dir: &str, body_line: usize) -> Agent {
     let value: Value = serde_json::from_str(json).unwrap_or(Value::Null);
@@ -87,6 +107,13 @@ pub fn compiled_agent(json: &str, path: &str, base_dir: &str, body_line: usize) 
         embedded: Vec::new(),
         text: None,
     });
+    if agent.has_env_references() {
+        // A resolved value that makes the agent invalid keeps the references: sending the agent
+        // then reports that error, from the same resolution.
+        if let Ok(resolved) = agent.with_env_resolved_where_set() {
+            agent = resolved;
+        }
+    }
     agent
 }
 

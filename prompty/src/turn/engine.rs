@@ -162,7 +162,7 @@ impl<'a> Loop<'a> {
             options,
             executor: crate::get_executor(provider)?,
             processor: crate::get_processor(provider)?,
-            emitter: Emitter::new(options.on_event.clone()),
+            emitter: Emitter::new(options.on_event.clone(), options.events.clone()),
             scope: Scope { depth: options.depth, cancel: options.cancel.clone(), run_child: super::run_child_turn },
             messages,
             iterations: 0,

@@ -4,7 +4,7 @@ use crate::Message;
 use serde::Serialize;
 use serde_json::Value;
 use std::panic::{catch_unwind, AssertUnwindSafe};
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 
 /// One event of a turn. In JSON (`serde_json::to_value`) an event is `{"type": "<kind>", "data":
 /// {...}}`.
@@ -16,6 +16,15 @@ use std::sync::Arc;
 /// every change of the conversation (a tool round, steering, trimming) — not the final answer,
 /// which `done` carries. `token` and `thinking` come from a streamed turn
 /// ([`crate::turn_stream`]), with the final answer's chunks.
+///
+/// Parallel tool calls ([`crate::TurnOptions::parallel_tool_calls`]): the `tool_call_start` events
+/// of one response come in call order, but its `tool_result` (and `error`) events come as the
+/// calls finish, in completion order; the conversation (`messages_updated`, `done`,
+/// [`crate::TurnOutput::messages`]) keeps the tool results in call order. Match a result to its
+/// call by `id`, not by position.
+///
+/// [`crate::TurnOptions::record_events`] collects the events of a turn;
+/// [`crate::TurnOptions::on_event`] hands each to a function as it happens.
 ///
 /// ```
 /// let e = prompty::AgentEvent::Status { message: "Starting agent loop".into() };
@@ -144,29 +153,142 @@ impl<E: std::fmt::Display> SinkResult for Result<(), E> {
 
 pub(crate) type EventSink = Arc<dyn Fn(&AgentEvent) -> Result<(), String> + Send + Sync>;
 
-/// Hands events to the sink, if there is one; builds an event only then. A sink that fails or
-/// panics is logged and the loop goes on.
+/// The events of a turn, recorded in the order they happened: the handle
+/// [`crate::TurnOptions::record_events`] returns with its options. Read it while the turn runs
+/// (from another task) or after it ends. Clones share the same log.
+///
+/// The `tool_result` events of parallel tool calls are recorded in completion order, while the
+/// conversation keeps call order (see [`AgentEvent`]).
+///
+/// ```
+/// use prompty::{Agent, AgentEvent, BoxFuture, Executor, Message, Role, TurnOptions};
+/// use serde_json::{json, Value};
+/// struct Hello;
+/// impl Executor for Hello {
+///     fn execute_async<'a>(&'a self, _: &'a Agent, _: &'a [Message]) -> BoxFuture<'a, prompty::Result<Value>> {
+///         Box::pin(async { Ok(json!({"choices": [{"message": {"content": "Hello"}}]})) })
+///     }
+/// }
+/// prompty::register_executor("hello-events-doc", Hello);
+/// prompty::register_processor("hello-events-doc", prompty::providers::openai::OpenAiProcessor);
+/// let agent = Agent::from_value(json!({"model": {"id": "m", "provider": "hello-events-doc"}}))?;
+///
+/// let (options, events) = TurnOptions::new().max_iterations(3).record_events();
+/// let out = prompty::run_turn(&agent, vec![Message::new(Role::User, "Hi")], &json!({}), options)?;
+/// assert_eq!(out.result, "Hello");
+/// assert_eq!(events.kinds(), ["done"]);
+/// let recorded = events.take(); // the log is now empty
+/// assert!(matches!(&recorded[0], AgentEvent::Done { response, .. } if response == "Hello"));
+/// assert!(events.is_empty());
+/// # Ok::<(), prompty::Error>(())
+/// ```
+#[derive(Clone)]
+pub struct EventLog(Arc<Mutex<Vec<AgentEvent>>>);
+
+impl EventLog {
+    pub(crate) fn new() -> Self {
+        EventLog(Arc::default())
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, Vec<AgentEvent>> {
+        // Nothing panics while holding the lock; a poisoned one still holds whole events.
+        self.0.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    pub(crate) fn push(&self, event: AgentEvent) {
+        self.lock().push(event);
+    }
+
+    /// A copy of the events recorded so far, oldest first.
+    ///
+    /// ```
+    /// let (_options, events) = prompty::TurnOptions::new().record_events();
+    /// assert!(events.events().is_empty()); // no turn has run
+    /// ```
+    pub fn events(&self) -> Vec<AgentEvent> {
+        self.lock().clone()
+    }
+
+    /// The events recorded so far, oldest first, removed from the log (a later turn with the
+    /// same options records from empty).
+    ///
+    /// ```
+    /// let (_options, events) = prompty::TurnOptions::new().record_events();
+    /// assert_eq!(events.take(), Vec::new());
+    /// ```
+    pub fn take(&self) -> Vec<AgentEvent> {
+        std::mem::take(&mut *self.lock())
+    }
+
+    /// The [`AgentEvent::kind`] of each event recorded so far, oldest first.
+    ///
+    /// ```
+    /// let (_options, events) = prompty::TurnOptions::new().record_events();
+    /// assert_eq!(events.kinds(), Vec::<&str>::new());
+    /// ```
+    pub fn kinds(&self) -> Vec<&'static str> {
+        self.lock().iter().map(AgentEvent::kind).collect()
+    }
+
+    /// How many events are recorded.
+    ///
+    /// ```
+    /// let (_options, events) = prompty::TurnOptions::new().record_events();
+    /// assert_eq!(events.len(), 0);
+    /// ```
+    pub fn len(&self) -> usize {
+        self.lock().len()
+    }
+
+    /// Whether no event is recorded.
+    ///
+    /// ```
+    /// let (_options, events) = prompty::TurnOptions::new().record_events();
+    /// assert!(events.is_empty());
+    /// ```
+    pub fn is_empty(&self) -> bool {
+        self.lock().is_empty()
+    }
+}
+
+impl std::fmt::Debug for EventLog {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("EventLog").field("kinds", &self.kinds()).finish()
+    }
+}
+
+/// Hands events to the sink and the log, if there are any; builds an event only then. A sink that
+/// fails or panics is logged and the loop goes on.
 #[derive(Clone)]
 pub(crate) struct Emitter {
     sink: Option<EventSink>,
+    log: Option<EventLog>,
 }
 
 impl Emitter {
-    pub(crate) fn new(sink: Option<EventSink>) -> Self {
-        Emitter { sink }
+    pub(crate) fn new(sink: Option<EventSink>, log: Option<EventLog>) -> Self {
+        Emitter { sink, log }
     }
 
-    /// Emits the event `make` builds (only called when there is a sink).
+    /// Emits the event `make` builds (only called when there is a sink or a log).
     pub(crate) fn emit(&self, make: impl FnOnce() -> AgentEvent) {
-        let Some(sink) = &self.sink else { return };
-        deliver(sink, make());
+        if self.sink.is_none() && self.log.is_none() {
+            return;
+        }
+        let event = make();
+        if let Some(sink) = &self.sink {
+            deliver(sink, &event);
+        }
+        if let Some(log) = &self.log {
+            log.push(event);
+        }
     }
 }
 
 /// Hands `event` to the sink; a failure or a panic of the sink is logged, never propagated.
 /// (Apart from `Emitter::emit` so that it is compiled once, not once per kind of event.)
-fn deliver(sink: &EventSink, event: AgentEvent) {
-    match catch_unwind(AssertUnwindSafe(|| sink(&event))) {
+fn deliver(sink: &EventSink, event: &AgentEvent) {
+    match catch_unwind(AssertUnwindSafe(|| sink(event))) {
         Ok(Ok(())) => {}
         Ok(Err(message)) => {
             tracing::warn!(target: "prompty::turn", event = event.kind(), "the event sink failed: {message}")

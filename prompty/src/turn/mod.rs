@@ -26,7 +26,7 @@ mod events;
 mod options;
 mod stream;
 
-pub use events::{AgentEvent, SinkResult};
+pub use events::{AgentEvent, EventLog, SinkResult};
 pub use options::{
     CancellationToken, ContextBudget, Guardrails, Steering, TurnOptions, Verdict, DEFAULT_LLM_RETRIES,
     DEFAULT_MAX_ITERATIONS, DEFAULT_MAX_TOOL_CALLS, DEFAULT_MAX_TOOL_RESULT_BYTES, MAX_AGENT_DEPTH, STEERING_CAPACITY,
@@ -226,7 +226,8 @@ pub(crate) async fn run_loop(
     inputs: &Value,
     options: TurnOptions,
 ) -> Result<TurnOutput> {
-    let agent = with_call_tools(agent, &options);
+    let agent = crate::prepare::load::env_resolved(agent)?;
+    let agent = with_call_tools(&agent, &options);
     let inputs = input_map(inputs);
     Loop::new(&agent, messages, &inputs, &options)?.run(Mode::Call).await
 }

@@ -1,7 +1,7 @@
 //! [`TurnOptions`], the builder of everything a turn can be given, and the parts it takes:
 //! [`Guardrails`], [`Steering`], [`ContextBudget`].
 
-use super::events::{AgentEvent, EventSink, SinkResult};
+use super::events::{AgentEvent, EventLog, EventSink, SinkResult};
 use crate::{Error, Message, Result, ToolCall, ToolFunction, Tools};
 use serde_json::Value;
 use std::collections::VecDeque;
@@ -73,6 +73,7 @@ pub struct TurnOptions {
     pub(crate) parallel_tool_calls: bool,
     pub(crate) tools: Tools,
     pub(crate) on_event: Option<EventSink>,
+    pub(crate) events: Option<EventLog>,
     pub(crate) cancel: Option<CancellationToken>,
     pub(crate) guardrails: Guardrails,
     pub(crate) steering: Option<Steering>,
@@ -93,6 +94,7 @@ impl Default for TurnOptions {
             parallel_tool_calls: false,
             tools: Tools::new(),
             on_event: None,
+            events: None,
             cancel: None,
             guardrails: Guardrails::default(),
             steering: None,
@@ -114,6 +116,7 @@ impl std::fmt::Debug for TurnOptions {
             .field("parallel_tool_calls", &self.parallel_tool_calls)
             .field("tools", &self.tools)
             .field("on_event", &self.on_event.is_some())
+            .field("record_events", &self.events.is_some())
             .field("cancel", &self.cancel.as_ref().map(CancellationToken::is_cancelled))
             .field("guardrails", &self.guardrails)
             .field("steering", &self.steering.as_ref().map(Steering::pending))
@@ -154,8 +157,9 @@ impl TurnOptions {
     }
 
     /// Runs the tool calls of one model response concurrently (default: one after the other).
-    /// Results are still appended in call order; each call has its own events and guardrail
-    /// check, and a failing call does not stop its siblings.
+    /// Results are still appended to the conversation in call order; each call has its own events
+    /// and guardrail check, and a failing call does not stop its siblings. The `tool_result`
+    /// events come as the calls finish, in completion order (match them to calls by `id`).
     ///
     /// ```
     /// let options = prompty::TurnOptions::new().parallel_tool_calls(true);
@@ -199,16 +203,18 @@ impl TurnOptions {
     /// Calls `sink` with every [`AgentEvent`] of the turn, in order, on the task running the
     /// turn: keep it quick (forward into a channel for slow work). A sink that panics, or
     /// returns an `Err`, is logged (`tracing`, target `prompty::turn`) and never stops the loop.
+    /// It replaces a sink set before; [`TurnOptions::record_events`] records besides it. To
+    /// collect the events rather than act on each, use [`TurnOptions::record_events`].
     ///
     /// ```
-    /// use std::sync::{Arc, Mutex};
-    /// let seen = Arc::new(Mutex::new(Vec::new()));
-    /// let log = Arc::clone(&seen);
-    /// let options = prompty::TurnOptions::new()
-    ///     .on_event(move |e: &prompty::AgentEvent| log.lock().unwrap().push(e.kind()));
+    /// let options = prompty::TurnOptions::new().on_event(|e: &prompty::AgentEvent| {
+    ///     if let prompty::AgentEvent::ToolCallStart { name, .. } = e {
+    ///         eprintln!("calling {name}");
+    ///     }
+    /// });
     /// // A sink may also fail: the error is logged, the turn goes on.
     /// let options = options.on_event(|_e: &prompty::AgentEvent| -> Result<(), String> { Err("full".into()) });
-    /// # let _ = (options, seen);
+    /// # let _ = options;
     /// ```
     pub fn on_event<F, R>(mut self, sink: F) -> Self
     where
@@ -217,6 +223,52 @@ impl TurnOptions {
     {
         self.on_event = Some(Arc::new(move |e: &AgentEvent| sink(e).into_sink_result()));
         self
+    }
+
+    /// Records every [`AgentEvent`] of the turn, in order, into an [`EventLog`]: returns the
+    /// options and the log, to read during or after the turn (`events()`, `take()`, `kinds()`).
+    /// Works with every turn that takes options: [`crate::run_turn`], [`crate::turn`], the streamed
+    /// turns, and a typed prompt's `turn`. Independent of [`TurnOptions::on_event`]: set both and
+    /// each event goes to both.
+    ///
+    /// The options' clones record into the same log, so a second turn with them adds to it
+    /// (`take()` between turns). With [`TurnOptions::parallel_tool_calls`], `tool_result` events
+    /// are recorded as the calls finish (completion order), while the conversation keeps call order.
+    ///
+    /// ```
+    /// use prompty::{Agent, BoxFuture, Executor, Message, Role, TurnOptions};
+    /// use serde_json::{json, Value};
+    /// use std::sync::atomic::{AtomicBool, Ordering};
+    /// // A model in OpenAI's format: first a tool call, then an answer.
+    /// #[derive(Default)]
+    /// struct Scripted(AtomicBool);
+    /// impl Executor for Scripted {
+    ///     fn execute_async<'a>(&'a self, _: &'a Agent, _: &'a [Message]) -> BoxFuture<'a, prompty::Result<Value>> {
+    ///         let called = self.0.swap(true, Ordering::SeqCst);
+    ///         Box::pin(async move { Ok(if called {
+    ///             json!({"choices": [{"message": {"content": "It is noon."}}]})
+    ///         } else {
+    ///             json!({"choices": [{"message": {"tool_calls": [{"id": "c1", "type": "function",
+    ///                 "function": {"name": "now", "arguments": "{}"}}]}}]})
+    ///         }) })
+    ///     }
+    /// }
+    /// prompty::register_executor("record-doc", Scripted::default());
+    /// prompty::register_processor("record-doc", prompty::providers::openai::OpenAiProcessor);
+    /// let agent = Agent::from_value(json!({"model": {"id": "m", "provider": "record-doc"},
+    ///     "tools": [{"name": "now", "kind": "function"}]}))?;
+    ///
+    /// let (options, events) = TurnOptions::new()
+    ///     .tool("now", prompty::tool_fn_sync(|_| Ok(json!("12:00"))))
+    ///     .record_events();
+    /// prompty::run_turn(&agent, vec![Message::new(Role::User, "Time?")], &json!({}), options)?;
+    /// assert_eq!(events.kinds(), ["status", "tool_call_start", "tool_result", "messages_updated", "done"]);
+    /// # Ok::<(), prompty::Error>(())
+    /// ```
+    pub fn record_events(mut self) -> (Self, EventLog) {
+        let log = EventLog::new();
+        self.events = Some(log.clone());
+        (self, log)
     }
 
     /// A cancellation token: once cancelled, the turn makes no further model or tool call. It is

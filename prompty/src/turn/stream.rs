@@ -65,6 +65,7 @@ impl<'a> TurnStream<'a> {
         let count = messages.len();
         let run: BoxFuture<'a, Result<TurnOutput>> = Box::pin(async move {
             let run = async {
+                let agent = crate::prepare::load::env_resolved(&agent)?;
                 let agent = with_call_tools(&agent, &options);
                 Loop::new(&agent, messages, &inputs, &options)?.run(Mode::Stream(tx)).await
             };

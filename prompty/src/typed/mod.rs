@@ -30,14 +30,13 @@ pub fn prepare_typed<I: TypedInputs>(agent: &Agent, inputs: &I) -> Result<Vec<Me
     )
 }
 
-/// `invoke` for a typed prompt: prepares it from the Rust values, resolves the `${env:}`
-/// references of the compiled agent, runs the prompt, and casts the result.
+/// `invoke` for a typed prompt: prepares it from the Rust values, runs the prompt (which resolves
+/// the `${env:}` references `agent()` could not, or fails naming them), and casts the result.
 #[doc(hidden)]
 pub async fn invoke_typed<I: TypedInputs, O: DeserializeOwned>(agent: &Agent, inputs: &I) -> Result<O> {
     let invoke = async {
         let messages = prepare_typed(agent, inputs)?;
-        let agent = agent.with_env_resolved()?;
-        crate::invoke::run_processed_async(&agent, &messages).await
+        crate::invoke::run_processed_async(agent, &messages).await
     };
     let answer = in_span_async(
         Stage::new("invoke", "prompty.invoke"),
@@ -49,8 +48,8 @@ pub async fn invoke_typed<I: TypedInputs, O: DeserializeOwned>(agent: &Agent, in
     cast_answer(answer)
 }
 
-/// `turn` for a typed prompt: prepares it from the Rust values ([`prepare_typed`]), resolves the
-/// `${env:}` references of the compiled agent, adds the prompt's `#[prompty::tool]` handlers under
+/// `turn` for a typed prompt: resolves the `${env:}` references `agent()` could not (or fails
+/// naming them), prepares it from the Rust values ([`prepare_typed`]), adds the prompt's `#[prompty::tool]` handlers under
 /// the per-call tools of `options` (which win), runs the agent loop on the prepared messages
 /// (the loop of [`crate::run_turn_async`], in a
 /// `prompty.turn` span as the untyped [`crate::turn`]), and casts the answer.
@@ -72,7 +71,7 @@ pub async fn turn_typed<I: TypedInputs, O: DeserializeOwned>(
     }
     options.tools = tools;
     let turn = async {
-        let agent = agent.with_env_resolved()?;
+        let agent = crate::prepare::load::env_resolved(agent)?;
         let messages = prepare_typed(&agent, inputs)?;
         let bound = Value::Object(crate::validate_inputs(&agent, &typed_inputs(inputs)?)?);
         crate::turn::run_loop(&agent, messages, &bound, options).await
@@ -82,12 +81,11 @@ pub async fn turn_typed<I: TypedInputs, O: DeserializeOwned>(
     crate::invoke::cast_owned(out.result)
 }
 
-/// `invoke_stream` for a typed prompt: prepares it from the Rust values ([`prepare_typed`]),
-/// resolves the `${env:}` references of the compiled agent and runs the messages streamed
-/// ([`crate::run_stream`]).
+/// `invoke_stream` for a typed prompt: prepares it from the Rust values ([`prepare_typed`]) and
+/// runs the messages streamed ([`crate::run_stream`], which resolves the `${env:}` references
+/// `agent()` could not, or fails naming them).
 #[doc(hidden)]
 pub async fn invoke_stream_typed<I: TypedInputs>(agent: &Agent, inputs: &I) -> Result<ChunkStream> {
     let messages = prepare_typed(agent, inputs)?;
-    let agent = agent.with_env_resolved()?;
-    crate::run_stream(&agent, &messages).await
+    crate::run_stream(agent, &messages).await
 }

@@ -32,7 +32,11 @@ pub(crate) fn embedded_child(parent: &Agent, tool: &Tool) -> Option<Result<Agent
     if let Some(s) = &mut agent.source {
         s.embedded = child.embedded.clone();
     }
-    Some(agent.with_env_resolved().map_err(Error::from))
+    // What `compiled_agent` could not resolve is an error now, naming the reference.
+    if agent.has_env_references() {
+        return Some(agent.with_env_resolved().map_err(Error::from));
+    }
+    Some(Ok(agent))
 }
 
 /// The child agent of a `kind: prompty` tool: compiled into `parent`, else loaded from its file.
