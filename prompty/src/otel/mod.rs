@@ -197,7 +197,9 @@ impl std::fmt::Debug for OtelBackend {
 
 impl OtelBackend {
     /// Exports to the collector at `endpoint` (its base URL: spans are posted to
-    /// `{endpoint}/v1/traces`).
+    /// `{endpoint}/v1/traces`). As every `opentelemetry-otlp` exporter, it also sends the headers
+    /// of `OTEL_EXPORTER_OTLP_TRACES_HEADERS` / `OTEL_EXPORTER_OTLP_HEADERS` when they are set.
+    /// Bodies are not compressed (`OTEL_EXPORTER_OTLP_COMPRESSION` is ignored).
     ///
     /// ```
     /// let otel = prompty::otel::OtelBackend::new("http://localhost:4318/");
