@@ -1,6 +1,5 @@
-//! The OpenTelemetry exporter (`prompty::otel::OtelBackend`), and a program's own
-//! `tracing-opentelemetry` pipeline fed by the `prompty.*` `tracing` spans, against a real OTLP/HTTP
-//! receiver on 127.0.0.1: `e2e/otlp_receiver.py`, which decodes what it receives with the official protobuf
+//! The OpenTelemetry exporter (`prompty::otel::OtelBackend`) against a real OTLP/HTTP receiver on
+//! 127.0.0.1 (a program's own `tracing-opentelemetry` pipeline: `examples/tests/tracing_otel.rs`): `e2e/otlp_receiver.py`, which decodes what it receives with the official protobuf
 //! definitions of PyPI's `opentelemetry-proto` (pinned in `e2e/requirements.txt`) and serves the
 //! spans back as JSON. The model is a scripted executor returning Chat Completions responses,
 //! processed by the OpenAI processor.
@@ -12,49 +11,16 @@ mod common;
 #[path = "e2e/peers.rs"]
 mod peers;
 
-use peers::Peer;
 use prompty::otel::OtelBackend;
 use prompty::trace;
 use prompty::{Agent, BoxFuture, Error, Executor, Message, Result, TurnOptions};
 use serde_json::{json, Value};
 use std::collections::VecDeque;
-use std::process::Command;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 /// The API key in the prompts' connection: it must never reach the collector.
 const API_KEY: &str = "sk-otel-never-exported-4711";
-
-/// Starts the receiver on a free port.
-fn receiver() -> Peer {
-    let py = peers::python();
-    let script = common::e2e_dir().join("otlp_receiver.py");
-    Peer::start("otlp-receiver", Duration::from_secs(30), "/ready", |port| {
-        let mut c = Command::new(&py);
-        c.arg(&script).arg(port.to_string());
-        c
-    })
-}
-
-/// Every span the receiver decoded.
-fn received(peer: &Peer) -> Vec<Value> {
-    let (status, body) = peer.get("/spans").expect("GET /spans");
-    assert_eq!(status, 200, "{body}");
-    serde_json::from_str(&body).expect("spans as JSON")
-}
-
-/// The raw request bodies the receiver got, as bytes, and their headers.
-fn raw_requests(peer: &Peer) -> Vec<(Vec<u8>, Value)> {
-    let (_, body) = peer.get("/raw").expect("GET /raw");
-    let raw: Vec<Value> = serde_json::from_str(&body).unwrap();
-    raw.into_iter()
-        .map(|r| {
-            let hex = r["body"].as_str().unwrap();
-            let bytes = (0..hex.len()).step_by(2).map(|i| u8::from_str_radix(&hex[i..i + 2], 16).unwrap()).collect();
-            (bytes, r["headers"].clone())
-        })
-        .collect()
-}
 
 /// The spans of the trace whose root is `root` (backends are process-wide and the tests run side
 /// by side: each picks its own traces).
@@ -138,7 +104,7 @@ fn contains(haystack: &[u8], needle: &str) -> bool {
 
 #[test]
 fn invoke_and_turn_reach_a_real_receiver_with_genai_attributes() {
-    let peer = receiver();
+    let peer = peers::otlp_receiver();
     let otel = Registered::new("otel-e2e", OtelBackend::new(&peer.url()).with_header("x-collector-key", "hdr-1"));
     // invoke
     let agent = scripted("otel-invoke", vec![answer("resp-1", "Paris")]);
@@ -159,7 +125,7 @@ fn invoke_and_turn_reach_a_real_receiver_with_genai_attributes() {
         .unwrap();
     assert_eq!(out, "Sunny");
     assert!(otel.1.flush(), "flush settles everything queued");
-    let all = received(&peer);
+    let all = peers::otlp_spans(&peer);
 
     // The invoke: root -> invoke -> {prepare -> {render, parse}, run -> {execute, process}}.
     let spans = trace_of(&all, "otel invoke");
@@ -230,7 +196,7 @@ fn invoke_and_turn_reach_a_real_receiver_with_genai_attributes() {
     assert_eq!(by_parent(second)["attributes"]["gen_ai.usage.input_tokens"], 9);
 
     // Never the API key (nor anything of the connection), in any byte received; the header went.
-    let raw = raw_requests(&peer);
+    let raw = peers::otlp_raw(&peer);
     assert!(!raw.is_empty());
     for (body, headers) in &raw {
         assert!(!contains(body, API_KEY), "the API key reached the collector");
@@ -244,7 +210,7 @@ fn invoke_and_turn_reach_a_real_receiver_with_genai_attributes() {
 
 #[test]
 fn content_is_exported_only_when_asked() {
-    let peer = receiver();
+    let peer = peers::otlp_receiver();
     let otel = Registered::new(
         "otel-content",
         OtelBackend::new(&peer.url()).with_content(true).with_service_name("otel-content-test"),
@@ -255,7 +221,7 @@ fn content_is_exported_only_when_asked() {
             .unwrap();
     assert_eq!(out, "Bonjour");
     assert!(otel.1.flush());
-    let spans = trace_of(&received(&peer), "otel content");
+    let spans = trace_of(&peers::otlp_spans(&peer), "otel content");
     let execute = named(&spans, "execute");
     assert_eq!(execute["resource"]["service.name"], "otel-content-test");
     let input: Value = serde_json::from_str(execute["attributes"]["gen_ai.input.messages"].as_str().unwrap()).unwrap();
@@ -270,21 +236,21 @@ fn content_is_exported_only_when_asked() {
     let inputs: Value = serde_json::from_str(invoke["attributes"]["prompty.inputs"].as_str().unwrap()).unwrap();
     assert_eq!(inputs["inputs"]["q"], "Say hello in French", "{inputs}");
     assert_eq!(invoke["attributes"]["prompty.result"], "\"Bonjour\"");
-    for (body, _) in raw_requests(&peer) {
+    for (body, _) in peers::otlp_raw(&peer) {
         assert!(!contains(&body, API_KEY), "the API key reached the collector with content on");
     }
 }
 
 #[test]
 fn a_failed_call_has_status_error() {
-    let peer = receiver();
+    let peer = peers::otlp_receiver();
     let otel = Registered::new("otel-error", OtelBackend::new(&peer.url()));
     let agent = scripted("otel-error", vec![]);
     let err =
         trace::traced("otel error", &json!({}), || prompty::invoke::<String>(&agent, &json!({"q": "x"}))).unwrap_err();
     assert!(err.to_string().contains("the script ran out"), "{err}");
     assert!(otel.1.flush());
-    let spans = trace_of(&received(&peer), "otel error");
+    let spans = trace_of(&peers::otlp_spans(&peer), "otel error");
     let execute = named(&spans, "execute");
     assert_eq!(execute["status"], json!({"code": "ERROR", "message": "the script ran out"}));
     assert_eq!(execute["attributes"]["error.type"], "Execution");
@@ -317,127 +283,4 @@ fn a_receiver_that_is_down_never_blocks_the_pipeline() {
     // After the shutdown, spans are dropped (counted), never queued.
     trace::traced("otel after shutdown", &json!({}), || Ok(1)).unwrap();
     assert!(otel.1.stats().dropped >= 1);
-}
-
-/// A program's own `tracing-opentelemetry` pipeline (no `OtelBackend`): its resource, its batch
-/// exporter (`opentelemetry-otlp` over HTTP), its tracer. The `prompty.*` `tracing` spans carry the
-/// GenAI attributes as fields, so they reach the collector with the program's resource; with
-/// `set_tracing_content(false)` no prompt or answer does, and the API key never does.
-#[test]
-fn a_users_tracing_opentelemetry_pipeline_exports_the_genai_attributes() {
-    use opentelemetry::trace::TracerProvider as _;
-    use opentelemetry_otlp::{Protocol, WithExportConfig as _};
-    use tracing_subscriber::layer::SubscriberExt as _;
-
-    let peer = receiver();
-    let exporter = opentelemetry_otlp::SpanExporter::builder()
-        .with_http()
-        .with_protocol(Protocol::HttpBinary)
-        .with_endpoint(format!("{}/v1/traces", peer.url()))
-        .build()
-        .expect("an OTLP/HTTP exporter");
-    let provider = opentelemetry_sdk::trace::SdkTracerProvider::builder()
-        .with_batch_exporter(exporter)
-        .with_resource(opentelemetry_sdk::Resource::builder_empty().with_service_name("users-service").build())
-        .build();
-    let subscriber = tracing_subscriber::registry()
-        .with(tracing_opentelemetry::layer().with_tracer(provider.tracer("users-service")));
-    // Before the subscriber: no span of this binary's other tests records content from then on.
-    trace::set_tracing_content(false);
-    // Process-wide, as a service installs it: prompty's blocking calls run on helper threads.
-    tracing::subscriber::set_global_default(subscriber).expect("the only global subscriber of this test binary");
-
-    let agent = scripted("tracing-invoke", vec![answer("resp-t1", "Paris")]);
-    let out: String = tracing::info_span!("user request invoke")
-        .in_scope(|| prompty::invoke(&agent, &json!({"q": "Capital of France?"})))
-        .unwrap();
-    assert_eq!(out, "Paris");
-    let agent = scripted("tracing-turn", vec![tool_call("resp-t2", "weather"), answer("resp-t3", "Sunny")]);
-    let weather = prompty::tool_fn(|args| async move { Ok(json!({"city": args["city"], "sky": "sunny"})) });
-    let root = tracing::info_span!("user request turn");
-    let inputs = json!({"q": "Weather in Oslo?"});
-    let turn = prompty::turn_async(&agent, &inputs, TurnOptions::new().tool("weather", weather));
-    let out: String = rt().block_on(tracing::Instrument::instrument(turn, root)).unwrap();
-    assert_eq!(out, "Sunny");
-    let failing = scripted("tracing-error", vec![]);
-    let err = tracing::info_span!("user request error")
-        .in_scope(|| prompty::invoke::<String>(&failing, &json!({"q": "x"})))
-        .unwrap_err();
-    assert!(err.to_string().contains("the script ran out"), "{err}");
-    provider.force_flush().expect("the batch reaches the receiver");
-
-    let all = received(&peer);
-    let trace_named = |root: &str| -> Vec<Value> {
-        let id = all
-            .iter()
-            .find(|s| s["parent_span_id"] == "" && s["name"] == root)
-            .unwrap_or_else(|| panic!("no root `{root}` in {}", names(&all)))["trace_id"]
-            .clone();
-        all.iter().filter(|s| s["trace_id"] == id).cloned().collect()
-    };
-    let by_name = |spans: &[Value], name: &str| -> Value {
-        spans.iter().find(|s| s["name"] == name).unwrap_or_else(|| panic!("no `{name}` in {}", names(spans))).clone()
-    };
-
-    // The invoke: the model call is a CLIENT span named after the conventions, under run, under
-    // invoke, under the program's own span; the resource is the program's.
-    let spans = trace_named("user request invoke");
-    let (root, invoke, run, execute) = (
-        by_name(&spans, "user request invoke"),
-        by_name(&spans, "prompty.invoke"),
-        by_name(&spans, "prompty.run"),
-        by_name(&spans, "chat m"),
-    );
-    assert_eq!(invoke["parent_span_id"], root["span_id"]);
-    assert_eq!(run["parent_span_id"], invoke["span_id"]);
-    assert_eq!(execute["parent_span_id"], run["span_id"]);
-    assert_eq!(execute["kind"], "CLIENT");
-    assert_eq!(execute["resource"]["service.name"], "users-service");
-    let a = &execute["attributes"];
-    assert_eq!(a["gen_ai.operation.name"], "chat");
-    assert_eq!(a["gen_ai.provider.name"], "tracing-invoke");
-    assert_eq!(a["gen_ai.request.model"], "m");
-    assert_eq!(a["gen_ai.request.temperature"], 0.3);
-    assert_eq!(a["gen_ai.usage.input_tokens"], 9);
-    assert_eq!(a["gen_ai.usage.output_tokens"], 3);
-    assert_eq!(a["gen_ai.response.id"], "resp-t1");
-    assert_eq!(a["gen_ai.response.model"], "m-2026");
-    assert_eq!(a["gen_ai.response.finish_reasons"], r#"["stop"]"#);
-    assert_eq!(execute["status"]["code"], "UNSET");
-    for s in &spans {
-        for key in ["inputs", "result"] {
-            assert!(s["attributes"].get(key).is_none(), "{key} recorded with the content off: {s}");
-        }
-    }
-
-    // The turn: the tool call's span carries the tool's name and the model's call id.
-    let spans = trace_named("user request turn");
-    let tool = by_name(&spans, "prompty.tool");
-    assert_eq!(tool["attributes"]["gen_ai.operation.name"], "execute_tool");
-    assert_eq!(tool["attributes"]["gen_ai.tool.name"], "weather");
-    assert_eq!(tool["attributes"]["gen_ai.tool.call.id"], "call-1");
-    assert_eq!(tool["attributes"]["prompty.name"], "weather");
-    let calls: Vec<&Value> = spans.iter().filter(|s| s["name"] == "chat m").collect();
-    assert_eq!(calls.len(), 2, "{}", names(&spans));
-    let first = calls.iter().find(|c| c["attributes"]["gen_ai.response.id"] == "resp-t2").expect("the first call");
-    assert_eq!(first["attributes"]["gen_ai.response.finish_reasons"], r#"["tool_calls"]"#);
-    assert_eq!(first["attributes"]["gen_ai.usage.output_tokens"], 2);
-    assert_eq!(tool["parent_span_id"], first["parent_span_id"], "the tool runs in the iteration that asked for it");
-
-    // A failed model call: status ERROR with the message, and error.type.
-    let spans = trace_named("user request error");
-    let execute = by_name(&spans, "chat m");
-    assert_eq!(execute["status"], json!({"code": "ERROR", "message": "the script ran out"}));
-    assert_eq!(execute["attributes"]["error.type"], "Execution");
-    assert_eq!(by_name(&spans, "prompty.invoke")["status"]["code"], "ERROR");
-
-    // No byte received holds the API key or the prompt.
-    let raw = raw_requests(&peer);
-    assert!(!raw.is_empty());
-    for (body, _) in &raw {
-        assert!(!contains(body, API_KEY), "the API key reached the collector");
-        assert!(!contains(body, "Capital of France"), "a prompt reached the collector with the content off");
-    }
-    trace::set_tracing_content(true);
-    provider.shutdown().expect("the pipeline shuts down");
 }
