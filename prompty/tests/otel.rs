@@ -1,5 +1,5 @@
 //! The OpenTelemetry exporter (`prompty::otel::OtelBackend`) against a real OTLP/HTTP receiver on
-//! 127.0.0.1: `e2e/otlp_receiver.py`, which decodes what it receives with the official protobuf
+//! 127.0.0.1 (a program's own `tracing-opentelemetry` pipeline: `examples/tests/tracing_otel.rs`): `e2e/otlp_receiver.py`, which decodes what it receives with the official protobuf
 //! definitions of PyPI's `opentelemetry-proto` (pinned in `e2e/requirements.txt`) and serves the
 //! spans back as JSON. The model is a scripted executor returning Chat Completions responses,
 //! processed by the OpenAI processor.
@@ -11,49 +11,16 @@ mod common;
 #[path = "e2e/peers.rs"]
 mod peers;
 
-use peers::Peer;
 use prompty::otel::OtelBackend;
 use prompty::trace;
 use prompty::{Agent, BoxFuture, Error, Executor, Message, Result, TurnOptions};
 use serde_json::{json, Value};
 use std::collections::VecDeque;
-use std::process::Command;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 /// The API key in the prompts' connection: it must never reach the collector.
 const API_KEY: &str = "sk-otel-never-exported-4711";
-
-/// Starts the receiver on a free port.
-fn receiver() -> Peer {
-    let py = peers::python();
-    let script = common::e2e_dir().join("otlp_receiver.py");
-    Peer::start("otlp-receiver", Duration::from_secs(30), "/ready", |port| {
-        let mut c = Command::new(&py);
-        c.arg(&script).arg(port.to_string());
-        c
-    })
-}
-
-/// Every span the receiver decoded.
-fn received(peer: &Peer) -> Vec<Value> {
-    let (status, body) = peer.get("/spans").expect("GET /spans");
-    assert_eq!(status, 200, "{body}");
-    serde_json::from_str(&body).expect("spans as JSON")
-}
-
-/// The raw request bodies the receiver got, as bytes, and their headers.
-fn raw_requests(peer: &Peer) -> Vec<(Vec<u8>, Value)> {
-    let (_, body) = peer.get("/raw").expect("GET /raw");
-    let raw: Vec<Value> = serde_json::from_str(&body).unwrap();
-    raw.into_iter()
-        .map(|r| {
-            let hex = r["body"].as_str().unwrap();
-            let bytes = (0..hex.len()).step_by(2).map(|i| u8::from_str_radix(&hex[i..i + 2], 16).unwrap()).collect();
-            (bytes, r["headers"].clone())
-        })
-        .collect()
-}
 
 /// The spans of the trace whose root is `root` (backends are process-wide and the tests run side
 /// by side: each picks its own traces).
@@ -137,7 +104,7 @@ fn contains(haystack: &[u8], needle: &str) -> bool {
 
 #[test]
 fn invoke_and_turn_reach_a_real_receiver_with_genai_attributes() {
-    let peer = receiver();
+    let peer = peers::otlp_receiver();
     let otel = Registered::new("otel-e2e", OtelBackend::new(&peer.url()).with_header("x-collector-key", "hdr-1"));
     // invoke
     let agent = scripted("otel-invoke", vec![answer("resp-1", "Paris")]);
@@ -158,7 +125,7 @@ fn invoke_and_turn_reach_a_real_receiver_with_genai_attributes() {
         .unwrap();
     assert_eq!(out, "Sunny");
     assert!(otel.1.flush(), "flush settles everything queued");
-    let all = received(&peer);
+    let all = peers::otlp_spans(&peer);
 
     // The invoke: root -> invoke -> {prepare -> {render, parse}, run -> {execute, process}}.
     let spans = trace_of(&all, "otel invoke");
@@ -217,6 +184,9 @@ fn invoke_and_turn_reach_a_real_receiver_with_genai_attributes() {
     assert_eq!((&first["parent_span_id"], &second["parent_span_id"]), (&turn["span_id"], &turn["span_id"]));
     assert_eq!(tool["parent_span_id"], first["span_id"], "the tool runs in the iteration that asked for it");
     assert_eq!((tool["name"].as_str(), tool["kind"].as_str()), (Some("prompty.tool"), Some("INTERNAL")));
+    assert_eq!(tool["attributes"]["gen_ai.operation.name"], "execute_tool");
+    assert_eq!(tool["attributes"]["gen_ai.tool.name"], "weather");
+    assert_eq!(tool["attributes"]["gen_ai.tool.call.id"], "call-1");
     let calls: Vec<&Value> = spans.iter().filter(|s| s["kind"] == "CLIENT").collect();
     assert_eq!(calls.len(), 2, "{}", names(&spans));
     assert!(calls.iter().all(|c| c["name"] == "chat m"));
@@ -226,7 +196,7 @@ fn invoke_and_turn_reach_a_real_receiver_with_genai_attributes() {
     assert_eq!(by_parent(second)["attributes"]["gen_ai.usage.input_tokens"], 9);
 
     // Never the API key (nor anything of the connection), in any byte received; the header went.
-    let raw = raw_requests(&peer);
+    let raw = peers::otlp_raw(&peer);
     assert!(!raw.is_empty());
     for (body, headers) in &raw {
         assert!(!contains(body, API_KEY), "the API key reached the collector");
@@ -240,7 +210,7 @@ fn invoke_and_turn_reach_a_real_receiver_with_genai_attributes() {
 
 #[test]
 fn content_is_exported_only_when_asked() {
-    let peer = receiver();
+    let peer = peers::otlp_receiver();
     let otel = Registered::new(
         "otel-content",
         OtelBackend::new(&peer.url()).with_content(true).with_service_name("otel-content-test"),
@@ -251,7 +221,7 @@ fn content_is_exported_only_when_asked() {
             .unwrap();
     assert_eq!(out, "Bonjour");
     assert!(otel.1.flush());
-    let spans = trace_of(&received(&peer), "otel content");
+    let spans = trace_of(&peers::otlp_spans(&peer), "otel content");
     let execute = named(&spans, "execute");
     assert_eq!(execute["resource"]["service.name"], "otel-content-test");
     let input: Value = serde_json::from_str(execute["attributes"]["gen_ai.input.messages"].as_str().unwrap()).unwrap();
@@ -266,21 +236,21 @@ fn content_is_exported_only_when_asked() {
     let inputs: Value = serde_json::from_str(invoke["attributes"]["prompty.inputs"].as_str().unwrap()).unwrap();
     assert_eq!(inputs["inputs"]["q"], "Say hello in French", "{inputs}");
     assert_eq!(invoke["attributes"]["prompty.result"], "\"Bonjour\"");
-    for (body, _) in raw_requests(&peer) {
+    for (body, _) in peers::otlp_raw(&peer) {
         assert!(!contains(&body, API_KEY), "the API key reached the collector with content on");
     }
 }
 
 #[test]
 fn a_failed_call_has_status_error() {
-    let peer = receiver();
+    let peer = peers::otlp_receiver();
     let otel = Registered::new("otel-error", OtelBackend::new(&peer.url()));
     let agent = scripted("otel-error", vec![]);
     let err =
         trace::traced("otel error", &json!({}), || prompty::invoke::<String>(&agent, &json!({"q": "x"}))).unwrap_err();
     assert!(err.to_string().contains("the script ran out"), "{err}");
     assert!(otel.1.flush());
-    let spans = trace_of(&received(&peer), "otel error");
+    let spans = trace_of(&peers::otlp_spans(&peer), "otel error");
     let execute = named(&spans, "execute");
     assert_eq!(execute["status"], json!({"code": "ERROR", "message": "the script ran out"}));
     assert_eq!(execute["attributes"]["error.type"], "Execution");

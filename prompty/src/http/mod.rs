@@ -60,18 +60,23 @@ pub(crate) mod sse;
 mod tls;
 
 #[cfg(feature = "http")]
+#[allow(unused_imports)] // which of them a build uses depends on its features
 pub(crate) use client::{read_body, reqwest_builder, Address, ApiRequest, ReadBody};
 #[cfg(feature = "http")]
 pub use client::{HttpClient, HttpConfig, MAX_REDIRECTS, USER_AGENT_VALUE};
 #[cfg(feature = "http")]
+#[allow(unused_imports)] // which of them a build uses depends on its features
 pub(crate) use credentials::{resolve, EnvNames, Resolved};
 #[cfg(feature = "http")]
+#[allow(unused_imports)] // which of them a build uses depends on its features
 pub(crate) use error::error_chain;
 #[cfg(feature = "http")]
 pub use error::{HttpError, MAX_ERROR_BODY_BYTES, MAX_TEXT_IN_ERROR};
 #[cfg(feature = "http")]
+#[allow(unused_imports)] // which of them a build uses depends on its features
 pub(crate) use retry::{retry_after, with_retries, Attempt};
 #[cfg(feature = "http")]
+#[allow(unused_imports)] // which of them a build uses depends on its features
 pub(crate) use secrets::{insert_secret, Secrets};
 #[cfg(feature = "http")]
 pub use tls::ensure_tls_provider;

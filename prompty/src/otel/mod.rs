@@ -1,21 +1,28 @@
 //! An OpenTelemetry exporter: every finished span sent over OTLP/HTTP (protobuf) to a collector
-//! ([`OtelBackend`], feature `otel`).
+//! ([`OtelBackend`], feature `otel`), built on the `opentelemetry` SDK's span data and the
+//! `opentelemetry-otlp` exporter (HTTP with protobuf, over prompty's own HTTP client).
 //!
 //! ```no_run
 //! let otel = std::sync::Arc::new(prompty::otel::OtelBackend::from_env());
 //! prompty::trace::add("otel", otel.clone());
 //! ```
+//!
+//! A program that already exports with `tracing-opentelemetry` does not need this backend: the
+//! `prompty.*` `tracing` spans carry the same GenAI attributes as fields (see [`crate::trace`]),
+//! so its own pipeline (resource, sampler, exporter) sends them.
 
-mod proto;
-
-use crate::http::{error_chain, read_body, HttpClient, HttpConfig, RetryPolicy, Secrets, MAX_ERROR_BODY_BYTES};
+use crate::http::{HttpClient, HttpConfig, RetryPolicy, Secrets};
 use crate::trace::{FinishedSpan, SpanKind, TraceBackend};
-use prost::Message as _;
-use reqwest::header::{HeaderMap, HeaderName, HeaderValue, CONTENT_TYPE};
+use opentelemetry::trace::{SpanContext, SpanId, Status, TraceFlags, TraceId, TraceState};
+use opentelemetry::{Array, InstrumentationScope, KeyValue, StringValue};
+use opentelemetry_otlp::{Protocol, WithExportConfig as _, WithHttpConfig as _};
+use opentelemetry_sdk::trace::{SpanData, SpanEvents, SpanExporter as _, SpanLinks};
+use reqwest::header::{HeaderMap, HeaderName, HeaderValue};
 use serde_json::{json, Value};
+use std::borrow::Cow;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Condvar, Mutex, OnceLock};
-use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+use std::time::{Duration, Instant};
 use tokio::sync::{mpsc, Notify};
 
 /// The most spans waiting to be exported; a span that ends while the queue is full is dropped
@@ -59,7 +66,9 @@ const DEFAULT_ENDPOINT: &str = "http://localhost:4318";
 
 /// Exports every finished span to an OpenTelemetry collector over OTLP/HTTP with protobuf
 /// (`POST {endpoint}/v1/traces`, `Content-Type: application/x-protobuf`), following the GenAI
-/// semantic conventions for the model call.
+/// semantic conventions for the model call. The spans are `opentelemetry_sdk` span data, encoded
+/// and sent by `opentelemetry-otlp`'s HTTP exporter through prompty's HTTP client (its TLS
+/// provider and redirect rule).
 ///
 /// ## What is sent
 /// - ids: the trace id (16 bytes), the span id and the parent's (8 bytes) of the [`FinishedSpan`];
@@ -72,7 +81,7 @@ const DEFAULT_ENDPOINT: &str = "http://localhost:4318";
 ///   `prompty.name` and `prompty.signature`;
 /// - status `ERROR` with the error's message (and `error.type`) when the span failed;
 /// - the resource attribute `service.name` (`prompty` unless [`OtelBackend::with_service_name`]
-///   says otherwise) and the instrumentation scope `prompty`.
+///   says otherwise) with the SDK's `telemetry.sdk.*`, and the instrumentation scope `prompty`.
 ///
 /// Content (the span's inputs and result as JSON text under `prompty.inputs` /
 /// `prompty.result`, and on the model call `gen_ai.input.messages` / `gen_ai.output.messages`)
@@ -115,7 +124,7 @@ struct Config {
 
 /// The queue's side of the exporter thread.
 struct Worker {
-    tx: Mutex<Option<mpsc::Sender<proto::Span>>>,
+    tx: Mutex<Option<mpsc::Sender<SpanData>>>,
     flush: Arc<Notify>,
     thread: Mutex<Option<std::thread::JoinHandle<()>>>,
 }
@@ -188,7 +197,9 @@ impl std::fmt::Debug for OtelBackend {
 
 impl OtelBackend {
     /// Exports to the collector at `endpoint` (its base URL: spans are posted to
-    /// `{endpoint}/v1/traces`).
+    /// `{endpoint}/v1/traces`). As every `opentelemetry-otlp` exporter, it also sends the headers
+    /// of `OTEL_EXPORTER_OTLP_TRACES_HEADERS` / `OTEL_EXPORTER_OTLP_HEADERS` when they are set.
+    /// Bodies are not compressed (`OTEL_EXPORTER_OTLP_COMPRESSION` is ignored).
     ///
     /// ```
     /// let otel = prompty::otel::OtelBackend::new("http://localhost:4318/");
@@ -452,7 +463,7 @@ impl TraceBackend for OtelBackend {
             return;
         };
         let sent = match &*worker.tx.lock().unwrap_or_else(|e| e.into_inner()) {
-            Some(tx) => tx.try_send(to_proto(span, self.config.content)).is_ok(),
+            Some(tx) => tx.try_send(to_span_data(span, self.config.content)).is_ok(),
             None => false,
         };
         if sent {
@@ -479,55 +490,49 @@ fn percent_decode(s: &str) -> String {
     percent_encoding::percent_decode_str(s).decode_utf8_lossy().into_owned()
 }
 
-/// Nanoseconds since the Unix epoch (0 before it).
-fn unix_nanos(t: SystemTime) -> u64 {
-    t.duration_since(UNIX_EPOCH).map(|d| u64::try_from(d.as_nanos()).unwrap_or(u64::MAX)).unwrap_or(0)
-}
-
-/// A scalar JSON value as an `AnyValue` (`None` for null, arrays and objects).
-fn scalar(v: &Value) -> Option<proto::AnyValue> {
-    let value = match v {
-        Value::String(s) => proto::Value::String(s.clone()),
-        Value::Bool(b) => proto::Value::Bool(*b),
-        Value::Number(n) => match n.as_i64() {
-            Some(i) => proto::Value::Int(i),
-            None => proto::Value::Double(n.as_f64()?),
-        },
-        _ => return None,
-    };
-    Some(proto::AnyValue { value: Some(value) })
-}
-
-/// A JSON value as an attribute value: scalars typed, arrays of scalars as arrays, anything
-/// else as its JSON text; `None` for null.
-fn any_value(v: &Value) -> Option<proto::AnyValue> {
-    match v {
-        Value::Null => None,
-        Value::Array(items) => match items.iter().map(scalar).collect::<Option<Vec<_>>>() {
-            Some(values) => Some(proto::AnyValue { value: Some(proto::Value::Array(proto::ArrayValue { values })) }),
-            None => Some(text_value(v.to_string())),
-        },
-        Value::Object(_) => Some(text_value(v.to_string())),
-        _ => scalar(v),
+/// A typed array of scalars, or `None` when the items are not all strings, all booleans, all
+/// integers or all numbers.
+fn array(items: &[Value]) -> Option<Array> {
+    if let Some(v) = items.iter().map(|v| v.as_str().map(|s| StringValue::from(s.to_owned()))).collect() {
+        return Some(Array::String(v));
     }
+    if let Some(v) = items.iter().map(Value::as_bool).collect() {
+        return Some(Array::Bool(v));
+    }
+    if let Some(v) = items.iter().map(Value::as_i64).collect() {
+        return Some(Array::I64(v));
+    }
+    items.iter().map(Value::as_f64).collect::<Option<Vec<f64>>>().map(Array::F64)
 }
 
-fn text_value(s: String) -> proto::AnyValue {
-    proto::AnyValue { value: Some(proto::Value::String(s)) }
+/// A JSON value as an attribute value: scalars typed, arrays of one scalar type as arrays,
+/// anything else as its JSON text; `None` for null.
+fn any_value(v: &Value) -> Option<opentelemetry::Value> {
+    Some(match v {
+        Value::Null => return None,
+        Value::String(s) => s.clone().into(),
+        Value::Bool(b) => (*b).into(),
+        Value::Number(n) => match n.as_i64() {
+            Some(i) => i.into(),
+            None => n.as_f64()?.into(),
+        },
+        Value::Array(items) => match array(items) {
+            Some(a) => opentelemetry::Value::Array(a),
+            None => v.to_string().into(),
+        },
+        Value::Object(_) => v.to_string().into(),
+    })
 }
 
-fn key_value(key: &str, value: proto::AnyValue) -> proto::KeyValue {
-    proto::KeyValue { key: key.to_owned(), value: Some(value) }
+fn text(key: &'static str, value: String) -> KeyValue {
+    KeyValue::new(key, value)
 }
 
 /// The span's name: `"{operation} {model}"` for a model call, the signature otherwise.
 fn span_name(span: &FinishedSpan) -> String {
-    let attr = |k: &str| span.attributes.get(k).and_then(Value::as_str).filter(|s| !s.is_empty());
     if span.kind == SpanKind::Client {
-        match (attr("gen_ai.operation.name"), attr("gen_ai.request.model")) {
-            (Some(op), Some(model)) => return format!("{op} {model}"),
-            (Some(op), None) => return op.to_owned(),
-            _ => {}
+        if let Some(name) = crate::trace::genai::client_span_name(&span.attributes) {
+            return name;
         }
     }
     if span.signature.is_empty() {
@@ -537,49 +542,63 @@ fn span_name(span: &FinishedSpan) -> String {
     }
 }
 
-/// A finished span as an OTLP span.
-fn to_proto(span: &FinishedSpan, content: bool) -> proto::Span {
-    let mut attributes: Vec<proto::KeyValue> =
-        span.attributes.iter().filter_map(|(k, v)| Some(key_value(k, any_value(v)?))).collect();
-    attributes.push(key_value("prompty.name", text_value(span.name.clone())));
-    attributes.push(key_value("prompty.signature", text_value(span.signature.clone())));
-    let status = span.failed.then(|| {
+/// The instrumentation scope of every exported span: `prompty` and its version.
+fn scope() -> InstrumentationScope {
+    static SCOPE: OnceLock<InstrumentationScope> = OnceLock::new();
+    SCOPE
+        .get_or_init(|| InstrumentationScope::builder("prompty").with_version(env!("CARGO_PKG_VERSION")).build())
+        .clone()
+}
+
+/// A finished span as the SDK's span data (sampled; ids and times as recorded).
+fn to_span_data(span: &FinishedSpan, content: bool) -> SpanData {
+    let mut attributes: Vec<KeyValue> =
+        span.attributes.iter().filter_map(|(k, v)| Some(KeyValue::new(k.clone(), any_value(v)?))).collect();
+    attributes.push(text("prompty.name", span.name.clone()));
+    attributes.push(text("prompty.signature", span.signature.clone()));
+    let mut status = Status::Unset;
+    if span.failed {
         let exception = &span.result["exception"];
         if let Some(kind) = exception["type"].as_str().filter(|s| !s.is_empty()) {
-            attributes.push(key_value("error.type", text_value(kind.to_owned())));
+            attributes.push(text("error.type", kind.to_owned()));
         }
-        let message = exception["message"].as_str().unwrap_or("failed").to_owned();
-        proto::Status { message, code: proto::STATUS_CODE_ERROR }
-    });
+        status = Status::error(exception["message"].as_str().unwrap_or("failed").to_owned());
+    }
     if content {
-        attributes.push(key_value("prompty.inputs", text_value(span.inputs.to_string())));
-        attributes.push(key_value("prompty.result", text_value(span.result.to_string())));
+        attributes.push(text("prompty.inputs", span.inputs.to_string()));
+        attributes.push(text("prompty.result", span.result.to_string()));
         if span.kind == SpanKind::Client {
             if let Some(messages) = input_messages(&span.inputs) {
-                attributes.push(key_value("gen_ai.input.messages", text_value(messages.to_string())));
+                attributes.push(text("gen_ai.input.messages", messages.to_string()));
             }
             if let Some(messages) = output_messages(&span.result).filter(|_| !span.failed) {
-                attributes.push(key_value("gen_ai.output.messages", text_value(messages.to_string())));
+                attributes.push(text("gen_ai.output.messages", messages.to_string()));
             }
         }
     }
-    proto::Span {
-        trace_id: span.trace_id.to_be_bytes().to_vec(),
-        span_id: span.span_id.to_be_bytes().to_vec(),
-        trace_state: String::new(),
-        parent_span_id: span.parent_id.map(|p| p.to_be_bytes().to_vec()).unwrap_or_default(),
-        name: span_name(span),
-        kind: match span.kind {
-            SpanKind::Client => proto::SPAN_KIND_CLIENT,
-            SpanKind::Internal => proto::SPAN_KIND_INTERNAL,
+    SpanData {
+        span_context: SpanContext::new(
+            TraceId::from_bytes(span.trace_id.to_be_bytes()),
+            SpanId::from_bytes(span.span_id.to_be_bytes()),
+            TraceFlags::SAMPLED,
+            false,
+            TraceState::default(),
+        ),
+        parent_span_id: span.parent_id.map_or(SpanId::INVALID, |p| SpanId::from_bytes(p.to_be_bytes())),
+        parent_span_is_remote: false,
+        span_kind: match span.kind {
+            SpanKind::Client => opentelemetry::trace::SpanKind::Client,
+            SpanKind::Internal => opentelemetry::trace::SpanKind::Internal,
         },
-        start_time_unix_nano: unix_nanos(span.start),
-        end_time_unix_nano: unix_nanos(span.end),
+        name: Cow::Owned(span_name(span)),
+        start_time: span.start,
+        end_time: span.end,
         attributes,
         dropped_attributes_count: 0,
+        events: SpanEvents::default(),
+        links: SpanLinks::default(),
         status,
-        // Sampled (W3C trace flags), and "the parent is not remote" known.
-        flags: 0x101,
+        instrumentation_scope: scope(),
     }
 }
 
@@ -641,42 +660,14 @@ fn output_messages(result: &Value) -> Option<Value> {
     Some(json!([{"role": "assistant", "parts": parts, "finish_reason": result["stop_reason"]}]))
 }
 
-/// The body of one export request.
-fn encode(config: &Config, spans: Vec<proto::Span>) -> Vec<u8> {
-    let text = |k: &str, v: &str| key_value(k, text_value(v.to_owned()));
-    let request = proto::ExportTraceServiceRequest {
-        resource_spans: vec![proto::ResourceSpans {
-            resource: Some(proto::Resource {
-                attributes: vec![
-                    text("service.name", &config.service_name),
-                    text("telemetry.sdk.name", "prompty"),
-                    text("telemetry.sdk.language", "rust"),
-                    text("telemetry.sdk.version", env!("CARGO_PKG_VERSION")),
-                ],
-                dropped_attributes_count: 0,
-            }),
-            scope_spans: vec![proto::ScopeSpans {
-                scope: Some(proto::InstrumentationScope {
-                    name: "prompty".to_owned(),
-                    version: env!("CARGO_PKG_VERSION").to_owned(),
-                }),
-                spans,
-                schema_url: String::new(),
-            }],
-            schema_url: String::new(),
-        }],
-    };
-    request.encode_to_vec()
-}
-
 /// What woke the export thread.
 enum Wake {
-    Span(Option<Box<proto::Span>>),
+    Span(Option<Box<SpanData>>),
     Flush,
     Tick,
 }
 
-async fn next(rx: &mut mpsc::Receiver<proto::Span>, flush: &Notify, deadline: Option<tokio::time::Instant>) -> Wake {
+async fn next(rx: &mut mpsc::Receiver<SpanData>, flush: &Notify, deadline: Option<tokio::time::Instant>) -> Wake {
     use futures_util::future::{select, Either};
     let far = tokio::time::Instant::now() + Duration::from_secs(24 * 3600);
     let recv = std::pin::pin!(rx.recv());
@@ -690,7 +681,7 @@ async fn next(rx: &mut mpsc::Receiver<proto::Span>, flush: &Notify, deadline: Op
 }
 
 /// The body of the export thread: batches the queue and posts each batch.
-fn export_thread(config: &Config, mut rx: mpsc::Receiver<proto::Span>, flush: &Notify, counters: &Counters) {
+fn export_thread(config: &Config, mut rx: mpsc::Receiver<SpanData>, flush: &Notify, counters: &Counters) {
     let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build();
     let runtime = match runtime {
         Ok(rt) => rt,
@@ -701,7 +692,8 @@ fn export_thread(config: &Config, mut rx: mpsc::Receiver<proto::Span>, flush: &N
         }
     };
     runtime.block_on(async {
-        let client = client(config);
+        let exporter = exporter(config);
+        let exporter = exporter.as_ref();
         let mut batch = Vec::new();
         let mut deadline = None;
         loop {
@@ -710,26 +702,26 @@ fn export_thread(config: &Config, mut rx: mpsc::Receiver<proto::Span>, flush: &N
                     batch.push(*span);
                     deadline.get_or_insert_with(|| tokio::time::Instant::now() + BATCH_INTERVAL);
                     if batch.len() >= MAX_BATCH {
-                        export(client.as_ref(), config, &mut batch, counters).await;
+                        export(exporter, config, &mut batch, counters).await;
                         deadline = None;
                     }
                 }
                 Wake::Span(None) => {
-                    export(client.as_ref(), config, &mut batch, counters).await;
+                    export(exporter, config, &mut batch, counters).await;
                     break;
                 }
                 Wake::Flush => {
                     while let Ok(span) = rx.try_recv() {
                         batch.push(span);
                         if batch.len() >= MAX_BATCH {
-                            export(client.as_ref(), config, &mut batch, counters).await;
+                            export(exporter, config, &mut batch, counters).await;
                         }
                     }
-                    export(client.as_ref(), config, &mut batch, counters).await;
+                    export(exporter, config, &mut batch, counters).await;
                     deadline = None;
                 }
                 Wake::Tick => {
-                    export(client.as_ref(), config, &mut batch, counters).await;
+                    export(exporter, config, &mut batch, counters).await;
                     deadline = None;
                 }
             }
@@ -738,53 +730,75 @@ fn export_thread(config: &Config, mut rx: mpsc::Receiver<proto::Span>, flush: &N
     counters.stop();
 }
 
-/// The HTTP client of the export thread, from the HTTP layer (its TLS provider, `User-Agent`, and
-/// redirect rule: a redirect to another origin is refused, so the export headers never reach it);
-/// `None` (logged) when it cannot be built. Export requests are not retried: a failed batch is
-/// dropped and counted.
-fn client(config: &Config) -> Option<HttpClient> {
+/// The OTLP/HTTP exporter of the export thread, posting with the HTTP layer's client (its TLS
+/// provider, `User-Agent`, and redirect rule: a redirect to another origin is refused, so the
+/// export headers never reach it), with the resource (`service.name` and the SDK's
+/// `telemetry.sdk.*`) set; `None` (logged) when it cannot be built. Export requests are not
+/// retried: a failed batch is dropped and counted.
+fn exporter(config: &Config) -> Option<opentelemetry_otlp::SpanExporter> {
     let settings = HttpConfig {
         connect_timeout: config.timeout,
         request_timeout: config.timeout,
         retry: RetryPolicy::none(),
         ..HttpConfig::default()
     };
-    match HttpClient::new(settings) {
-        Ok(client) => Some(client),
+    let client = match HttpClient::new(settings) {
+        Ok(client) => client.reqwest().cloned(),
         Err(e) => {
             tracing::warn!("cannot build the OpenTelemetry exporter's HTTP client: {e}; spans are dropped");
+            return None;
+        }
+    };
+    let Some(client) = client else {
+        tracing::warn!("the OpenTelemetry exporter has no HTTP client; spans are dropped");
+        return None;
+    };
+    let headers = config
+        .headers
+        .iter()
+        .filter_map(|(name, value)| Some((name.as_str().to_owned(), value.to_str().ok()?.to_owned())))
+        .collect();
+    let built = opentelemetry_otlp::SpanExporter::builder()
+        .with_http()
+        .with_protocol(Protocol::HttpBinary)
+        .with_endpoint(config.url.clone())
+        .with_timeout(config.timeout)
+        .with_headers(headers)
+        .with_http_client(client)
+        .build();
+    match built {
+        Ok(mut exporter) => {
+            let resource = opentelemetry_sdk::Resource::builder_empty()
+                .with_detector(Box::new(opentelemetry_sdk::resource::TelemetryResourceDetector))
+                .with_service_name(config.service_name.clone())
+                .build();
+            exporter.set_resource(&resource);
+            Some(exporter)
+        }
+        Err(e) => {
+            let why = Secrets::from_headers(&config.headers).scrub(&e.to_string()).into_owned();
+            tracing::warn!("cannot build the OpenTelemetry exporter for {}: {why}; spans are dropped", config.url);
             None
         }
     }
 }
 
 /// Posts `batch` (emptied) and settles its spans, exported or failed.
-async fn export(client: Option<&HttpClient>, config: &Config, batch: &mut Vec<proto::Span>, counters: &Counters) {
+async fn export(
+    exporter: Option<&opentelemetry_otlp::SpanExporter>,
+    config: &Config,
+    batch: &mut Vec<SpanData>,
+    counters: &Counters,
+) {
     if batch.is_empty() {
         return;
     }
     let spans = std::mem::take(batch);
     let n = spans.len() as u64;
     let started = Instant::now();
-    let outcome = match client.and_then(HttpClient::reqwest) {
-        None => Err("no HTTP client".to_owned()),
-        Some(client) => {
-            let request = client
-                .post(&config.url)
-                .headers(config.headers.clone())
-                .header(CONTENT_TYPE, "application/x-protobuf")
-                .timeout(config.timeout)
-                .body(encode(config, spans));
-            match request.send().await {
-                Ok(mut response) if response.status().is_success() => {
-                    // Read the (partial-success) answer, bounded, so the connection can be reused.
-                    let _ = read_body(&mut response, MAX_ERROR_BODY_BYTES).await;
-                    Ok(())
-                }
-                Ok(response) => Err(format!("the collector answered {}", response.status())),
-                Err(e) => Err(error_chain(&e.without_url())),
-            }
-        }
+    let outcome = match exporter {
+        None => Err("no OTLP exporter".to_owned()),
+        Some(exporter) => exporter.export(spans).await.map_err(|e| e.to_string()),
     };
     match outcome {
         Ok(()) => {
@@ -809,6 +823,12 @@ async fn export(client: Option<&HttpClient>, config: &Config, batch: &mut Vec<pr
 mod tests {
     use super::*;
     use serde_json::Map;
+    use std::time::{SystemTime, UNIX_EPOCH};
+
+    /// Nanoseconds since the Unix epoch.
+    fn unix_nanos(t: SystemTime) -> u128 {
+        t.duration_since(UNIX_EPOCH).unwrap().as_nanos()
+    }
 
     #[test]
     fn headers_and_endpoints_from_the_environment() {
@@ -867,46 +887,55 @@ mod tests {
             attributes,
             ..Default::default()
         };
-        let p = to_proto(&span, false);
+        let p = to_span_data(&span, false);
         assert_eq!(p.name, "chat gpt-4o");
-        assert_eq!(p.kind, proto::SPAN_KIND_CLIENT);
-        assert_eq!(p.trace_id, (1..=16).collect::<Vec<u8>>());
-        assert_eq!(p.span_id, (0x11..=0x18).collect::<Vec<u8>>());
-        assert_eq!(p.parent_span_id, 7u64.to_be_bytes());
-        assert_eq!((p.start_time_unix_nano, p.end_time_unix_nano), (1_500, 2_500));
-        assert_eq!(p.status, Some(proto::Status { message: "boom".into(), code: proto::STATUS_CODE_ERROR }));
-        let get = |k: &str| p.attributes.iter().find(|a| a.key == k).and_then(|a| a.value.clone()?.value);
-        assert_eq!(get("gen_ai.request.temperature"), Some(proto::Value::Double(0.5)));
-        assert_eq!(get("gen_ai.usage.input_tokens"), Some(proto::Value::Int(7)));
-        assert_eq!(get("flag"), Some(proto::Value::Bool(true)));
+        assert_eq!(p.span_kind, opentelemetry::trace::SpanKind::Client);
+        assert_eq!(p.span_context.trace_id().to_bytes().to_vec(), (1..=16).collect::<Vec<u8>>());
+        assert_eq!(p.span_context.span_id().to_bytes().to_vec(), (0x11..=0x18).collect::<Vec<u8>>());
+        assert!(p.span_context.is_sampled());
+        assert_eq!(p.parent_span_id.to_bytes(), 7u64.to_be_bytes());
+        assert_eq!((unix_nanos(p.start_time), unix_nanos(p.end_time)), (1_500, 2_500));
+        assert_eq!(p.status, Status::error("boom"));
+        assert_eq!(p.instrumentation_scope.name(), "prompty");
+        let get = |k: &str| p.attributes.iter().find(|a| a.key.as_str() == k).map(|a| a.value.clone());
+        assert_eq!(get("gen_ai.request.temperature"), Some(0.5.into()));
+        assert_eq!(get("gen_ai.usage.input_tokens"), Some(7i64.into()));
+        assert_eq!(get("flag"), Some(true.into()));
         assert_eq!(
             get("gen_ai.response.finish_reasons"),
-            Some(proto::Value::Array(proto::ArrayValue { values: vec![text_value("stop".into())] }))
+            Some(opentelemetry::Value::Array(Array::String(vec!["stop".into()])))
         );
-        assert_eq!(get("nested"), Some(proto::Value::String(r#"{"a":[1,{"b":2}]}"#.into())));
+        assert_eq!(get("nested"), Some(r#"{"a":[1,{"b":2}]}"#.into()));
         assert_eq!(get("nothing"), None);
-        assert_eq!(get("error.type"), Some(proto::Value::String("Execution".into())));
-        assert_eq!(get("prompty.signature"), Some(proto::Value::String("prompty.execute".into())));
+        assert_eq!(get("error.type"), Some("Execution".into()));
+        assert_eq!(get("prompty.signature"), Some("prompty.execute".into()));
         assert_eq!(get("prompty.inputs"), None);
-        let with = to_proto(&span, true);
-        let get = |k: &str| with.attributes.iter().find(|a| a.key == k).and_then(|a| a.value.clone()?.value);
+        let with = to_span_data(&span, true);
+        let get = |k: &str| with.attributes.iter().find(|a| a.key.as_str() == k).map(|a| a.value.clone());
         assert_eq!(
             get("gen_ai.input.messages"),
-            Some(proto::Value::String(r#"[{"role":"user","parts":[{"type":"text","content":"Hi"}]}]"#.into()))
+            Some(r#"[{"role":"user","parts":[{"type":"text","content":"Hi"}]}]"#.into())
         );
-        // The body decodes back to the same span.
-        let config = Arc::clone(&OtelBackend::new("http://x").config);
-        let body = encode(&config, vec![p.clone()]);
-        let back = proto::ExportTraceServiceRequest::decode(body.as_slice()).unwrap();
-        assert_eq!(back.resource_spans[0].scope_spans[0].spans, [p]);
+    }
+
+    #[test]
+    fn arrays_keep_one_type_or_become_json_text() {
+        let v = |j: Value| any_value(&j);
+        assert_eq!(v(json!([1, 2])), Some(opentelemetry::Value::Array(Array::I64(vec![1, 2]))));
+        assert_eq!(v(json!([1, 2.5])), Some(opentelemetry::Value::Array(Array::F64(vec![1.0, 2.5]))));
+        assert_eq!(v(json!([true])), Some(opentelemetry::Value::Array(Array::Bool(vec![true]))));
+        assert_eq!(v(json!(["a", 1])), Some(r#"["a",1]"#.into()));
     }
 
     #[test]
     fn internal_spans_are_named_after_their_signature() {
         let span = FinishedSpan { name: "turn 1".into(), signature: "prompty.turn".into(), ..Default::default() };
-        let p = to_proto(&span, false);
-        assert_eq!((p.name.as_str(), p.kind, p.status), ("prompty.turn", proto::SPAN_KIND_INTERNAL, None));
-        assert!(p.parent_span_id.is_empty());
+        let p = to_span_data(&span, false);
+        assert_eq!(
+            (p.name.as_ref(), p.span_kind, p.status),
+            ("prompty.turn", opentelemetry::trace::SpanKind::Internal, Status::Unset)
+        );
+        assert_eq!(p.parent_span_id, SpanId::INVALID);
     }
 
     #[test]

@@ -80,6 +80,28 @@ pub(crate) fn response(raw: &Value, a: &mut Map<String, Value>) {
     }
 }
 
+/// The name the GenAI conventions give a model call's span, `"{gen_ai.operation.name}
+/// {gen_ai.request.model}"` (`"chat gpt-4o"`), or the operation alone without a model; `None`
+/// without an operation.
+pub(crate) fn client_span_name(a: &Map<String, Value>) -> Option<String> {
+    let attr = |k: &str| a.get(k).and_then(Value::as_str).filter(|s| !s.is_empty());
+    let op = attr("gen_ai.operation.name")?;
+    Some(match attr("gen_ai.request.model") {
+        Some(model) => format!("{op} {model}"),
+        None => op.to_owned(),
+    })
+}
+
+/// The attributes of a tool call's span: `gen_ai.operation.name = "execute_tool"`,
+/// `gen_ai.tool.name` and `gen_ai.tool.call.id` (when the model gave one).
+pub(crate) fn tool(name: &str, call_id: &str, a: &mut Map<String, Value>) {
+    a.insert("gen_ai.operation.name".into(), "execute_tool".into());
+    a.insert("gen_ai.tool.name".into(), name.into());
+    if !call_id.is_empty() {
+        a.insert("gen_ai.tool.call.id".into(), call_id.into());
+    }
+}
+
 /// The recorded inputs of a model call (its messages), with the request's `gen_ai.*` attributes
 /// added: one recorder for every `execute` span.
 pub(crate) fn execute_inputs<'a>(

@@ -4,8 +4,20 @@
 //!
 //! - the [`tracing`](https://docs.rs/tracing) crate: every span is a `tracing` span named after its
 //!   signature (`prompty.load`, `prompty.prepare`, `prompty.execute`, ...) with the fields
-//!   `prompty.name`, `inputs` and `result` (JSON, redacted), so a subscriber the program already
-//!   has (`tracing_subscriber::fmt`, an OpenTelemetry layer) sees them with no extra code;
+//!   `prompty.name`, `inputs` and `result` (JSON, redacted; [`set_tracing_content`] turns these
+//!   two off), so a subscriber the program already has (`tracing_subscriber::fmt`, an
+//!   OpenTelemetry layer) sees them with no extra code. The spans also carry the OpenTelemetry
+//!   GenAI semantic conventions as fields, recorded when the span ends: on the model call
+//!   (`prompty.execute`, `prompty.stream`) `gen_ai.operation.name`, `gen_ai.provider.name`,
+//!   `gen_ai.request.model` and the request options (`gen_ai.request.temperature`, `max_tokens`,
+//!   `top_p`, `top_k`, `frequency_penalty`, `presence_penalty`, `seed`, `stop_sequences`),
+//!   `gen_ai.response.id`, `gen_ai.response.model`, `gen_ai.response.finish_reasons` (JSON text),
+//!   `gen_ai.usage.input_tokens` and `output_tokens`, with `otel.name` (`"chat gpt-4o"`) and
+//!   `otel.kind = "client"`; on a tool call (`prompty.tool`) `gen_ai.operation.name =
+//!   "execute_tool"`, `gen_ai.tool.name` and `gen_ai.tool.call.id`; on any failed span
+//!   `error.type`, `otel.status_code = "error"` and `otel.status_description`. So a
+//!   `tracing-opentelemetry` layer exports them with the program's own resource, sampler and
+//!   exporter, no `otel` feature needed;
 //! - the backends of the spec's tracer registry ([`add`], [`remove`], [`clear`]): each gets every
 //!   finished span ([`FinishedSpan`]), children before their parent, with its inputs, result,
 //!   times, usage and nested frames. [`TracyBackend`] writes the `.tracy` files the Prompty trace
@@ -72,6 +84,33 @@ pub const MAX_TRACE_STRING: usize = 64 * 1024;
 
 /// The most child frames one span keeps.
 pub const MAX_FRAMES: usize = 4096;
+
+static TRACING_CONTENT: AtomicBool = AtomicBool::new(true);
+
+/// Whether the `tracing` spans record their content in the fields `inputs` and `result` (the
+/// rendered messages, the model's raw answers, tool arguments and results, redacted): on unless
+/// turned off. Turn it off where a `tracing` pipeline sends spans to a store that may not keep
+/// prompts and answers (an OpenTelemetry collector through `tracing-opentelemetry`): the GenAI
+/// attributes (`gen_ai.*`, `error.type`) are still recorded. The backends ([`add`]) are not
+/// affected: each has its own setting (`OtelBackend::with_content`).
+///
+/// ```
+/// prompty::trace::set_tracing_content(false);
+/// assert!(!prompty::trace::tracing_content());
+/// prompty::trace::set_tracing_content(true);
+/// ```
+pub fn set_tracing_content(on: bool) {
+    TRACING_CONTENT.store(on, Ordering::Release);
+}
+
+/// Whether the `tracing` spans record `inputs` and `result` (see [`set_tracing_content`]).
+///
+/// ```
+/// assert!(prompty::trace::tracing_content());
+/// ```
+pub fn tracing_content() -> bool {
+    TRACING_CONTENT.load(Ordering::Acquire)
+}
 
 /// What kind of work a span stands for (OpenTelemetry's span kind).
 ///

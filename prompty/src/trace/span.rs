@@ -91,28 +91,101 @@ fn next_span_id() -> u64 {
 }
 
 /// The `tracing` span of a stage: named after its signature, so a subscriber can filter on it.
+///
+/// Every span declares the fields its attributes are recorded into when they are known (see
+/// [`record_attributes`], [`record_failure`]): on every span `error.type` and the status fields `tracing-opentelemetry`
+/// reads (`otel.status_code`, `otel.status_description`); on the model call (`prompty.execute`,
+/// `prompty.stream`) `otel.name` (`"chat gpt-4o"`), `otel.kind = "client"` and the GenAI
+/// attributes of [`super::genai`]; on a tool call `gen_ai.operation.name`, `gen_ai.tool.name` and
+/// `gen_ai.tool.call.id`.
 fn tracing_span(signature: &'static str, name: &str) -> tracing::Span {
-    macro_rules! spans {
-        ($($sig:literal),*) => {
-            match signature {
-                $($sig => tracing::info_span!($sig, prompty.name = name, inputs = tracing::field::Empty, result = tracing::field::Empty),)*
-                _ => tracing::info_span!("prompty.span", prompty.name = name, prompty.signature = signature, inputs = tracing::field::Empty, result = tracing::field::Empty),
-            }
+    use tracing::field::Empty;
+    macro_rules! span {
+        ($sig:literal $(, $($field:tt)*)?) => {
+            tracing::info_span!(
+                $sig,
+                prompty.name = name,
+                inputs = Empty,
+                result = Empty,
+                "error.type" = Empty,
+                otel.status_code = Empty,
+                otel.status_description = Empty
+                $(, $($field)*)?
+            )
         };
     }
-    spans!(
-        "prompty.load",
-        "prompty.prepare",
-        "prompty.render",
-        "prompty.parse",
-        "prompty.execute",
-        "prompty.process",
-        "prompty.run",
-        "prompty.invoke",
-        "prompty.turn",
-        "prompty.tool",
-        "prompty.stream"
-    )
+    macro_rules! model_call {
+        ($sig:literal) => {
+            span!(
+                $sig,
+                otel.name = Empty,
+                otel.kind = "client",
+                gen_ai.operation.name = Empty,
+                gen_ai.provider.name = Empty,
+                gen_ai.request.model = Empty,
+                gen_ai.request.temperature = Empty,
+                gen_ai.request.max_tokens = Empty,
+                gen_ai.request.top_p = Empty,
+                gen_ai.request.top_k = Empty,
+                gen_ai.request.frequency_penalty = Empty,
+                gen_ai.request.presence_penalty = Empty,
+                gen_ai.request.seed = Empty,
+                gen_ai.request.stop_sequences = Empty,
+                gen_ai.response.id = Empty,
+                gen_ai.response.model = Empty,
+                gen_ai.response.finish_reasons = Empty,
+                gen_ai.usage.input_tokens = Empty,
+                gen_ai.usage.output_tokens = Empty
+            )
+        };
+    }
+    match signature {
+        "prompty.load" => span!("prompty.load"),
+        "prompty.prepare" => span!("prompty.prepare"),
+        "prompty.render" => span!("prompty.render"),
+        "prompty.parse" => span!("prompty.parse"),
+        "prompty.execute" => model_call!("prompty.execute"),
+        "prompty.process" => span!("prompty.process"),
+        "prompty.run" => span!("prompty.run"),
+        "prompty.invoke" => span!("prompty.invoke"),
+        "prompty.turn" => span!("prompty.turn"),
+        "prompty.tool" => {
+            span!("prompty.tool", gen_ai.operation.name = Empty, gen_ai.tool.name = Empty, gen_ai.tool.call.id = Empty)
+        }
+        "prompty.stream" => model_call!("prompty.stream"),
+        _ => span!("prompty.span", prompty.signature = signature),
+    }
+}
+
+/// Records attributes (redacted) into the fields of a `tracing` span that declare them: strings,
+/// integers, numbers and booleans as they are, arrays and objects as JSON text; an attribute with
+/// no field of that name is skipped.
+fn record_attributes<'a>(tspan: &tracing::Span, attributes: impl Iterator<Item = (&'a String, &'a Value)>) {
+    for (key, value) in attributes {
+        let key = key.as_str();
+        match value {
+            Value::String(s) => tspan.record(key, s.as_str()),
+            Value::Bool(b) => tspan.record(key, *b),
+            Value::Number(n) => match (n.as_i64(), n.as_f64()) {
+                (Some(i), _) => tspan.record(key, i),
+                (None, Some(f)) => tspan.record(key, f),
+                (None, None) => tspan.record(key, tracing::field::display(n)),
+            },
+            Value::Null => tspan,
+            Value::Array(_) | Value::Object(_) => tspan.record(key, tracing::field::display(value)),
+        };
+    }
+}
+
+/// Records a failure into a `tracing` span: `error.type` and the status fields
+/// `tracing-opentelemetry` reads (`otel.status_code = "error"`, `otel.status_description`).
+fn record_failure(tspan: &tracing::Span, result: &Value) {
+    let exception = &result["exception"];
+    if let Some(kind) = exception["type"].as_str().filter(|s| !s.is_empty()) {
+        tspan.record("error.type", kind);
+    }
+    tspan.record("otel.status_code", "error");
+    tspan.record("otel.status_description", exception["message"].as_str().unwrap_or("failed"));
 }
 
 /// A span that has started and not ended.
@@ -124,6 +197,8 @@ pub(crate) struct Active {
     start: SystemTime,
     inputs: Value,
     attributes: Attributes,
+    /// The attributes recorded into the `tracing` span when it started (those known then).
+    opened_with: Vec<String>,
 }
 
 /// Runs `f` to get a value for a trace: secrets redacted by type and by key.
@@ -174,6 +249,7 @@ impl Active {
             start: SystemTime::UNIX_EPOCH,
             inputs: Value::Null,
             attributes: Attributes::new(),
+            opened_with: Vec::new(),
         })
     }
 
@@ -181,7 +257,23 @@ impl Active {
     fn opened(mut self) -> Active {
         self.start = SystemTime::now();
         if !self.tspan.is_disabled() {
-            self.tspan.record("inputs", tracing::field::display(&self.inputs));
+            if super::tracing_content() {
+                self.tspan.record("inputs", tracing::field::display(&self.inputs));
+            }
+            // Recorded before the span is entered: `tracing-opentelemetry` takes the span's name
+            // and kind only until then.
+            let mut known = Value::Object(std::mem::take(&mut self.attributes));
+            redact_in_place(&mut known);
+            if let Value::Object(known) = known {
+                self.attributes = known;
+            }
+            record_attributes(&self.tspan, self.attributes.iter());
+            if self.stage.kind == SpanKind::Client {
+                if let Some(name) = super::genai::client_span_name(&self.attributes) {
+                    self.tspan.record("otel.name", name.as_str());
+                }
+            }
+            self.opened_with = self.attributes.keys().cloned().collect();
         }
         self
     }
@@ -213,7 +305,13 @@ impl Active {
             _ => Map::new(),
         };
         if !self.tspan.is_disabled() {
-            self.tspan.record("result", tracing::field::display(&result));
+            if super::tracing_content() {
+                self.tspan.record("result", tracing::field::display(&result));
+            }
+            record_attributes(&self.tspan, attributes.iter().filter(|(k, _)| !self.opened_with.contains(k)));
+            if failed {
+                record_failure(&self.tspan, &result);
+            }
         }
         if !self.node.record {
             return;

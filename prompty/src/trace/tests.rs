@@ -405,3 +405,91 @@ fn calls_by_id_are_invoke_and_turn_spans() {
     assert_eq!(parents, [Some(invoke.span_id), Some(turn.span_id)]);
     assert_eq!(spans.iter().filter(|s| s.signature == "prompty.turn").count(), 2, "the turn and its one iteration");
 }
+
+/// A `tracing` span's name and the fields it received.
+type SpanFields = (String, Map<String, Value>);
+
+/// The fields every `tracing` span received, by span, in creation order.
+#[derive(Clone, Default)]
+struct Fields(Arc<Mutex<Vec<SpanFields>>>);
+
+struct Visit<'a>(&'a mut Map<String, Value>);
+
+impl tracing::field::Visit for Visit<'_> {
+    fn record_i64(&mut self, field: &tracing::field::Field, value: i64) {
+        self.0.insert(field.name().into(), value.into());
+    }
+    fn record_f64(&mut self, field: &tracing::field::Field, value: f64) {
+        self.0.insert(field.name().into(), value.into());
+    }
+    fn record_str(&mut self, field: &tracing::field::Field, value: &str) {
+        self.0.insert(field.name().into(), value.into());
+    }
+    fn record_debug(&mut self, field: &tracing::field::Field, value: &dyn std::fmt::Debug) {
+        self.0.insert(field.name().into(), format!("{value:?}").into());
+    }
+}
+
+impl tracing::Subscriber for Fields {
+    fn enabled(&self, _: &tracing::Metadata<'_>) -> bool {
+        true
+    }
+    fn new_span(&self, span: &tracing::span::Attributes<'_>) -> tracing::span::Id {
+        let mut fields = Map::new();
+        span.record(&mut Visit(&mut fields));
+        let mut spans = self.0.lock().unwrap();
+        spans.push((span.metadata().name().to_owned(), fields));
+        tracing::span::Id::from_u64(spans.len() as u64)
+    }
+    fn record(&self, id: &tracing::span::Id, values: &tracing::span::Record<'_>) {
+        let mut spans = self.0.lock().unwrap();
+        let i = usize::try_from(id.into_u64()).unwrap() - 1;
+        values.record(&mut Visit(&mut spans[i].1));
+    }
+    fn record_follows_from(&self, _: &tracing::span::Id, _: &tracing::span::Id) {}
+    fn event(&self, _: &tracing::Event<'_>) {}
+    fn enter(&self, _: &tracing::span::Id) {}
+    fn exit(&self, _: &tracing::span::Id) {}
+}
+
+/// The GenAI attributes are fields of the `tracing` spans: what a `tracing-opentelemetry` layer
+/// exports. (The export itself: `tests/otel.rs`.)
+#[test]
+fn the_tracing_spans_carry_the_genai_attributes_as_fields() {
+    let fields = Fields::default();
+    let agent = scripted("trace-fields", vec![tool_calls(&[("call-7", "lookup")]), answer("done")]);
+    let lookup = crate::tool_fn(|_| async { Ok(json!("found")) });
+    let options = TurnOptions::new().tool("lookup", lookup);
+    let out: String = tracing::subscriber::with_default(fields.clone(), || {
+        rt().block_on(crate::turn_async(&agent, &json!({"q": "find it"}), options))
+    })
+    .unwrap();
+    assert_eq!(out, "done");
+    let failing = scripted("trace-fields-fail", vec![]);
+    tracing::subscriber::with_default(fields.clone(), || crate::invoke::<String>(&failing, &json!({"q": "x"})))
+        .unwrap_err();
+    let spans = fields.0.lock().unwrap();
+    let named = |name: &str| spans.iter().filter(|(n, _)| n == name).map(|(_, f)| f).collect::<Vec<_>>();
+    let calls = named("prompty.execute");
+    assert_eq!(calls.len(), 3);
+    let first = calls[0];
+    assert_eq!(first["otel.name"], "chat m");
+    assert_eq!(first["otel.kind"], "client");
+    assert_eq!(first["gen_ai.operation.name"], "chat");
+    assert_eq!(first["gen_ai.provider.name"], "trace-fields");
+    assert_eq!(first["gen_ai.request.model"], "m");
+    assert_eq!(first["gen_ai.response.id"], "r1");
+    assert_eq!(first["gen_ai.response.finish_reasons"], r#"["tool_calls"]"#);
+    assert_eq!((&first["gen_ai.usage.input_tokens"], &first["gen_ai.usage.output_tokens"]), (&json!(5), &json!(2)));
+    assert!(first.get("error.type").is_none());
+    let tool = named("prompty.tool")[0];
+    assert_eq!(tool["gen_ai.operation.name"], "execute_tool");
+    assert_eq!(tool["gen_ai.tool.name"], "lookup");
+    assert_eq!(tool["gen_ai.tool.call.id"], "call-7");
+    let failed = calls[2];
+    assert_eq!(failed["error.type"], "Execution");
+    assert_eq!(failed["otel.status_code"], "error");
+    assert_eq!(failed["otel.status_description"], "the script ran out");
+    assert_eq!(named("prompty.invoke")[0]["otel.status_code"], "error");
+    assert!(named("prompty.prepare").iter().all(|p| p.get("otel.status_code").is_none()));
+}

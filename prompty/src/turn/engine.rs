@@ -592,8 +592,10 @@ impl<'a> Loop<'a> {
             attachments: Some(&attachments),
         };
         let stage = Stage::new(call.name.clone(), "prompty.tool");
-        let recorded =
-            |_: &mut crate::trace::Attributes| json!({"id": call.id, "name": call.name, "arguments": call.arguments});
+        let recorded = |a: &mut crate::trace::Attributes| {
+            crate::trace::genai::tool(&call.name, &call.id, a);
+            json!({"id": call.id, "name": call.name, "arguments": call.arguments})
+        };
         let r = match in_span_async(stage, recorded, run_tool(resolved, args, ctx), |v, _| v.clone()).await {
             Ok(value) => {
                 let mut r = ToolResult::ok(

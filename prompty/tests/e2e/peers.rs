@@ -228,6 +228,39 @@ pub fn lab_http(required_key: Option<&str>) -> Peer {
     })
 }
 
+/// `otlp_receiver.py` on a free port: an OTLP/HTTP trace receiver (`POST /v1/traces`) that decodes
+/// what it gets with the official protobuf definitions of PyPI's `opentelemetry-proto` and serves
+/// it back ([`otlp_spans`], [`otlp_raw`]).
+pub fn otlp_receiver() -> Peer {
+    let py = python();
+    let script = e2e_dir().join("otlp_receiver.py");
+    Peer::start("otlp-receiver", Duration::from_secs(30), "/ready", |port| {
+        let mut c = Command::new(&py);
+        c.arg(&script).arg(port.to_string());
+        c
+    })
+}
+
+/// Every span the [`otlp_receiver`] decoded, as JSON (see `otlp_receiver.py`).
+pub fn otlp_spans(peer: &Peer) -> Vec<serde_json::Value> {
+    let (status, body) = peer.get("/spans").expect("GET /spans");
+    assert_eq!(status, 200, "{body}");
+    serde_json::from_str(&body).expect("spans as JSON")
+}
+
+/// The raw request bodies the [`otlp_receiver`] got, as bytes, with their headers.
+pub fn otlp_raw(peer: &Peer) -> Vec<(Vec<u8>, serde_json::Value)> {
+    let (_, body) = peer.get("/raw").expect("GET /raw");
+    let raw: Vec<serde_json::Value> = serde_json::from_str(&body).expect("raw requests as JSON");
+    raw.into_iter()
+        .map(|r| {
+            let hex = r["body"].as_str().expect("a hex body");
+            let bytes = (0..hex.len()).step_by(2).map(|i| u8::from_str_radix(&hex[i..i + 2], 16).unwrap()).collect();
+            (bytes, r["headers"].clone())
+        })
+        .collect()
+}
+
 /// A small MCP server of `mcp/` written for these tests (run it with [`python()`]).
 pub fn mcp_script(name: &str) -> PathBuf {
     e2e_dir().join("mcp").join(name)
