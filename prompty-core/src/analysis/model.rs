@@ -9,8 +9,9 @@
 //! - the `connection` of the model and of every tool: keys its (built-in) kind does not read,
 //!   which the loader drops, and a kind one typo away from a built-in one.
 //!
-//! A value written as an `${env:}` or `${file:}` reference is not checked: it is known only when
-//! the prompt runs.
+//! A value written as an `${env:}` reference is not checked: it is known only when the prompt
+//! runs. A connection written as a `${file:}` reference to a JSON or YAML file is checked in that
+//! file, its warnings at the reference.
 
 use super::{closest, did_you_mean, Checker, Location, Severity};
 use crate::{Agent, Connection};
@@ -236,17 +237,31 @@ impl Checker<'_> {
     /// The keys of a connection of a built-in kind ([`Connection::keys_of`]); a kind one typo away
     /// from a built-in one. `here` is its key path, `what` names it in messages.
     fn connection(&mut self, connection: &Value, here: &str, what: &str) {
-        // A `${file:}` reference: its keys are in another file.
-        let Some(fields) = connection.as_object() else { return };
+        let Some((parent, field)) = here.rsplit_once('.') else { return };
+        // A `${file:}` reference: its keys are in another file; the warnings name it, at the reference.
+        let (fields, what, reference) = match (connection, self.referenced(connection)) {
+            (Value::Object(fields), _) => (fields.clone(), what.to_owned(), None),
+            (Value::String(written), Some((file, Value::Object(fields)))) => {
+                (fields, format!("{what} (read from `{file}`)"), Some((self.at_value(parent, field), written.trim())))
+            }
+            _ => return,
+        };
+        let what = what.as_str();
+        // Where a key or value of the connection is: in the prompt, or at the reference.
+        let place = |this: &Self, key: &str, value: bool| match &reference {
+            Some((at, written)) => (at.clone(), (*written).to_owned()),
+            None if value => (this.at_value(here, key), String::new()),
+            None => (this.at_key(here, key), key.to_owned()),
+        };
         let Some(kind) = fields.get("kind").filter(|k| !is_reference(k)).and_then(Value::as_str) else { return };
         let Some(own) = Connection::keys_of(kind) else {
             if let Some(builtin) = closest(kind, Connection::KINDS) {
-                let at = self.at_value(here, "kind");
+                let (at, token) = place(self, "kind", true);
                 self.flag(
                     Severity::Warning,
                     "unknown-connection-kind",
                     at,
-                    kind,
+                    if reference.is_some() { &token } else { kind },
                     format!(
                         "unknown connection kind `{kind}` (did you mean `{builtin}`?): the built-in kinds are {}; \
                          another kind is handed as written to what reads it, and its keys are not checked",
@@ -261,7 +276,7 @@ impl Checker<'_> {
             if known.contains(&key.as_str()) {
                 continue;
             }
-            let at = self.at_key(here, key);
+            let (at, token) = place(self, key, false);
             let elsewhere: Vec<&str> = Connection::KINDS
                 .iter()
                 .copied()
@@ -281,8 +296,18 @@ impl Checker<'_> {
                     quoted(known.iter().copied())
                 )
             };
-            self.flag(Severity::Warning, "unknown-connection-key", at, key, message);
+            self.flag(Severity::Warning, "unknown-connection-key", at, &token, message);
         }
+    }
+
+    /// The file and its value when `value` is a whole `${file:}` reference to a JSON or YAML file
+    /// inside the prompt's folder (the loader has read it already: a problem with it is its error).
+    fn referenced(&self, value: &Value) -> Option<(String, Value)> {
+        let reference = value.as_str()?.trim().strip_prefix("${file:")?.strip_suffix('}')?;
+        let path = crate::confine_path(self.base_dir, reference, self.options).ok()?;
+        let text = std::fs::read_to_string(&path).ok()?;
+        let value = crate::references::structured(&path, &text)?.ok()?;
+        Some((reference.to_owned(), value))
     }
 
     /// Records a diagnostic whose span is the whole `token` written at `at` (a key or value with
@@ -423,6 +448,40 @@ mod tests {
         assert_eq!(f.len(), 1, "{f:#?}");
         assert_eq!((f[0].1, f[0].2.as_str(), f[0].3.as_str()), ("unknown-connection-key", "6:29", "endpoit"));
         assert!(f[0].4.contains("in the tool `search`'s connection (did you mean `endpoint`?)"), "{f:#?}");
+    }
+
+    #[test]
+    fn a_connection_read_from_a_file_is_checked_there_and_reported_at_the_reference() {
+        let dir = std::env::temp_dir().join(format!("prompty-analysis-connection-file-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        std::fs::write(dir.join("shared.json"), r#"{"kind": "key", "endpiont": "https://x", "apiKey": "${env:K}"}"#)
+            .unwrap();
+        std::fs::write(dir.join("ok.yaml"), "kind: key\nendpoint: https://x\n").unwrap();
+        let text = "---\nmodel:\n  id: m\n  connection: ${file:shared.json}\n---\nHi";
+        let path = dir.join("p.prompty");
+        std::fs::write(&path, text).unwrap();
+        let options = LoadOptions::new().keep_env_references();
+        let report = super::super::check_file(&path, "p.prompty", &options);
+        let found: Vec<(&str, String, String)> = report
+            .diagnostics
+            .iter()
+            .map(|d| {
+                let spanned = d.span.map(|s| text[s.start..s.end].to_owned()).unwrap_or_default();
+                (d.code, d.to_string(), spanned)
+            })
+            .collect();
+        assert_eq!(found.len(), 1, "{found:#?}");
+        assert_eq!(found[0].0, "unknown-connection-key");
+        assert!(
+            found[0].1.starts_with(
+                "p.prompty:4:15: unknown key `endpiont` in the model's connection (read from `shared.json`) (did you \
+                 mean `endpoint`?)"
+            ),
+            "{found:#?}"
+        );
+        assert_eq!(found[0].2, "${file:shared.json}");
+        std::fs::write(&path, "---\nmodel:\n  id: m\n  connection: ${file:ok.yaml}\n---\nHi").unwrap();
+        assert!(super::super::check_file(&path, "p.prompty", &options).diagnostics.is_empty());
     }
 
     #[test]
