@@ -514,6 +514,64 @@ mod tests {
             "prompts/c_d.prompty: its module `c_d` is already generated from prompts/c-d.prompty: rename one of them"
         );
     }
+    #[test]
+    fn model_values_and_connection_keys_the_runtime_would_refuse_or_drop() {
+        let model = |lines: &str| format!("---\nmodel:\n  id: m\n{lines}---\nuser:\nHi");
+        let dir = folder(
+            "model-values",
+            &[
+                (
+                    "prompts/conn.prompty",
+                    &model("  provider: openai\n  connection:\n    kind: key\n    endpoint: http://h/v1\n    structuredOuput: jsonObjectSchema\n"),
+                ),
+                ("prompts/gateway.prompty", &model("  provider: opnai\n")),
+                ("prompts/unnamed.prompty", &model("  options:\n    temprature: 0.2\n")),
+                ("prompts/referenced.prompty", &model("  provider: ${env:PROVIDER:openai}\n  apiType: ${env:API_TYPE:chat}\n")),
+            ],
+        );
+        let g = Config::new("prompts").manifest_dir(&dir).generate().unwrap();
+        let warnings: Vec<(&str, String)> = g.warnings.iter().map(|d| (d.code, d.to_string())).collect();
+        assert_eq!(warnings.len(), 3, "{warnings:#?}");
+        assert_eq!(warnings[0].0, "unknown-connection-key");
+        assert!(
+            warnings[0].1.starts_with(
+                "prompts/conn.prompty:8:5: unknown key `structuredOuput` in the model's connection (did you mean \
+                 `structuredOutput`?)"
+            ),
+            "{warnings:#?}"
+        );
+        assert_eq!(warnings[1].0, "unknown-provider");
+        assert!(
+            warnings[1]
+                .1
+                .starts_with("prompts/gateway.prompty:4:13: unknown model provider `opnai` (did you mean `openai`?)"),
+            "{warnings:#?}"
+        );
+        assert_eq!(warnings[2].0, "unknown-model-option");
+        assert!(
+            warnings[2].1.starts_with(
+                "prompts/unnamed.prompty:5:5: unknown model option `temprature` (did you mean `temperature`?): no \
+                 built-in provider reads it"
+            ),
+            "{warnings:#?}"
+        );
+
+        let dir = folder(
+            "model-api-type",
+            &[("prompts/embed.prompty", &model("  provider: anthropic\n  apiType: embedding\n"))],
+        );
+        let e = Config::new("prompts").manifest_dir(&dir).generate().unwrap_err();
+        let errors: Vec<(&str, String)> = e.diagnostics.iter().map(|d| (d.code, d.to_string())).collect();
+        assert_eq!(
+            errors,
+            [(
+                "unsupported-api-type",
+                "prompts/embed.prompty:5:12: the `anthropic` provider does not serve `apiType: embedding`: it serves `chat`"
+                    .to_owned()
+            )]
+        );
+    }
+
     /// The default prompt of the locale tests: `name` (required) and `question`.
     const GREETING: &str =
         "---\ninputs:\n  name: {kind: string, required: true}\n  question: {kind: string}\n---\nuser:\nHi {{ name }}: {{ question }}";

@@ -862,8 +862,21 @@ mod tests {
             let a = analyze(&write("k.prompty", &prompt(provider, all)), "k.prompty");
             assert!(a.diagnostics.is_empty(), "{provider}: {:?}", a.diagnostics);
         }
+        // A provider that is not built in: its key is a warning (an executor may be registered under
+        // it), its options are its own.
         let a = analyze(&write("u.prompty", &prompt("my-provider", "    anything: 1")), "u.prompty");
-        assert!(a.diagnostics.is_empty(), "{:?}", a.diagnostics);
+        let codes: Vec<&str> = a.diagnostics.iter().map(|d| d.code).collect();
+        assert_eq!(codes, ["unknown-provider"], "{:?}", a.diagnostics);
+        // No provider: the options every built-in provider reads.
+        let w = warnings("n.prompty", "---\nmodel:\n  id: m\n  options:\n    temprature: 1\n---\nHi");
+        assert_eq!(w.len(), 1);
+        assert!(
+            w[0].starts_with(
+                "n.prompty:5:5: unknown model option `temprature` (did you mean `temperature`?): no built-in provider \
+                 reads it;"
+            ),
+            "{w:?}"
+        );
         let a = analyze(&write("s.prompty", "---\nmodel: gpt-4o\n---\nHi"), "s.prompty");
         assert!(a.diagnostics.is_empty(), "{:?}", a.diagnostics);
     }

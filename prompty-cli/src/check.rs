@@ -1,7 +1,8 @@
 //! `prompty check`: every `.prompty` file below the paths, checked by the analysis the compiler
 //! runs for typed prompts (`prompty::analysis`, shared with `include_prompty!`, the build script
 //! and `prompty::check`): YAML, kinds, template syntax, undeclared variables, bindings, locale
-//! variants, `${file:}` targets, local OpenAPI documents and child prompts.
+//! variants, `${file:}` targets, local OpenAPI documents, child prompts, the model's provider,
+//! API type and options, and the keys of connections.
 //!
 //! `${env:}` references are kept, not resolved: checking needs no secret.
 
@@ -122,6 +123,7 @@ fn to_json(d: &Diagnostic) -> Value {
         "line": d.line,
         "column": d.column,
         "severity": match d.severity { Severity::Error => "error", Severity::Warning => "warning" },
+        "code": d.code,
         "message": d.message,
         "help": d.help,
     })

@@ -85,11 +85,17 @@ Ctrl-D leaves (exit 0, or the exit code of the last turn if it failed).";
 
 const CHECK_HELP: &str = "\
 Folders are searched for .prompty files (locale variants such as greeting.fr.prompty are
-checked against their default). ${env:} references are not resolved: no secret is needed.
+checked against their default). ${env:} references are not resolved: no secret is needed, and a
+value written as a reference is not checked.
+
+Besides the template, inputs, outputs and tools: a model.apiType the provider does not serve is
+an error; an unknown model.provider, model.options key, or connection key (of the model or of a
+tool) is a warning naming the closest known one.
 
 --format json prints one JSON array on stdout, one object per diagnostic:
-  {\"file\", \"line\", \"column\", \"severity\": \"error\"|\"warning\", \"message\", \"help\"}
-(line, column and help are null when unknown). The summary goes to stderr.
+  {\"file\", \"line\", \"column\", \"severity\": \"error\"|\"warning\", \"code\", \"message\", \"help\"}
+(line, column and help are null when unknown; code names the rule, e.g. unknown-api-type,
+unknown-connection-key). The summary goes to stderr.
 
 Exit code 1 when an error was found (or a warning, with --deny warnings), 0 otherwise.";
 

@@ -264,7 +264,7 @@ fn check_json_lists_every_diagnostic_with_its_place() {
     assert_eq!(first["help"], Value::Null);
     for d in items {
         let keys: Vec<&String> = d.as_object().unwrap().keys().collect();
-        assert_eq!(keys, ["file", "line", "column", "severity", "message", "help"]);
+        assert_eq!(keys, ["file", "line", "column", "severity", "code", "message", "help"]);
     }
 
     let out = prompty(&root())
@@ -275,7 +275,7 @@ fn check_json_lists_every_diagnostic_with_its_place() {
     assert_eq!(
         items[0],
         json!({"file": "tests/ui/prompts/unknown_filter.prompty", "line": 11, "column": 17, "severity": "error",
-               "message": "unknown Jinja filter `upcase`", "help": "did you mean `upper`?"})
+               "code": "unknown-jinja-function", "message": "unknown Jinja filter `upcase`", "help": "did you mean `upper`?"})
     );
 }
 
@@ -326,6 +326,69 @@ fn check_compares_locale_variants_and_file_references() {
         messages[1].starts_with("prompts/greet.fr.prompty:3: the input `name` is an integer here, but a string in the default prompt (prompts/greet.prompty:3:3)"),
         "{messages:#?}"
     );
+}
+
+#[test]
+fn check_flags_model_values_the_runtime_refuses_and_connection_keys_it_drops() {
+    let dir = scratch("check-model");
+    let model = |lines: &str| format!("---\nmodel:\n  id: smollm2\n{lines}---\nuser:\nHi\n");
+    let files = [
+        (
+            "connection.prompty",
+            model(
+                "  provider: openai\n  connection:\n    kind: anonymous\n    endpoint: http://127.0.0.1:8080/v1\n    \
+                 structuredOuput: jsonObjectSchema\n",
+            ),
+        ),
+        ("api.prompty", model("  provider: openai\n  apiType: chta\n")),
+        ("gateway.prompty", model("  provider: opnai\n")),
+        ("unnamed.prompty", model("  options:\n    temprature: 0.2\n")),
+        ("referenced.prompty", model("  provider: ${env:PROVIDER:openai}\n  apiType: ${env:API_TYPE:chat}\n")),
+    ];
+    for (name, text) in &files {
+        std::fs::write(dir.join(name), text).unwrap();
+    }
+    let out = prompty(&dir).args(["check", "."]).output().unwrap();
+    assert_eq!(out.status.code(), Some(1), "the apiType is an error");
+    let stderr = texts(&out).1;
+    let api = "\
+error: unknown model.apiType `chta` (did you mean `chat`?): the `openai` provider serves `chat`, `embedding`, `image`, `responses`, `embeddings`, `images`
+ --> api.prompty:5:12
+  |
+5 |   apiType: chta
+  |            ^^^^
+";
+    assert!(stderr.contains(api), "{stderr}");
+    let key = "\
+warning: unknown key `structuredOuput` in the model's connection (did you mean `structuredOutput`?): the runtime ignores it; connections of kind `anonymous` read `kind`, `authenticationMode`, `usageDescription`, `maxTokensField`, `structuredOutput`, `endpoint`
+ --> connection.prompty:8:5
+  |
+8 |     structuredOuput: jsonObjectSchema
+  |     ^^^^^^^^^^^^^^^
+";
+    assert!(stderr.contains(key), "{stderr}");
+    assert!(stderr.contains("checked 5 files: 1 error, 3 warnings"), "{stderr}");
+
+    let out = prompty(&dir).args(["check", "--format", "json", "."]).output().unwrap();
+    let items: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let mut found: Vec<(String, u64, u64, String, String)> = items
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|d| {
+            let text = |k: &str| d[k].as_str().unwrap().to_owned();
+            (text("file"), d["line"].as_u64().unwrap(), d["column"].as_u64().unwrap(), text("severity"), text("code"))
+        })
+        .collect();
+    found.sort();
+    let expected = [
+        ("api.prompty", 5, 12, "error", "unknown-api-type"),
+        ("connection.prompty", 8, 5, "warning", "unknown-connection-key"),
+        ("gateway.prompty", 4, 13, "warning", "unknown-provider"),
+        ("unnamed.prompty", 5, 5, "warning", "unknown-model-option"),
+    ]
+    .map(|(f, l, c, s, code)| (f.to_owned(), l, c, s.to_owned(), code.to_owned()));
+    assert_eq!(found, expected);
 }
 
 #[test]

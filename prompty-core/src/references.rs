@@ -353,6 +353,18 @@ pub(crate) fn resolve_env(
     Ok(())
 }
 
+/// The value of a referenced file's `text`, by the extension of its `path`: JSON (`.json`) or YAML
+/// (`.yaml`, `.yml`), or the format and problem when it does not parse; `None` for any other
+/// file, whose text is the value.
+pub(crate) fn structured(path: &Path, text: &str) -> Option<std::result::Result<Value, (&'static str, String)>> {
+    let ext = path.extension().and_then(|e| e.to_str()).unwrap_or("").to_ascii_lowercase();
+    match ext.as_str() {
+        "json" => Some(serde_json::from_str(text).map_err(|e| ("JSON", e.to_string()))),
+        "yaml" | "yml" => Some(crate::yaml::parse(text).map_err(|e| ("YAML", e.to_string()))),
+        _ => None,
+    }
+}
+
 fn read_file(
     reference: &str,
     dir: &Path,
@@ -419,17 +431,17 @@ fn read_file(
         Err(e @ ReadError::NotRegular(_)) => return Err(refused(format!("cannot be read: {e}"))),
     };
     budget.bytes.set(budget.bytes.get() + text.len() as u64);
-    let ext = canonical.extension().and_then(|e| e.to_str()).unwrap_or("").to_ascii_lowercase();
-    let invalid = |format: &'static str, message: String| Error::FileReferenceInvalid {
-        at: origin.at(path),
-        field: path.to_string(),
-        reference: reference.to_owned(),
-        message: format!("{format}: {message}"),
-    };
-    let mut value = match ext.as_str() {
-        "json" => serde_json::from_str(&text).map_err(|e| invalid("JSON", e.to_string()))?,
-        "yaml" | "yml" => crate::yaml::parse(&text).map_err(|e| invalid("YAML", e.to_string()))?,
-        _ => return Ok(Value::String(text)),
+    let mut value = match structured(&canonical, &text) {
+        Some(Ok(value)) => value,
+        Some(Err((format, message))) => {
+            return Err(Error::FileReferenceInvalid {
+                at: origin.at(path),
+                field: path.to_string(),
+                reference: reference.to_owned(),
+                message: format!("{format}: {message}"),
+            })
+        }
+        None => return Ok(Value::String(text)),
     };
     let file_dir = canonical.parent().unwrap_or(dir).to_path_buf();
     resolve(&mut value, &file_dir, roots, origin, path, depth + 1)?;

@@ -12,7 +12,8 @@ use crate::{get_executor, get_parser, get_processor, get_renderer, get_tool, Age
 /// - `template.format` / `template.parser`: an unknown key is an error when no renderer (parser)
 ///   is registered under it, and no longer a warning when one is;
 /// - `model.provider`: an executor and a processor must be registered under it (the `openai` and
-///   `anthropic` features register the built-in ones);
+///   `anthropic` features register the built-in ones); a key that is not built in is no longer a
+///   warning when they are;
 /// - `kind: function` tools without a registered function (`#[prompty::tool]`,
 ///   [`crate::register_tool`]) are a warning, since one may still be handed to the call in
 ///   [`crate::TurnOptions`]; `kind: mcp` and `kind: openapi` tools need their feature (or a handler
@@ -70,12 +71,19 @@ fn template_keys(agent: &Agent, report: &mut Report) {
 /// The executor and processor of `model.provider`.
 fn provider(agent: &Agent, report: &mut Report) {
     let Some(provider) = agent.model.as_ref().and_then(|m| m.provider.as_deref()) else { return };
+    // The analysis warns about a key that is not built in; the registry now decides.
+    report.diagnostics.retain(|d| d.code != "unknown-provider");
+    if report.errors().any(|d| d.code == "provider-key-case") {
+        return; // a built-in key in the wrong case: already an error
+    }
     for (component, missing) in
-        [("executor", get_executor(provider).is_err()), ("processor", get_processor(provider).is_err())]
+        [("executor", get_executor(provider).err()), ("processor", get_processor(provider).err())]
     {
-        if !missing {
-            continue;
-        }
+        let Some(missing) = missing else { continue };
+        let hint = match missing {
+            Error::UnknownComponent { known, .. } => analysis::did_you_mean(provider, known.split(", ")),
+            _ => String::new(),
+        };
         let feature = match provider {
             "openai" | "azure" | "foundry" => " (or turn on prompty's `openai` feature)",
             "anthropic" => " (or turn on prompty's `anthropic` feature)",
@@ -87,7 +95,7 @@ fn provider(agent: &Agent, report: &mut Report) {
             Diagnostic::error(
                 at,
                 format!(
-                    "no {component} is registered for the provider `{provider}` (register one with \
+                    "no {component} is registered for the provider `{provider}`{hint} (register one with \
                      `#[prompty::{component}(\"{provider}\")]` or `prompty::register_{component}`){feature}"
                 ),
             )

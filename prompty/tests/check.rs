@@ -120,3 +120,91 @@ fn children_are_checked_through_the_runtime_too() {
         "{errors:?}"
     );
 }
+
+/// `(severity, code, line, column)` of every diagnostic but the registry's own (which depend on
+/// the features this test is built with).
+fn places(report: &prompty::analysis::Report) -> Vec<(Severity, &'static str, Option<u32>, Option<u32>)> {
+    report
+        .diagnostics
+        .iter()
+        .filter(|d| !d.code.starts_with("unregistered-"))
+        .map(|d| (d.severity, d.code, d.line, d.column))
+        .collect()
+}
+
+#[test]
+fn api_types_the_executor_refuses_and_connection_keys_it_drops() {
+    let text =
+        "---\nmodel:\n  id: smollm2\n  provider: openai\n  apiType: chta\n  connection:\n    kind: anonymous\n    \
+                endpoint: http://127.0.0.1:8080/v1\n    structuredOuput: jsonObjectSchema\n---\nuser:\nHi";
+    let agent = prompty::load_str(text, ".", "m.prompty").unwrap();
+    let report = prompty::check(&agent);
+    assert_eq!(
+        places(&report),
+        [
+            (Severity::Error, "unknown-api-type", Some(5), Some(12)),
+            (Severity::Warning, "unknown-connection-key", Some(9), Some(5)),
+        ]
+    );
+    let messages = messages(&report);
+    assert!(
+        messages.contains(
+            &"Error m.prompty:5:12: unknown model.apiType `chta` (did you mean `chat`?): the `openai` provider serves \
+              `chat`, `embedding`, `image`, `responses`, `embeddings`, `images`"
+                .to_owned()
+        ),
+        "{messages:#?}"
+    );
+    assert!(
+        messages.iter().any(|m| m.starts_with(
+            "Warning m.prompty:9:5: unknown key `structuredOuput` in the model's connection (did you mean \
+             `structuredOutput`?): the runtime ignores it"
+        )),
+        "{messages:#?}"
+    );
+    // Without a provider, options are checked against those every built-in provider reads.
+    let agent = prompty::load_str("---\nmodel:\n  id: m\n  options:\n    topp: 1\n---\nHi", ".", "o.prompty").unwrap();
+    assert_eq!(places(&prompty::check(&agent)), [(Severity::Warning, "unknown-model-option", Some(5), Some(5))]);
+}
+
+struct Gateway;
+
+impl prompty::Executor for Gateway {
+    fn execute_async<'a>(
+        &'a self,
+        _: &'a prompty::Agent,
+        _: &'a [prompty::Message],
+    ) -> prompty::BoxFuture<'a, prompty::Result<serde_json::Value>> {
+        Box::pin(async { Ok(json!("from the gateway")) })
+    }
+}
+
+impl prompty::Processor for Gateway {
+    fn process(&self, _: &prompty::Agent, response: serde_json::Value) -> prompty::Result<prompty::Processed> {
+        Ok(prompty::Processed::Answer(response))
+    }
+}
+
+#[test]
+fn a_provider_that_is_not_built_in_is_an_error_until_registered() {
+    let text = "---\nmodel:\n  id: m\n  provider: opnai\n  apiType: audio\n---\nHi";
+    // The analysis alone (what `include_prompty!` and `prompty check` see): a warning naming the
+    // closest built-in provider; its API types are its executor's business.
+    let options = prompty::LoadOptions::new();
+    let shared = prompty::analysis::check_str(text, ".".as_ref(), "g.prompty", &options);
+    assert_eq!(places(&shared), [(Severity::Warning, "unknown-provider", Some(4), Some(13))]);
+    // The runtime: no executor is registered under it, an error; the closest registered one is named.
+    let agent = prompty::load_str(text, ".", "g.prompty").unwrap();
+    let found = messages(&prompty::check(&agent));
+    assert_eq!(found.len(), 1, "{found:?}");
+    let hint = if cfg!(feature = "openai") { " (did you mean `openai`?)" } else { "" };
+    assert!(
+        found[0].starts_with(&format!(
+            "Error g.prompty:4:3: no executor is registered for the provider `opnai`{hint} (register one with"
+        )),
+        "{found:?}"
+    );
+    prompty::register_executor("opnai", Gateway);
+    prompty::register_processor("opnai", Gateway);
+    assert_eq!(messages(&prompty::check(&agent)), Vec::<String>::new());
+}

@@ -203,3 +203,45 @@ fn runtimes_come_and_go() {
     let entries = server.requests_to("/v1/chat/completions");
     assert_eq!(entries.len(), 3, "one request per call, no retry needed: {entries:#?}");
 }
+
+/// The API types each built-in executor serves are those the compile-time checks know
+/// (`prompty::analysis::BUILTIN_PROVIDERS`): every one of them reaches the server (which answers,
+/// or refuses a path it does not know with a 404), any other is refused before a request, with an
+/// error naming `model.apiType`.
+#[tokio::test]
+async fn each_built_in_executor_serves_the_api_types_the_checks_know() {
+    use prompty::analysis::BUILTIN_PROVIDERS;
+    use prompty::providers::anthropic::AnthropicExecutor;
+    use prompty::providers::openai::FoundryExecutor;
+    let server = Aimock::start();
+    let mut candidates: Vec<&str> = BUILTIN_PROVIDERS.iter().flat_map(|p| p.api_types.iter().copied()).collect();
+    candidates.extend(["audio", "Chat", "completions"]);
+    candidates.sort_unstable();
+    candidates.dedup();
+    for provider in &BUILTIN_PROVIDERS {
+        let executor: Box<dyn Executor> = match provider.key {
+            "openai" => Box::new(OpenAiExecutor::new().with_retry(RetryPolicy::none())),
+            "azure" | "foundry" => Box::new(FoundryExecutor::new().with_retry(RetryPolicy::none())),
+            "anthropic" => Box::new(AnthropicExecutor::new().with_retry(RetryPolicy::none())),
+            other => panic!("the built-in provider `{other}` has no executor in this test"),
+        };
+        for api in &candidates {
+            let agent = prompt(&format!(
+                "---\nmodel:\n  id: gpt-4o\n  provider: {}\n  apiType: {api}\n  connection:\n    kind: key\n    \
+                 endpoint: {}/v1\n    apiKey: {SECRET}\n---\nuser:\nhello",
+                provider.key,
+                server.url()
+            ));
+            let messages = [prompty::Message::new(prompty::Role::User, "hello")];
+            let result = within(executor.execute_async(&agent, &messages)).await;
+            // The server answered (whatever it answered: aimock knows only some of these paths).
+            let sent = matches!(&result, Ok(_) | Err(prompty::Error::Http(_)));
+            let served = provider.api_types.contains(api);
+            assert_eq!(sent, served, "{}: apiType {api}: {result:?}", provider.key);
+            if !served {
+                let err = result.unwrap_err().to_string();
+                assert!(err.contains(&format!("model.apiType '{api}' is not supported")), "{}: {err}", provider.key);
+            }
+        }
+    }
+}

@@ -13,7 +13,13 @@
 //!   `example`s that do not fit their property (kind, `enumValues`, nested `properties`, `items`);
 //! - `template.format` / `template.parser`: a built-in key in the wrong case is an error, an
 //!   unknown key a warning (a renderer may be registered under it at run time);
-//! - unknown `model.options` keys of a built-in provider (a warning with the closest key);
+//! - `model:` ([`BUILTIN_PROVIDERS`]): an unknown `provider` (a warning naming the closest built-in
+//!   one: a crate may register an executor under it), an `apiType` the provider's executor refuses
+//!   (an error naming the ones it serves), unknown `options` keys for a built-in provider or none
+//!   (a warning with the closest key); values written as `${env:}` references are not checked;
+//! - connections (`model.connection`, a tool's `connection`): keys a built-in kind does not read
+//!   ([`crate::Connection::keys_of`], a warning with the closest key), a kind one typo away from
+//!   a built-in one;
 //! - tools: duplicate names, bindings naming undeclared inputs or unknown parameters, local
 //!   OpenAPI specifications (found, confined to the prompt's folder, valid, with operations), and
 //!   `kind: prompty` children (found, confined, and checked by this same analysis, up to
@@ -36,11 +42,13 @@
 //! assert_eq!(report.warnings().next().unwrap().severity, Severity::Warning); // `question` is unused
 //! ```
 
+mod model;
 mod suggest;
 mod template;
 mod values;
 mod variants;
 
+pub use model::{BuiltinProvider, BUILTIN_PROVIDERS};
 pub use suggest::{closest, did_you_mean, ranked};
 pub use variants::{
     check_prompts, check_variant, find_prompts, Analyzed, CheckedFile, CheckedPrompt, CheckedVariant, PromptFiles,
@@ -569,8 +577,6 @@ fn word_span(text: &str, line: u32, column: u32) -> Option<Span> {
 const FORMATS: [&str; 4] = [crate::jinja::FORMATS[0], crate::jinja::FORMATS[1], crate::jinja::FORMATS[2], "mustache"];
 /// The parser keys the runtime has built in (`prompty/src/parser.rs`).
 const PARSERS: [&str; 1] = ["prompty"];
-/// The providers the runtime has built in, whose options are [`crate::ModelOptions`].
-const PROVIDERS: [&str; 4] = ["openai", "azure", "foundry", "anthropic"];
 /// The property kinds of the format.
 const KINDS: [&str; 11] =
     ["string", "integer", "float", "boolean", "array", "object", "union", "thread", "image", "file", "audio"];
@@ -659,7 +665,7 @@ impl<'a> Checker<'a> {
             self.duplicate_keys(section, what);
         }
         self.template_keys(agent);
-        self.model_options(agent);
+        self.model(agent);
         self.values_fit(&inputs, "inputs", "input");
         if let Some(outputs) = &agent.outputs {
             self.values_fit(outputs, "outputs", "output");
@@ -809,37 +815,6 @@ impl<'a> Checker<'a> {
                     ),
                 );
             }
-        }
-    }
-
-    /// Keys of `model.options` that the runtime ignores, for the built-in providers: a warning
-    /// with the closest known key ([`crate::ModelOptions::KNOWN_KEYS`]).
-    fn model_options(&mut self, agent: &Agent) {
-        let Some(provider) = agent.model.as_ref().and_then(|m| m.provider.as_deref()) else { return };
-        if !PROVIDERS.contains(&provider) {
-            return;
-        }
-        let Some(frontmatter) = frontmatter_text(self.text) else { return };
-        let Ok(value) = crate::parse_yaml(frontmatter) else { return };
-        let Some(options) = value.get("model").and_then(|m| m.get("options")).and_then(|o| o.as_object()) else {
-            return;
-        };
-        let known = crate::ModelOptions::KNOWN_KEYS;
-        for key in options.keys() {
-            if known.contains(&key.as_str()) {
-                continue;
-            }
-            let at = self.at(&format!("model.options.{key}"));
-            let hint = did_you_mean(key, known.iter().copied());
-            self.warning(
-                "unknown-model-option",
-                at,
-                format!(
-                    "unknown model option `{key}`{hint}: the `{provider}` provider ignores it; the options are {}, and \
-                     options sent to the API as written go under `additionalProperties`",
-                    known.join(", ")
-                ),
-            );
         }
     }
 

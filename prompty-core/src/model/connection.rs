@@ -311,6 +311,45 @@ impl std::fmt::Debug for Connection {
 }
 
 impl Connection {
+    /// The built-in kinds (the values of `kind` this runtime reads into typed fields); any other
+    /// kind is kept as [`Connection::Other`].
+    ///
+    /// ```
+    /// assert!(prompty_core::Connection::KINDS.contains(&"anonymous"));
+    /// ```
+    pub const KINDS: [&'static str; 6] = ["key", "reference", "remote", "anonymous", "foundry", "oauth"];
+
+    /// The keys every built-in kind reads besides its own ([`Connection::keys_of`]): `kind` and
+    /// the fields of [`ConnectionCommon`], as written in a file.
+    ///
+    /// ```
+    /// assert!(prompty_core::Connection::COMMON_KEYS.contains(&"structuredOutput"));
+    /// ```
+    pub const COMMON_KEYS: [&'static str; 5] =
+        ["kind", "authenticationMode", "usageDescription", "maxTokensField", "structuredOutput"];
+
+    /// The keys of its own that a connection of the built-in `kind` reads, as written in a file
+    /// (besides [`Connection::COMMON_KEYS`]); `None` for a kind that is not built in, whose
+    /// fields are all kept. Any other key of a built-in kind is dropped when the prompt loads:
+    /// compile-time checks warn about it.
+    ///
+    /// ```
+    /// use prompty_core::Connection;
+    /// assert_eq!(Connection::keys_of("key"), Some(&["endpoint", "apiKey"][..]));
+    /// assert_eq!(Connection::keys_of("stdio"), None);
+    /// ```
+    pub fn keys_of(kind: &str) -> Option<&'static [&'static str]> {
+        Some(match kind {
+            "key" => &["endpoint", "apiKey"],
+            "reference" => &["name", "target"],
+            "remote" => &["name", "endpoint"],
+            "anonymous" => &["endpoint"],
+            "foundry" => &["endpoint", "name", "connectionType"],
+            "oauth" => &["endpoint", "clientId", "clientSecret", "tokenUrl", "scopes"],
+            _ => return None,
+        })
+    }
+
     /// Whether a field of that name holds a credential, the rule of `Debug` redaction: its name,
     /// lower-cased with `_`, `-`, `.` and spaces removed, contains `key`, `token`, `secret`,
     /// `password`, `passwd`, `pwd`, `credential`, `signature`, `cookie` or `auth` (but not as part
@@ -438,8 +477,7 @@ impl<'de> Deserialize<'de> for Connection {
             Some(other) => return Err(D::Error::custom(format!("`kind` must be a string, found {other}"))),
             None => return Err(D::Error::missing_field("kind")),
         };
-        let known = matches!(kind.as_str(), "key" | "reference" | "remote" | "anonymous" | "foundry" | "oauth");
-        if !known {
+        if !Connection::KINDS.contains(&kind.as_str()) {
             return Ok(Connection::Other { kind, fields: map });
         }
         let w = Wire::deserialize(Value::Object(map)).map_err(D::Error::custom)?;
@@ -500,6 +538,52 @@ mod tests {
         assert_eq!(common.max_tokens_field, Some(MaxTokensField::MaxTokens));
         assert_eq!(common.structured_output, Some(StructuredOutput::JsonObjectSchema));
         assert_eq!(serde_json::to_value(&c).unwrap()["maxTokensField"], "max_tokens");
+    }
+
+    #[test]
+    fn the_keys_of_each_kind_are_the_fields_it_reads() {
+        use serde_json::json;
+        let common = ConnectionCommon {
+            authentication_mode: Some("user".into()),
+            usage_description: Some("d".into()),
+            max_tokens_field: Some(MaxTokensField::MaxTokens),
+            structured_output: Some(StructuredOutput::JsonObjectSchema),
+        };
+        let all = [
+            Connection::Key { endpoint: Some("e".into()), api_key: Some(Secret::new("k")), common: common.clone() },
+            Connection::Reference { name: "n".into(), target: Some("t".into()), common: common.clone() },
+            Connection::Remote { name: Some("n".into()), endpoint: Some("e".into()), common: common.clone() },
+            Connection::Anonymous { endpoint: Some("e".into()), common: common.clone() },
+            Connection::Foundry {
+                endpoint: Some("e".into()),
+                name: Some("n".into()),
+                connection_type: Some("c".into()),
+                common: common.clone(),
+            },
+            Connection::OAuth {
+                endpoint: Some("e".into()),
+                client_id: Some("i".into()),
+                client_secret: Some(Secret::new("s")),
+                token_url: Some("u".into()),
+                scopes: Some(vec!["s".into()]),
+                common,
+            },
+        ];
+        let kinds: Vec<&str> = all.iter().map(Connection::kind).collect();
+        assert_eq!(kinds, Connection::KINDS);
+        for c in &all {
+            let value = serde_json::to_value(c).unwrap();
+            let mut written: Vec<&str> = value.as_object().unwrap().keys().map(String::as_str).collect();
+            let mut known: Vec<&str> = Connection::COMMON_KEYS.to_vec();
+            known.extend(Connection::keys_of(c.kind()).unwrap());
+            written.sort_unstable();
+            known.sort_unstable();
+            assert_eq!(written, known, "{}", c.kind());
+            // Every key it declares survives a round trip: the loader reads it.
+            assert_eq!(&serde_json::from_value::<Connection>(value).unwrap(), c);
+        }
+        let other: Connection = serde_json::from_value(json!({"kind": "stdio", "command": "x"})).unwrap();
+        assert_eq!(Connection::keys_of(other.kind()), None);
     }
 
     #[test]

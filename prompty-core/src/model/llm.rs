@@ -17,9 +17,13 @@ pub struct Model {
     #[serde(default)]
     pub id: String,
     /// The provider key (`openai`, `foundry`, `anthropic`, ...): selects executor and processor.
+    /// Checks warn about a key that is not built in ([`crate::analysis::BUILTIN_PROVIDERS`]): only an
+    /// executor the program registers under it can run the prompt.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub provider: Option<String>,
-    /// `chat` (the default), `embedding`, `image`, `responses`, or another API name.
+    /// `chat` (the default), `embedding`, `image`, `responses`, or another API name. Each built-in
+    /// provider serves some ([`crate::analysis::BuiltinProvider::api_types`]) and refuses the
+    /// others before any request; checks report those as errors.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub api_type: Option<String>,
     /// How the model is reached.

@@ -4,7 +4,8 @@
 //! Requests go to `POST {endpoint}/v1/messages` with `anthropic-version: 2023-06-01` and, when the
 //! key has a value, `x-api-key`. The endpoint is the prompt's `model.connection.endpoint`, else
 //! `ANTHROPIC_BASE_URL`, else `https://api.anthropic.com`; the key is the connection's `apiKey`,
-//! else `ANTHROPIC_API_KEY`.
+//! else `ANTHROPIC_API_KEY`. The Messages API is a chat API: a `model.apiType` other than `chat`
+//! is refused before any request.
 
 use crate::http::sse;
 use crate::http::{self, ApiRequest, EnvNames, HttpClient, Resolved, RetryPolicy};
@@ -135,6 +136,14 @@ fn headers(resolved: &Resolved) -> Result<HeaderMap> {
 }
 
 fn target(agent: &Agent) -> Result<(String, HeaderMap)> {
+    let api = agent.model.as_ref().map_or("chat", |m| m.api_type());
+    if api != "chat" {
+        return Err(crate::Error::Execution {
+            message: format!(
+                "model.apiType '{api}' is not supported by the Anthropic provider (it serves chat, the Messages API)"
+            ),
+        });
+    }
     let connection = agent.model.as_ref().and_then(|m| m.connection.as_ref());
     let resolved = http::resolve(connection, &ANTHROPIC_ENV, "anthropic")?;
     Ok((format!("{}/messages", base_url(&resolved)), headers(&resolved)?))
@@ -195,6 +204,10 @@ mod tests {
         assert_eq!(url, "http://127.0.0.1:9/v1/messages");
         assert_eq!(h.get("anthropic-version").unwrap(), ANTHROPIC_VERSION);
         assert!(h.get("x-api-key").unwrap().is_sensitive());
+        let mut embedding = agent.clone();
+        embedding.model.as_mut().unwrap().api_type = Some("embedding".into());
+        let refused = target(&embedding).unwrap_err().to_string();
+        assert!(refused.contains("model.apiType 'embedding' is not supported by the Anthropic provider"), "{refused}");
         let r = Resolved { endpoint: Some("http://h/v1".into()), key: None };
         assert_eq!(base_url(&r), "http://h/v1");
         assert!(headers(&r).unwrap().get("x-api-key").is_none());
