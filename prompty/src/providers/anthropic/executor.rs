@@ -138,11 +138,7 @@ fn headers(resolved: &Resolved) -> Result<HeaderMap> {
 fn target(agent: &Agent) -> Result<(String, HeaderMap)> {
     let api = agent.model.as_ref().map_or("chat", |m| m.api_type());
     if api != "chat" {
-        return Err(crate::Error::Execution {
-            message: format!(
-                "model.apiType '{api}' is not supported by the Anthropic provider (it serves chat, the Messages API)"
-            ),
-        });
+        return Err(crate::providers::common::unsupported_api_type("Anthropic", api, "chat: the Messages API"));
     }
     let connection = agent.model.as_ref().and_then(|m| m.connection.as_ref());
     let resolved = http::resolve(connection, &ANTHROPIC_ENV, "anthropic")?;
@@ -207,7 +203,7 @@ mod tests {
         let mut embedding = agent.clone();
         embedding.model.as_mut().unwrap().api_type = Some("embedding".into());
         let refused = target(&embedding).unwrap_err().to_string();
-        assert!(refused.contains("model.apiType 'embedding' is not supported by the Anthropic provider"), "{refused}");
+        assert!(refused.contains("model.apiType") && refused.contains("'embedding' is not supported by the Anthropic provider"), "{refused}");
         let r = Resolved { endpoint: Some("http://h/v1".into()), key: None };
         assert_eq!(base_url(&r), "http://h/v1");
         assert!(headers(&r).unwrap().get("x-api-key").is_none());
