@@ -203,7 +203,11 @@ mod tests {
         let mut embedding = agent.clone();
         embedding.model.as_mut().unwrap().api_type = Some("embedding".into());
         let refused = target(&embedding).unwrap_err().to_string();
-        assert!(refused.contains("model.apiType") && refused.contains("'embedding' is not supported by the Anthropic provider"), "{refused}");
+        assert!(
+            refused.contains("model.apiType")
+                && refused.contains("'embedding' is not supported by the Anthropic provider"),
+            "{refused}"
+        );
         let r = Resolved { endpoint: Some("http://h/v1".into()), key: None };
         assert_eq!(base_url(&r), "http://h/v1");
         assert!(headers(&r).unwrap().get("x-api-key").is_none());
