@@ -16,9 +16,16 @@
 #[cfg(feature = "openai")]
 mod executor;
 mod process;
+#[cfg(feature = "openai")]
+mod structured;
 mod wire;
 
 #[cfg(feature = "openai")]
 pub use executor::*;
 pub use process::*;
+#[cfg(feature = "openai")]
+pub use structured::{
+    forget_structured_output_fallbacks, set_structured_output, set_structured_output_fallback,
+    MAX_REMEMBERED_ENDPOINTS, STRUCTURED_OUTPUT_ENV, STRUCTURED_OUTPUT_FALLBACK_ENV,
+};
 pub use wire::*;

@@ -23,6 +23,13 @@ use serde_json::{json, Map, Value};
 /// The request body for the agent's `model.apiType`: `chat` (the default), `embedding`, `image` or
 /// `responses`. Any other API type is an error.
 ///
+/// What is inspected is what is sent: the body is built for the dialect the provider's executor
+/// resolves (with the `openai` feature): the endpoint from the prompt's connection or the
+/// environment (`OPENAI_BASE_URL`, ...) and its token field, the structured-output mode from
+/// `--structured-output`, `PROMPTY_STRUCTURED_OUTPUT`, the prompt, or the mode remembered for
+/// the endpoint after a fallback (see [`Dialect`] and [`set_structured_output`]). Without the
+/// feature, the dialect of the prompt alone ([`Dialect::of`]).
+///
 /// ```
 /// use prompty::{Agent, Message, Role};
 /// let agent = Agent::from_value(serde_json::json!({"model": {"id": "gpt-4o", "apiType": "embedding"}}))?;
@@ -31,7 +38,15 @@ use serde_json::{json, Map, Value};
 /// # Ok::<(), prompty::Error>(())
 /// ```
 pub fn request_body(agent: &Agent, messages: &[Message]) -> Result<Value> {
-    request_body_with(agent, messages, &Dialect::of(agent))
+    request_body_with(agent, messages, &sending_dialect(agent)?)
+}
+
+/// The dialect a request of the agent is sent in (see [`request_body`]).
+fn sending_dialect(agent: &Agent) -> Result<Dialect> {
+    #[cfg(feature = "openai")]
+    return super::executor::sending_dialect(agent);
+    #[cfg(not(feature = "openai"))]
+    Ok(Dialect::of(agent))
 }
 
 /// [`request_body`] for a server that speaks `dialect` (the executors pass the one of the
@@ -65,12 +80,18 @@ pub fn request_body_with(agent: &Agent, messages: &[Message], dialect: &Dialect)
 /// and how structured output is asked for. OpenAI's own API and the many servers that mimic it
 /// differ on both (see [`MaxTokensField`] and [`StructuredOutput`]).
 ///
-/// The rule ([`Dialect::resolve`]):
+/// The rule of the prompt alone ([`Dialect::resolve`]):
 /// - token field: the connection's `maxTokensField`, else by the endpoint's host
 ///   ([`MaxTokensField::for_endpoint`]: `max_completion_tokens` for OpenAI's and Azure's hosts and
 ///   for an unknown endpoint, `max_tokens` for any other);
 /// - structured output: `model.options.structuredOutput`, else the connection's
 ///   `structuredOutput`, else `jsonSchema` (strict).
+///
+/// The executors (and [`request_body`], which shows what they send) resolve the endpoint from
+/// the environment too, and the structured-output mode of a prompt with `outputs:` from
+/// `--structured-output` ([`set_structured_output`]) and `PROMPTY_STRUCTURED_OUTPUT` before the
+/// prompt, and from the mode remembered for the endpoint after an automatic fallback after it
+/// (see [`set_structured_output_fallback`] for the fallback).
 ///
 /// ```yaml
 /// model:
@@ -151,7 +172,7 @@ impl Dialect {
 }
 
 /// The common fields of a connection kind that has them.
-fn connection_common(c: &Connection) -> Option<&crate::ConnectionCommon> {
+pub(crate) fn connection_common(c: &Connection) -> Option<&crate::ConnectionCommon> {
     match c {
         Connection::Key { common, .. }
         | Connection::Reference { common, .. }
@@ -165,7 +186,8 @@ fn connection_common(c: &Connection) -> Option<&crate::ConnectionCommon> {
 
 /// The Chat Completions body (spec §7.1): `model`, `messages`, the mapped options, `tools` (only
 /// when the agent has some) and `response_format` (only when it declares outputs; strict JSON
-/// Schema unless [`Dialect`] says otherwise), for the server [`Dialect::of`] the prompt.
+/// Schema unless [`Dialect`] says otherwise), for the dialect it is sent in (as
+/// [`request_body`]).
 /// `maxOutputTokens` goes in the dialect's token field. `options.toolChoice` becomes
 /// `tool_choice` when there are tools. `options.additionalProperties` are added at the top level
 /// last and replace what was generated under the same key (except `messages`).
@@ -183,7 +205,7 @@ fn connection_common(c: &Connection) -> Option<&crate::ConnectionCommon> {
 /// # Ok::<(), prompty::Error>(())
 /// ```
 pub fn chat_request(agent: &Agent, messages: &[Message]) -> Result<Value> {
-    chat_request_with(agent, messages, &Dialect::of(agent))
+    chat_request_with(agent, messages, &sending_dialect(agent)?)
 }
 
 /// [`chat_request`] for a server that speaks `dialect`.
@@ -506,7 +528,7 @@ pub fn image_request(agent: &Agent, messages: &[Message]) -> Result<Value> {
 /// # Ok::<(), prompty::Error>(())
 /// ```
 pub fn responses_request(agent: &Agent, messages: &[Message]) -> Result<Value> {
-    responses_request_with(agent, messages, &Dialect::of(agent))
+    responses_request_with(agent, messages, &sending_dialect(agent)?)
 }
 
 fn responses_request_with(agent: &Agent, messages: &[Message], dialect: &Dialect) -> Result<Value> {
