@@ -153,6 +153,17 @@ fn no_formats(body: &Value) -> (u16, &'static str, String) {
     answer_ok(body)
 }
 
+/// A Responses API server that takes `text.format` of type `json_object` only.
+fn responses_without_json_schema(body: &Value) -> (u16, &'static str, String) {
+    if body["text"]["format"]["type"] == "json_schema" {
+        let error = json!({"error": {"message": "text.format.type: expected 'text' or 'json_object'"}});
+        return (400, "application/json", error.to_string());
+    }
+    let answer = json!({"id": "r1", "object": "response", "output": [{"type": "message", "role": "assistant",
+        "content": [{"type": "output_text", "text": "{\"city\": \"Paris\"}"}]}]});
+    (200, "application/json", answer.to_string())
+}
+
 /// A server that is unavailable (a transient failure, never a format rejection).
 fn unavailable(_: &Value) -> (u16, &'static str, String) {
     (503, "application/json", json!({"error": {"message": "overloaded"}}).to_string())
@@ -399,6 +410,20 @@ async fn a_server_that_takes_no_format_gets_one_fallback_and_a_clear_error() {
     assert!(err.starts_with("openai request failed: HTTP 400 Bad Request: response_format is not supported"), "{err}");
     assert!(err.contains("again in mode jsonObjectSchema (the automatic fallback): HTTP 400 Bad Request"), "{err}");
     assert!(err.contains("(`none` sends no response_format)"), "{err}");
+}
+
+#[tokio::test]
+async fn the_responses_api_falls_back_the_same_way() {
+    let _guard = clean();
+    let server = Server::start(responses_without_json_schema);
+    let mut agent = prompt(&format!("{}/v1", server.url()), "");
+    agent.model.as_mut().unwrap().api_type = Some("responses".into());
+    assert_eq!(ask(&agent).await.unwrap(), json!({"city": "Paris"}));
+    let bodies = server.take();
+    let sent: Vec<Value> = bodies.iter().map(|(_, b)| b["text"]["format"]["type"].clone()).collect();
+    assert_eq!(sent, ["json_schema", "json_object"]);
+    assert!(bodies.iter().all(|(path, _)| path == "/v1/responses"));
+    assert_eq!(bodies[1].1["text"]["format"]["schema"]["required"], json!(["city"]));
 }
 
 // ------------------------------------------------------------------------------- inspection

@@ -27,7 +27,7 @@ use serde_json::{json, Map, Value};
 /// resolves (with the `openai` feature): the endpoint from the prompt's connection or the
 /// environment (`OPENAI_BASE_URL`, ...) and its token field, the structured-output mode from
 /// `--structured-output`, `PROMPTY_STRUCTURED_OUTPUT`, the prompt, or the mode remembered for
-/// the endpoint after a fallback (see [`Dialect`] and [`set_structured_output`]). Without the
+/// the endpoint after a fallback (see [`Dialect`] and `set_structured_output`). Without the
 /// feature, the dialect of the prompt alone ([`Dialect::of`]).
 ///
 /// ```
@@ -88,10 +88,10 @@ pub fn request_body_with(agent: &Agent, messages: &[Message], dialect: &Dialect)
 ///   `structuredOutput`, else `jsonSchema` (strict).
 ///
 /// The executors (and [`request_body`], which shows what they send) resolve the endpoint from
-/// the environment too, and the structured-output mode of a prompt with `outputs:` from
-/// `--structured-output` ([`set_structured_output`]) and `PROMPTY_STRUCTURED_OUTPUT` before the
-/// prompt, and from the mode remembered for the endpoint after an automatic fallback after it
-/// (see [`set_structured_output_fallback`] for the fallback).
+/// the environment too; and the structured-output mode of a prompt with `outputs:` comes first
+/// from `--structured-output` (`set_structured_output`) and `PROMPTY_STRUCTURED_OUTPUT`, then
+/// from the prompt as above, and when the prompt does not choose it, from the mode remembered for
+/// the endpoint after an automatic fallback (see `set_structured_output_fallback`).
 ///
 /// ```yaml
 /// model:
