@@ -602,7 +602,8 @@ fn structured_output_mode_from_the_command_line_beats_the_environment_and_the_pr
     .unwrap();
     let sent = |n: usize| server.requests_to("/v1/chat/completions")[n]["body"]["response_format"].clone();
 
-    let out = prompty(&dir).args(["run", "s.prompty", "--json", "--structured-output", "jsonObjectSchema"]).output().unwrap();
+    let out =
+        prompty(&dir).args(["run", "s.prompty", "--json", "--structured-output", "jsonObjectSchema"]).output().unwrap();
     assert!(out.status.success(), "{out:?}");
     assert_eq!(texts(&out).0, "{\"city\":\"Paris\",\"temperature\":21}\n");
     assert_eq!(sent(0)["type"], "json_object");

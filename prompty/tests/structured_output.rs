@@ -22,7 +22,8 @@ static LOCK: Mutex<()> = Mutex::new(());
 /// The lock of this file's tests, with the process-wide settings back to their defaults.
 fn clean() -> MutexGuard<'static, ()> {
     let guard = LOCK.lock().unwrap_or_else(|e| e.into_inner());
-    for name in [STRUCTURED_OUTPUT_ENV, STRUCTURED_OUTPUT_FALLBACK_ENV, "OPENAI_BASE_URL", "OPENAI_ENDPOINT", "OPENAI_API_KEY"]
+    for name in
+        [STRUCTURED_OUTPUT_ENV, STRUCTURED_OUTPUT_FALLBACK_ENV, "OPENAI_BASE_URL", "OPENAI_ENDPOINT", "OPENAI_API_KEY"]
     {
         std::env::remove_var(name);
     }
@@ -433,7 +434,8 @@ async fn what_is_inspected_is_what_is_sent_with_the_endpoint_from_the_environmen
     let _guard = clean();
     let server = Server::start(like_llama_cpp_python);
     std::env::set_var("OPENAI_BASE_URL", format!("{}/v1", server.url()));
-    let text = "---\nname: env\nmodel:\n  id: m\n  provider: openai\n  options:\n    maxOutputTokens: 20\n---\nuser:\nHi\n";
+    let text =
+        "---\nname: env\nmodel:\n  id: m\n  provider: openai\n  options:\n    maxOutputTokens: 20\n---\nuser:\nHi\n";
     let agent = prompty::load_str(text, ".", "env.prompty").unwrap();
     let messages = prompty::prepare(&agent, &json!({})).unwrap();
     let inspected = request_body(&agent, &messages).unwrap();

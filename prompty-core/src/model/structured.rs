@@ -166,7 +166,10 @@ mod tests {
             assert_eq!(mode.as_str().to_ascii_uppercase().parse::<StructuredOutput>(), Ok(mode));
         }
         let e = "xml".parse::<StructuredOutput>().unwrap_err().to_string();
-        assert_eq!(e, "unknown structured output mode 'xml' (the modes are jsonSchema, jsonObjectSchema, jsonObject or none)");
+        assert_eq!(
+            e,
+            "unknown structured output mode 'xml' (the modes are jsonSchema, jsonObjectSchema, jsonObject or none)"
+        );
     }
 
     #[test]

@@ -572,7 +572,15 @@ impl<'a> ApiRequest<'a> {
 
     /// A GET.
     pub fn get(provider: &'a str, url: impl Into<Address<'a>>, headers: Cow<'a, HeaderMap>) -> Self {
-        ApiRequest { provider, method: Method::GET, url: url.into(), headers, body: None, endpoint: None, not_retried: None }
+        ApiRequest {
+            provider,
+            method: Method::GET,
+            url: url.into(),
+            headers,
+            body: None,
+            endpoint: None,
+            not_retried: None,
+        }
     }
 
     /// The same request, built on `endpoint` (named by the hint of a 404).

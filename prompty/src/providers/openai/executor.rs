@@ -14,9 +14,9 @@
 //! `api-version` (default [`AZURE_API_VERSION`], [`AZURE_RESPONSES_API_VERSION`] for the Responses
 //! API).
 
+use super::structured::{self, ModeChoice};
 use crate::http::sse;
 use crate::http::{self, ApiRequest, EnvNames, HttpClient, Resolved, RetryPolicy};
-use super::structured::{self, ModeChoice};
 use crate::providers::discovery::{self, ModelInfo};
 use crate::{Agent, BoxFuture, Connection, Error, Executor, MaxTokensField, Message, RawStream, Result, Secret};
 use reqwest::header::{HeaderMap, HeaderName, AUTHORIZATION};
@@ -358,13 +358,7 @@ fn azure_target(agent: &Agent, api_version: Option<&str>) -> Result<Target> {
 }
 
 /// The URL of an Azure OpenAI / Foundry request (see [`FoundryExecutor`]).
-fn azure_url(
-    agent: &Agent,
-    endpoint: &str,
-    path: &str,
-    responses: bool,
-    api_version: Option<&str>,
-) -> Result<String> {
+fn azure_url(agent: &Agent, endpoint: &str, path: &str, responses: bool, api_version: Option<&str>) -> Result<String> {
     if endpoint.ends_with("/openai/v1") {
         return Ok(format!("{endpoint}/{path}"));
     }
@@ -470,9 +464,8 @@ async fn call(
     let fallback = format!("{} -> {next}", choice.mode);
     crate::trace::annotate("prompty.structured_output.fallback", || Value::String(fallback));
     let dialect = super::Dialect { structured_output: next, ..target.dialect };
-    let named = |e: &http::HttpError| {
-        structured::is_rejection(e.status, &[&e.message, e.body.as_deref().unwrap_or("")], false)
-    };
+    let named =
+        |e: &http::HttpError| structured::is_rejection(e.status, &[&e.message, e.body.as_deref().unwrap_or("")], false);
     match send(http, flavor, target, agent, messages, &dialect, wanted, Some(&named)).await {
         Ok(answer) => {
             if let Some(key) = &choice.key {
@@ -518,10 +511,18 @@ async fn send(
     }
 }
 
-async fn execute_json(http: &HttpClient, flavor: Flavor, target: Target, agent: &Agent, messages: &[Message]) -> Result<Value> {
+async fn execute_json(
+    http: &HttpClient,
+    flavor: Flavor,
+    target: Target,
+    agent: &Agent,
+    messages: &[Message],
+) -> Result<Value> {
     match call(http, flavor, &target, agent, messages, Wanted::Json).await? {
         Answer::Json(v) => Ok(v),
-        Answer::Stream(_) => Err(Error::Execution { message: format!("{}: internal error: unexpected stream", flavor.provider()) }),
+        Answer::Stream(_) => {
+            Err(Error::Execution { message: format!("{}: internal error: unexpected stream", flavor.provider()) })
+        }
     }
 }
 
@@ -534,7 +535,9 @@ async fn execute_stream(
 ) -> Result<RawStream> {
     match call(http, flavor, &target, agent, messages, Wanted::Stream).await? {
         Answer::Stream(s) => Ok(s),
-        Answer::Json(_) => Err(Error::Execution { message: format!("{}: internal error: unexpected JSON", flavor.provider()) }),
+        Answer::Json(_) => {
+            Err(Error::Execution { message: format!("{}: internal error: unexpected JSON", flavor.provider()) })
+        }
     }
 }
 

@@ -15,6 +15,7 @@
 
 #[cfg(feature = "openai")]
 mod executor;
+mod inspect;
 mod process;
 #[cfg(feature = "openai")]
 mod structured;
@@ -22,6 +23,7 @@ mod wire;
 
 #[cfg(feature = "openai")]
 pub use executor::*;
+pub use inspect::*;
 pub use process::*;
 #[cfg(feature = "openai")]
 pub use structured::{

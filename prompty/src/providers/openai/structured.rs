@@ -329,7 +329,9 @@ pub(crate) fn explain(error: Error, choice: &ModeChoice, fell_back: Option<(Stru
     if let Some((next, second)) = fell_back {
         note.push_str(&format!(", and again in mode {next} (the automatic fallback): {}", short(second)));
     } else if matches!(choice.source, ModeSource::Remembered | ModeSource::Default) && !choice.fallback {
-        note.push_str(" and the automatic fallback is off (PROMPTY_STRUCTURED_OUTPUT_FALLBACK, set_structured_output_fallback)");
+        note.push_str(
+            " and the automatic fallback is off (PROMPTY_STRUCTURED_OUTPUT_FALLBACK, set_structured_output_fallback)",
+        );
     }
     note.push_str(&format!(
         ". Choose a mode this server accepts with `--structured-output MODE` (prompty run, prompty chat), the \
