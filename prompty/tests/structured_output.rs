@@ -14,14 +14,14 @@ use prompty::{Agent, Error, StreamChunk, StructuredOutput};
 use serde_json::{json, Value};
 use std::io::{Read, Write};
 use std::net::{TcpListener, TcpStream};
-use std::sync::{Arc, Mutex, MutexGuard, OnceLock};
+use std::sync::{Arc, Mutex, OnceLock};
 use std::time::Duration;
 
-static LOCK: Mutex<()> = Mutex::new(());
+static LOCK: tokio::sync::Mutex<()> = tokio::sync::Mutex::const_new(());
 
 /// The lock of this file's tests, with the process-wide settings back to their defaults.
-fn clean() -> MutexGuard<'static, ()> {
-    let guard = LOCK.lock().unwrap_or_else(|e| e.into_inner());
+async fn clean() -> tokio::sync::MutexGuard<'static, ()> {
+    let guard = LOCK.lock().await;
     for name in
         [STRUCTURED_OUTPUT_ENV, STRUCTURED_OUTPUT_FALLBACK_ENV, "OPENAI_BASE_URL", "OPENAI_ENDPOINT", "OPENAI_API_KEY"]
     {
@@ -246,7 +246,7 @@ impl TraceBackend for Spans {
 
 #[tokio::test]
 async fn the_default_falls_back_once_and_the_endpoint_remembers_the_mode() {
-    let _guard = clean();
+    let _guard = clean().await;
     let log = logged();
     let spans = Arc::new(Spans::default());
     prompty::trace::add("structured-output-test", spans.clone());
@@ -267,8 +267,8 @@ async fn the_default_falls_back_once_and_the_endpoint_remembers_the_mode() {
     let event = text.lines().find(|l| l.contains("prompty::structured_output")).unwrap_or_else(|| panic!("{text}"));
     assert!(event.contains("from=jsonSchema") && event.contains("to=jsonObjectSchema"), "{event}");
     assert!(event.contains(&format!("127.0.0.1:{}/v1/chat/completions", server.port)), "{event}");
-    let spans = spans.0.lock().unwrap();
-    let execute = spans.iter().find(|s| s.signature == "prompty.execute").expect("an execute span");
+    let execute = spans.0.lock().unwrap().iter().find(|s| s.signature == "prompty.execute").cloned();
+    let execute = execute.expect("an execute span");
     assert_eq!(execute.attributes["prompty.structured_output.fallback"], "jsonSchema -> jsonObjectSchema");
 
     // The next call (another agent, the same endpoint and model) sends the working mode first.
@@ -286,7 +286,7 @@ async fn the_default_falls_back_once_and_the_endpoint_remembers_the_mode() {
 
 #[tokio::test]
 async fn a_stream_falls_back_too() {
-    let _guard = clean();
+    let _guard = clean().await;
     let server = Server::start(like_llama_cpp_python);
     let agent = prompt(&format!("{}/v1", server.url()), "");
     let stream = prompty::invoke_stream(&agent, &json!({})).await.unwrap();
@@ -300,7 +300,7 @@ async fn a_stream_falls_back_too() {
 
 #[tokio::test]
 async fn a_bare_500_from_a_compatible_server_counts_as_a_rejection() {
-    let _guard = clean();
+    let _guard = clean().await;
     let server = Server::start(bare_500_for_formats);
     let agent = prompt(&format!("{}/v1", server.url()), "");
     // Both JSON modes are refused: the fallback happens once, and the error says what to set.
@@ -326,7 +326,7 @@ async fn a_bare_500_from_a_compatible_server_counts_as_a_rejection() {
 
 #[tokio::test]
 async fn a_transient_failure_is_retried_as_usual_and_never_falls_back() {
-    let _guard = clean();
+    let _guard = clean().await;
     let server = Server::start(unavailable);
     let agent = prompt(&format!("{}/v1", server.url()), "");
     let err = ask(&agent).await.unwrap_err();
@@ -338,7 +338,7 @@ async fn a_transient_failure_is_retried_as_usual_and_never_falls_back() {
 
 #[tokio::test]
 async fn an_explicit_mode_is_never_changed_and_the_error_names_the_setting() {
-    let _guard = clean();
+    let _guard = clean().await;
     let server = Server::start(like_llama_cpp_python);
     let endpoint = format!("{}/v1", server.url());
 
@@ -376,7 +376,7 @@ async fn an_explicit_mode_is_never_changed_and_the_error_names_the_setting() {
 
 #[tokio::test]
 async fn the_fallback_can_be_switched_off() {
-    let _guard = clean();
+    let _guard = clean().await;
     let server = Server::start(like_llama_cpp_python);
     let endpoint = format!("{}/v1", server.url());
 
@@ -404,7 +404,7 @@ async fn the_fallback_can_be_switched_off() {
 
 #[tokio::test]
 async fn a_server_that_takes_no_format_gets_one_fallback_and_a_clear_error() {
-    let _guard = clean();
+    let _guard = clean().await;
     let server = Server::start(no_formats);
     let err = ask(&prompt(&format!("{}/v1", server.url()), "")).await.unwrap_err().to_string();
     assert_eq!(formats(&server.take()).len(), 2, "the fallback once, neither retried");
@@ -415,7 +415,7 @@ async fn a_server_that_takes_no_format_gets_one_fallback_and_a_clear_error() {
 
 #[tokio::test]
 async fn the_responses_api_falls_back_the_same_way() {
-    let _guard = clean();
+    let _guard = clean().await;
     let server = Server::start(responses_without_json_schema);
     let mut agent = prompt(&format!("{}/v1", server.url()), "");
     agent.model.as_mut().unwrap().api_type = Some("responses".into());
@@ -431,7 +431,7 @@ async fn the_responses_api_falls_back_the_same_way() {
 
 #[tokio::test]
 async fn what_is_inspected_is_what_is_sent_with_the_endpoint_from_the_environment() {
-    let _guard = clean();
+    let _guard = clean().await;
     let server = Server::start(like_llama_cpp_python);
     std::env::set_var("OPENAI_BASE_URL", format!("{}/v1", server.url()));
     let text =
@@ -471,7 +471,7 @@ async fn what_is_inspected_is_what_is_sent_with_the_endpoint_from_the_environmen
 
 #[tokio::test]
 async fn a_404_names_the_url_and_suggests_the_v1_endpoint() {
-    let _guard = clean();
+    let _guard = clean().await;
     let server = Server::start(not_found);
     let secret = "sk-userinfo-secret-1234";
     let endpoint = format!("http://user:{secret}@127.0.0.1:{}", server.port);
