@@ -309,7 +309,7 @@ async fn a_bare_500_from_a_compatible_server_counts_as_a_rejection() {
     assert_eq!(bodies.len(), 1 + 3, "jsonSchema once, then jsonObjectSchema with the usual retries: {bodies:?}");
     assert_eq!(formats(&bodies)[0]["type"], "json_schema");
     assert!(formats(&bodies)[1..].iter().all(|f| *f == json_object_with_schema()));
-    assert!(matches!(&err, Error::Http(f) if f.status == Some(500)), "{err:?}");
+    assert!(matches!(&err, Error::Config { setting, .. } if setting == "model.options.structuredOutput"), "{err:?}");
     let text = err.to_string();
     for needle in [
         "mode jsonSchema (the default)",
@@ -344,15 +344,25 @@ async fn an_explicit_mode_is_never_changed_and_the_error_names_the_setting() {
 
     // The prompt's own choice.
     let agent = prompt(&endpoint, "    structuredOutput: jsonSchema\n");
-    let err = ask(&agent).await.unwrap_err().to_string();
+    let err = ask(&agent).await.unwrap_err();
+    assert!(matches!(&err, Error::Config { setting, .. } if setting == "model.options.structuredOutput"), "{err:?}");
+    let err = err.to_string();
     assert_eq!(formats(&server.take()).len(), 1, "refused once: neither retried nor changed");
     assert!(err.contains("HTTP 500") && err.contains("Input should be 'text' or 'json_object'"), "{err}");
     assert!(err.contains("mode jsonSchema (chosen with the prompt's model.options.structuredOutput)"), "{err}");
     assert!(err.contains("PROMPTY_STRUCTURED_OUTPUT") && err.contains("--structured-output"), "{err}");
+    // Nor does the agent loop send the same request again.
+    let messages = prompty::prepare(&agent, &json!({})).unwrap();
+    let options = prompty::TurnOptions::new().retry_backoff(Duration::from_millis(1));
+    let failed = prompty::run_turn_async(&agent, messages, &json!({}), options).await.unwrap_err();
+    assert!(failed.to_string().contains("model.options.structuredOutput"), "{failed}");
+    assert_eq!(formats(&server.take()).len(), 1, "the agent loop does not retry it either");
 
     // The environment's choice, over the prompt's.
     std::env::set_var(STRUCTURED_OUTPUT_ENV, "jsonSchema");
-    let err = ask(&prompt(&endpoint, "    structuredOutput: jsonObjectSchema\n")).await.unwrap_err().to_string();
+    let err = ask(&prompt(&endpoint, "    structuredOutput: jsonObjectSchema\n")).await.unwrap_err();
+    assert!(matches!(&err, Error::Config { setting, .. } if setting == STRUCTURED_OUTPUT_ENV), "{err:?}");
+    let err = err.to_string();
     assert_eq!(formats(&server.take()).len(), 1);
     assert!(err.contains("mode jsonSchema (chosen with PROMPTY_STRUCTURED_OUTPUT)"), "{err}");
     std::env::set_var(STRUCTURED_OUTPUT_ENV, "jsonObjectSchema");
@@ -408,7 +418,13 @@ async fn a_server_that_takes_no_format_gets_one_fallback_and_a_clear_error() {
     let server = Server::start(no_formats);
     let err = ask(&prompt(&format!("{}/v1", server.url()), "")).await.unwrap_err().to_string();
     assert_eq!(formats(&server.take()).len(), 2, "the fallback once, neither retried");
-    assert!(err.starts_with("openai request failed: HTTP 400 Bad Request: response_format is not supported"), "{err}");
+    assert!(
+        err.starts_with(
+            "configuration error (model.options.structuredOutput): openai request failed: HTTP 400 Bad Request: \
+             response_format is not supported"
+        ),
+        "{err}"
+    );
     assert!(err.contains("again in mode jsonObjectSchema (the automatic fallback): HTTP 400 Bad Request"), "{err}");
     assert!(err.contains("(`none` sends no response_format)"), "{err}");
 }

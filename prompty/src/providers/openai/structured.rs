@@ -33,8 +33,11 @@
 //! Switch it off with `PROMPTY_STRUCTURED_OUTPUT_FALLBACK=off` ([`STRUCTURED_OUTPUT_FALLBACK_ENV`])
 //! or [`set_structured_output_fallback`]`(Some(false))`: then the mode is sent as chosen, nothing
 //! is remembered, and nothing remembered is used. A mode chosen explicitly (any of the first four
-//! sources) is never changed. When a server still refuses the format, the error names the mode(s)
-//! tried, where the mode came from and every setting that chooses it.
+//! sources) is never changed. When a server still refuses the format, the call fails with a
+//! configuration error ([`Error::Config`], never retried, not even by the agent loop) whose
+//! `setting` is the one that chose the mode (`model.options.structuredOutput` when nothing did)
+//! and whose message holds the server's answer, the mode(s) tried, where the mode came from and
+//! every setting that chooses it.
 //!
 //! ```no_run
 //! use prompty::providers::openai::{set_structured_output, set_structured_output_fallback};
@@ -151,6 +154,16 @@ pub(crate) enum ModeSource {
 }
 
 impl ModeSource {
+    /// The setting that chooses the mode, as an error names it.
+    fn setting(self) -> &'static str {
+        match self {
+            ModeSource::Override => "--structured-output",
+            ModeSource::Environment => STRUCTURED_OUTPUT_ENV,
+            ModeSource::Connection => "model.connection.structuredOutput",
+            ModeSource::Option | ModeSource::Remembered | ModeSource::Default => "model.options.structuredOutput",
+        }
+    }
+
     fn describe(self) -> &'static str {
         match self {
             ModeSource::Override => "chosen with --structured-output (set_structured_output)",
@@ -316,31 +329,32 @@ pub(crate) fn rejects(error: &Error, suspect_any: bool) -> bool {
     }
 }
 
-/// The failure of a call whose structured-output format was refused, with what to do: the
-/// modes tried (`fell_back`: the second one after an automatic fallback, and how that second
-/// request failed), where the first came from, and every setting that chooses the mode.
+/// The error of a call whose structured-output format was refused: a configuration error
+/// ([`Error::Config`], never retried, not even by the agent loop: the same request would be
+/// refused again) naming the setting that chose the mode (`model.options.structuredOutput` when
+/// nothing did), with the server's answer, the modes tried (`fell_back`: the second one after an
+/// automatic fallback, and how that request failed), and every setting that chooses the mode.
 pub(crate) fn explain(error: Error, choice: &ModeChoice, fell_back: Option<(StructuredOutput, &Error)>) -> Error {
-    let Error::Http(mut failure) = error else { return error };
-    let mut note = format!(
-        "; structured output: the server refused the request with `response_format` in mode {} ({})",
+    let Error::Http(failure) = &error else { return error };
+    let mut message = format!(
+        "{failure}; structured output: the server refused the request with `response_format` in mode {} ({})",
         choice.mode,
         choice.source.describe()
     );
     if let Some((next, second)) = fell_back {
-        note.push_str(&format!(", and again in mode {next} (the automatic fallback): {}", short(second)));
+        message.push_str(&format!(", and again in mode {next} (the automatic fallback): {}", short(second)));
     } else if matches!(choice.source, ModeSource::Remembered | ModeSource::Default) && !choice.fallback {
-        note.push_str(
+        message.push_str(
             " and the automatic fallback is off (PROMPTY_STRUCTURED_OUTPUT_FALLBACK, set_structured_output_fallback)",
         );
     }
-    note.push_str(&format!(
+    message.push_str(&format!(
         ". Choose a mode this server accepts with `--structured-output MODE` (prompty run, prompty chat), the \
          PROMPTY_STRUCTURED_OUTPUT environment variable, the prompt's `model.options.structuredOutput` or its \
          connection's `structuredOutput`; the modes are {} (`none` sends no response_format)",
         StructuredOutput::names()
     ));
-    failure.message.push_str(&note);
-    Error::Http(failure)
+    Error::Config { setting: choice.source.setting().to_owned(), message }
 }
 
 /// A failure in a few words: its status and the server's message.
