@@ -24,7 +24,8 @@ pub struct ConnectionCommon {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub max_tokens_field: Option<MaxTokensField>,
     /// For model servers: how `outputs:` are asked for by the prompts on this connection, unless
-    /// a prompt's `model.options.structuredOutput` says otherwise (see [`StructuredOutput`]).
+    /// a prompt's `model.options.structuredOutput`, `--structured-output` or
+    /// `PROMPTY_STRUCTURED_OUTPUT` says otherwise (see [`StructuredOutput`]).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub structured_output: Option<StructuredOutput>,
 }
