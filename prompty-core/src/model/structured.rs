@@ -28,7 +28,7 @@ use std::str::FromStr;
 /// A per-run choice (1, 2) beats the file, so one prompt can be pointed at another server
 /// without editing it. When none of 1 to 4 chose the mode, a server that rejects it gets the
 /// request once more in the next mode of [`StructuredOutput::fallback`] (see
-/// `prompty::providers::openai` for the rule and how to switch it off).
+/// `prompty::providers::openai::structured` for the rule and how to switch it off).
 ///
 /// ```
 /// use prompty_core::StructuredOutput;

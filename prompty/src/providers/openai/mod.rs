@@ -1,6 +1,11 @@
 //! OpenAI: chat completions, embeddings, images and the Responses API; Azure OpenAI / Foundry use the
 //! same wire format.
 //!
+//! Structured output works on any OpenAI-compatible server: the mode comes from
+//! `--structured-output`, `PROMPTY_STRUCTURED_OUTPUT` or the prompt, and a server that refuses
+//! the default gets the request once more in the next mode, remembered for its endpoint (see
+//! [`structured`], with the `openai` feature). [`request_body`] shows what the executor sends.
+//!
 //! ```
 //! use prompty::providers::openai::{chat_request, process_response};
 //! use prompty::{Agent, Message, Role};
@@ -18,7 +23,7 @@ mod executor;
 mod inspect;
 mod process;
 #[cfg(feature = "openai")]
-mod structured;
+pub mod structured;
 mod wire;
 
 #[cfg(feature = "openai")]
