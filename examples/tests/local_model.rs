@@ -12,8 +12,16 @@ mod peers;
 use std::process::Command;
 
 fn run_against(server: &peers::Peer, exe: &str) -> String {
+    run_with(server, exe, "What is a prompt?")
+}
+
+/// `exe` with `arg`, against `server` as the README says (keyless, `OPENAI_BASE_URL` and
+/// `PROMPTY_MODEL` only); its stdout, after checking that it succeeded.
+fn run_with(server: &peers::Peer, exe: &str, arg: &str) -> String {
     let out = Command::new(exe)
-        .arg("What is a prompt?")
+        .arg(arg)
+        .env_remove("PROMPTY_STRUCTURED_OUTPUT")
+        .env_remove("PROMPTY_STRUCTURED_OUTPUT_FALLBACK")
         .env("OPENAI_BASE_URL", format!("{}/v1", server.url()))
         .env("OPENAI_API_KEY", "")
         .env("PROMPTY_MODEL", llama::MODEL)
@@ -36,4 +44,22 @@ fn the_quickstarts_ask_a_keyless_local_server() {
         assert!(out.contains(&format!("model {})", llama::MODEL)), "{exe}: PROMPTY_MODEL picked the model: {out}");
         assert!(!out.contains("${env:"), "{exe}: {out}");
     }
+}
+
+#[test]
+fn the_structured_output_example_works_against_llama_cpp_out_of_the_box() {
+    // The shipped prompt asks for OpenAI's strict `json_schema`, which this server refuses with
+    // an HTTP 500: the default mode falls back to `json_object` with the schema, unedited.
+    let server = llama::start("llama-structured", &[]);
+    let report = "Paris today: 22 degrees and sunny, wind 15 km/h from the west.";
+    let out = run_with(&server, env!("CARGO_BIN_EXE_structured_output"), report);
+    assert!(!out.contains("(offline"), "{out}");
+    let field = |name: &str| {
+        out.lines()
+            .find_map(|l| l.strip_prefix(&format!("{name}:")))
+            .map(|v| v.trim().to_owned())
+            .unwrap_or_else(|| panic!("no `{name}:` line in: {out}"))
+    };
+    assert!(!field("city").is_empty(), "{out}");
+    assert!(field("temperature").parse::<f64>().is_ok_and(f64::is_finite), "{out}");
 }

@@ -141,6 +141,14 @@ struct RunArgs {
     /// Use this model id instead of the prompt's `model.id`.
     #[arg(long, value_name = "ID")]
     model: Option<String>,
+    /// How the prompt's `outputs:` are asked of an OpenAI-compatible model, for this run: over
+    /// PROMPTY_STRUCTURED_OUTPUT and the prompt's `structuredOutput`. jsonSchema: OpenAI's strict
+    /// JSON Schema; jsonObjectSchema: JSON mode with the schema (llama.cpp servers); jsonObject:
+    /// JSON mode, the schema in the prompt; none: nothing (the prompt asks for JSON). Without it
+    /// and any setting, jsonSchema, and a server that refuses it gets the request once more in
+    /// the next mode (PROMPTY_STRUCTURED_OUTPUT_FALLBACK=off to stop that).
+    #[arg(long, value_name = "MODE", value_parser = structured_output_mode())]
+    structured_output: Option<prompty::StructuredOutput>,
     /// How many lines of a batch run at once (1 to 64).
     #[arg(short, long, default_value_t = 4, value_name = "N", value_parser = clap::value_parser!(u16).range(1..=64))]
     jobs: u16,
@@ -165,9 +173,24 @@ struct ChatArgs {
     /// Use this model id instead of the prompt's `model.id`.
     #[arg(long, value_name = "ID")]
     model: Option<String>,
+    /// How the prompt's `outputs:` are asked of an OpenAI-compatible model, for this run: over
+    /// PROMPTY_STRUCTURED_OUTPUT and the prompt's `structuredOutput`. jsonSchema: OpenAI's strict
+    /// JSON Schema; jsonObjectSchema: JSON mode with the schema (llama.cpp servers); jsonObject:
+    /// JSON mode, the schema in the prompt; none: nothing (the prompt asks for JSON). Without it
+    /// and any setting, jsonSchema, and a server that refuses it gets the request once more in
+    /// the next mode (PROMPTY_STRUCTURED_OUTPUT_FALLBACK=off to stop that).
+    #[arg(long, value_name = "MODE", value_parser = structured_output_mode())]
+    structured_output: Option<prompty::StructuredOutput>,
     /// Write a .tracy file of every turn into this folder.
     #[arg(long, value_name = "DIR")]
     trace: Option<PathBuf>,
+}
+
+/// The parser of `--structured-output`: the modes' names, as in a prompt file.
+fn structured_output_mode() -> impl clap::builder::TypedValueParser<Value = prompty::StructuredOutput> {
+    use clap::builder::TypedValueParser;
+    let names = prompty::StructuredOutput::ALL.map(prompty::StructuredOutput::as_str);
+    clap::builder::PossibleValuesParser::new(names).map(|name| name.parse().unwrap_or_default())
 }
 
 /// The output format of `check`.
@@ -268,6 +291,14 @@ fn execute(cli: Cli) -> Result<Exit, CliError> {
     // `.env` first, while the process has one thread (it sets variables).
     if let Some(folder) = env_folder(&cli.command) {
         envfile::load(folder)?;
+    }
+    let structured_output = match &cli.command {
+        Command::Run(a) => a.structured_output,
+        Command::Chat(a) => a.structured_output,
+        _ => None,
+    };
+    if structured_output.is_some() {
+        prompty::providers::openai::set_structured_output(structured_output);
     }
     match &cli.command {
         Command::Check(args) => return check::run(args),

@@ -833,6 +833,61 @@ fn structured_output_is_printed_as_json() {
     assert_eq!(body["response_format"]["type"], "json_schema");
 }
 
+#[test]
+fn structured_output_mode_from_the_command_line_beats_the_environment_and_the_prompt() {
+    let server = aimock();
+    let dir = scratch("structured-mode");
+    std::fs::write(
+        dir.join("s.prompty"),
+        format!(
+            "---\nname: s\nmodel:\n  id: gpt-4o\n  provider: openai\n  connection:\n    kind: key\n    endpoint: {}/v1\n  \
+             options:\n    structuredOutput: jsonSchema\noutputs:\n  city: {{kind: string}}\n  temperature: {{kind: integer}}\n\
+             ---\nuser:\nstructured",
+            server.url()
+        ),
+    )
+    .unwrap();
+    let sent = |n: usize| server.requests_to("/v1/chat/completions")[n]["body"]["response_format"].clone();
+
+    let out =
+        prompty(&dir).args(["run", "s.prompty", "--json", "--structured-output", "jsonObjectSchema"]).output().unwrap();
+    assert!(out.status.success(), "{out:?}");
+    assert_eq!(texts(&out).0, "{\"city\":\"Paris\",\"temperature\":21}\n");
+    assert_eq!(sent(0)["type"], "json_object");
+    assert_eq!(sent(0)["schema"]["properties"]["city"], json!({"type": "string"}));
+
+    // The environment over the prompt, the flag over both; `chat` takes the flag too.
+    let out = prompty(&dir).args(["run", "s.prompty"]).env("PROMPTY_STRUCTURED_OUTPUT", "jsonObject").output().unwrap();
+    assert!(out.status.success(), "{out:?}");
+    assert_eq!(sent(1), json!({"type": "json_object"}));
+    let out = prompty(&dir)
+        .args(["run", "s.prompty", "--structured-output", "none"])
+        .env("PROMPTY_STRUCTURED_OUTPUT", "jsonObject")
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{out:?}");
+    assert_eq!(sent(2), Value::Null);
+    let out = prompty(&dir)
+        .args(["chat", "s.prompty", "--structured-output", "jsonObject"])
+        .write_stdin("structured\n")
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{out:?}");
+    assert_eq!(sent(3), json!({"type": "json_object"}));
+
+    // A mode that does not exist: a usage error naming the modes and the closest one.
+    let out = prompty(&dir).args(["run", "s.prompty", "--structured-output", "jsonObjectShema"]).output().unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let stderr = texts(&out).1;
+    assert!(stderr.contains("[possible values: jsonSchema, jsonObjectSchema, jsonObject, none]"), "{stderr}");
+    assert!(stderr.contains("'jsonObjectSchema'"), "{stderr}");
+    // One in the environment: a prompt error naming the variable.
+    let out = prompty(&dir).args(["run", "s.prompty"]).env("PROMPTY_STRUCTURED_OUTPUT", "xml").output().unwrap();
+    assert_ne!(out.status.code(), Some(0));
+    assert!(texts(&out).1.contains("PROMPTY_STRUCTURED_OUTPUT: unknown structured output mode 'xml'"), "{out:?}");
+    assert_eq!(server.requests_to("/v1/chat/completions").len(), 4);
+}
+
 // ---------------------------------------------------------------- trace
 
 #[test]

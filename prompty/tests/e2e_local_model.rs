@@ -119,10 +119,20 @@ async fn structured_output_through_the_json_object_modes() {
     let server = llama::shared_chat_server();
     let report = json!({"question": "Paris today: sunny, 22 degrees."});
 
-    // The default (strict `json_schema`) is refused by this server: the case the modes are for.
-    let strict = local_prompt(&server, KEY, &options(60, ""), WEATHER_OUTPUTS);
+    // Strict `json_schema`, chosen in the prompt, is refused by this server (HTTP 500), once,
+    // with an error that names the settings that choose another mode.
+    let strict = local_prompt(&server, KEY, &options(60, "    structuredOutput: jsonSchema\n"), WEATHER_OUTPUTS);
     let refused = within(prompty::invoke_async::<Value>(&strict, &report)).await.unwrap_err();
-    assert!(matches!(&refused, Error::Http(f) if f.status.is_some_and(|s| s >= 400)), "{refused}");
+    let setting = "model.options.structuredOutput";
+    assert!(matches!(&refused, Error::Config { setting: s, .. } if s == setting), "{refused:?}");
+    let text = refused.to_string();
+    assert!(text.contains("HTTP 500") && text.contains("'json_object'") && !text.contains("attempts"), "{text}");
+    assert!(text.contains("PROMPTY_STRUCTURED_OUTPUT") && text.contains("--structured-output"), "{text}");
+
+    // The default falls back to `json_object` with the schema, which this server enforces.
+    let default = local_prompt(&server, KEY, &options(60, ""), WEATHER_OUTPUTS);
+    let weather: Weather = within(prompty::invoke_async(&default, &report)).await.unwrap();
+    assert!(weather.temperature.is_finite(), "{weather:?}");
 
     // The connection's mode: `json_object` with the schema, which llama.cpp's servers enforce.
     let mut connection_mode = local_prompt(&server, KEY, &options(60, ""), WEATHER_OUTPUTS);

@@ -8,8 +8,11 @@
 //! Offline it prints the messages that would be sent and decodes a sample answer; with
 //! `OPENAI_API_KEY` set, or `OPENAI_BASE_URL` alone for a keyless local server, it asks the model
 //! (`PROMPTY_MODEL` names it) and prints the decoded `Output`. The prompt asks for OpenAI's strict
-//! `json_schema` output; for a server that accepts only `json_object` (llama.cpp's) add
-//! `structuredOutput: jsonObjectSchema` to its connection (see the README).
+//! `json_schema` output by default; a server that refuses it (llama-cpp-python's, which accepts only
+//! `json_object`) gets the request once more as `json_object` with the schema, and the mode that
+//! works is remembered for the endpoint. Choose the mode yourself with
+//! `PROMPTY_STRUCTURED_OUTPUT=jsonObjectSchema`, or `structuredOutput:` in the prompt or its
+//! connection (see `prompty::StructuredOutput`).
 
 use prompty_examples::prompts::extract_weather::{self, Inputs, Output};
 

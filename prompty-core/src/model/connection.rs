@@ -24,7 +24,8 @@ pub struct ConnectionCommon {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub max_tokens_field: Option<MaxTokensField>,
     /// For model servers: how `outputs:` are asked for by the prompts on this connection, unless
-    /// a prompt's `model.options.structuredOutput` says otherwise (see [`StructuredOutput`]).
+    /// a prompt's `model.options.structuredOutput`, `--structured-output` or
+    /// `PROMPTY_STRUCTURED_OUTPUT` says otherwise (see [`StructuredOutput`]).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub structured_output: Option<StructuredOutput>,
 }
@@ -86,8 +87,17 @@ impl MaxTokensField {
     }
 }
 
-/// Whether the URL's host is one of OpenAI's or Azure's (see [`MaxTokensField::for_endpoint`]).
-fn is_openai_host(url: &str) -> bool {
+/// Whether the URL's host is one of OpenAI's or Azure's: `openai.com`, `*.openai.com`,
+/// `*.openai.azure.com`, `*.services.ai.azure.com`, `*.cognitiveservices.azure.com` (the rule of
+/// [`MaxTokensField::for_endpoint`], and of the structured-output fallback of the OpenAI
+/// provider, which treats any other host as a compatible server).
+///
+/// ```
+/// assert!(prompty_core::is_openai_host("https://api.openai.com/v1"));
+/// assert!(prompty_core::is_openai_host("https://res.openai.azure.com"));
+/// assert!(!prompty_core::is_openai_host("http://127.0.0.1:8080/v1"));
+/// ```
+pub fn is_openai_host(url: &str) -> bool {
     let rest = url.split_once("://").map_or(url, |(_, rest)| rest);
     let authority = &rest[..rest.find(['/', '?', '#']).unwrap_or(rest.len())];
     let host_port = authority.rsplit_once('@').map_or(authority, |(_, h)| h);

@@ -114,7 +114,9 @@ pub struct ModelOptions {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub tool_choice: Option<ToolChoice>,
     /// How the prompt's `outputs:` are asked for (see [`StructuredOutput`]); it wins over the
-    /// connection's `structuredOutput`. Unset: the connection's, else [`StructuredOutput::JsonSchema`].
+    /// connection's `structuredOutput`, and `--structured-output` or `PROMPTY_STRUCTURED_OUTPUT`
+    /// win over it. Unset: the connection's, else [`StructuredOutput::JsonSchema`] with an
+    /// automatic fallback for a server that refuses it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub structured_output: Option<StructuredOutput>,
     /// Provider-specific options, added to the top level of the request body as written. A key

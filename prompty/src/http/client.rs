@@ -9,7 +9,7 @@ use super::tls::ensure_tls_provider;
 use crate::{Error, RawStream, Result};
 use bytes::Bytes;
 use reqwest::header::{HeaderMap, HeaderValue, CONTENT_TYPE, USER_AGENT};
-use reqwest::Method;
+use reqwest::{Method, StatusCode};
 use serde_json::Value;
 use std::borrow::Cow;
 use std::fmt;
@@ -382,8 +382,12 @@ impl HttpClient {
             None if body.is_empty() => ("the response has no body".to_owned(), None),
             None => ("the error response could not be parsed".to_owned(), Some(truncate_body(&body))),
         };
+        let message = match status {
+            StatusCode::NOT_FOUND => format!("{message}{}", not_found_note(request, url, secrets)),
+            _ => message,
+        };
         let error = failure(message, raw);
-        if error.is_retryable() {
+        if error.is_retryable() && !request.not_retried.is_some_and(|handled| handled(&error)) {
             Attempt::Retry(error, retry_after)
         } else {
             Attempt::Fail(error)
@@ -430,13 +434,57 @@ fn transport_failure(provider: &str, e: &reqwest::Error) -> Attempt<Sent, HttpEr
     }
 }
 
+/// A URL as an error shows it: without its query, fragment and user information (where keys may
+/// be), at most 200 bytes, with the request's secrets scrubbed.
+fn shown_url(text: &str, secrets: &Secrets) -> String {
+    let shown = text.split(['?', '#']).next().unwrap_or("");
+    let shown = match shown.split_once("://") {
+        Some((scheme, rest)) => {
+            let authority_end = rest.find('/').unwrap_or(rest.len());
+            let (authority, path) = rest.split_at(authority_end);
+            let host = authority.rsplit_once('@').map_or(authority, |(_, host)| host);
+            format!("{scheme}://{host}{path}")
+        }
+        None => shown.rsplit_once('@').map_or(shown, |(_, host)| host).to_owned(),
+    };
+    secrets.scrub(prompty_core::text::prefix(&shown, 200)).into_owned()
+}
+
+/// Whether a URL path has a version segment: `v1`, `v1beta`, `v2alpha1` (a `v` and a digit
+/// first), or a date such as `2024-10-21`.
+fn has_version_segment(path: &str) -> bool {
+    path.split('/').any(|segment| {
+        let b = segment.as_bytes();
+        let v = b.len() >= 2 && b[0].eq_ignore_ascii_case(&b'v') && b[1].is_ascii_digit();
+        let date = b.len() == 10
+            && b.iter().enumerate().all(|(i, c)| if i == 4 || i == 7 { *c == b'-' } else { c.is_ascii_digit() });
+        v || date
+    })
+}
+
+/// What a 404 adds to its message: the method and URL called (see [`shown_url`]) and, when the
+/// request names the endpoint it was built on and neither that endpoint's path nor the query
+/// (`api-version`) has a version, the endpoint's `/v1` form: OpenAI-compatible servers serve
+/// their API under `/v1`, and an endpoint without it is the common cause of a bare 404.
+fn not_found_note(request: &ApiRequest<'_>, url: &reqwest::Url, secrets: &Secrets) -> String {
+    let mut note = format!("; the request went to {} {}", request.method, shown_url(url.as_str(), secrets));
+    let versioned = has_version_segment(url.path()) || url.query_pairs().any(|(k, _)| k == "api-version");
+    if let Some(endpoint) = request.endpoint.filter(|_| !versioned) {
+        let endpoint = shown_url(endpoint.trim_end_matches('/'), secrets);
+        note.push_str(&format!(
+            "; the endpoint `{endpoint}` has no version segment, and OpenAI-compatible servers serve their API \
+             under `/v1`: set the endpoint (the connection's `endpoint` in the prompt, or the provider's endpoint \
+             environment variable) to `{endpoint}/v1`"
+        ));
+    }
+    note
+}
+
 /// The configuration error of a request URL that cannot be built (`relative URL without a base`,
 /// a bad host, ...): it names the setting to fix; the URL is shown without its query and user
 /// information, and with the request's secrets scrubbed.
 fn unbuildable_url(provider: &str, text: &str, e: &dyn fmt::Display, secrets: &Secrets) -> Error {
-    let shown = text.split(['?', '#']).next().unwrap_or("");
-    let shown = shown.rsplit_once('@').map_or(shown, |(_, host)| host);
-    let shown = secrets.scrub(prompty_core::text::prefix(shown, 200)).into_owned();
+    let shown = shown_url(text, secrets);
     Error::Config {
         setting: "model.connection.endpoint".to_owned(),
         message: format!(
@@ -457,6 +505,11 @@ pub(crate) struct ApiRequest<'a> {
     pub headers: Cow<'a, HeaderMap>,
     /// The JSON body, serialized.
     pub body: Option<Bytes>,
+    /// The endpoint the URL was built on (`{endpoint}/{api path}`), for the hint of a 404.
+    pub endpoint: Option<&'a str>,
+    /// A failure the caller handles itself (a server rejecting a structured-output mode, which
+    /// the same request would meet again): returned at once instead of retried.
+    pub not_retried: Option<&'a (dyn Fn(&HttpError) -> bool + Sync)>,
 }
 
 /// Where a request goes.
@@ -506,12 +559,33 @@ impl<'a> ApiRequest<'a> {
     ) -> Result<Self> {
         let body =
             body.map_err(|e| Error::Execution { message: format!("{provider}: cannot serialize the request: {e}") })?;
-        Ok(ApiRequest { provider, method: Method::POST, url: url.into(), headers, body: Some(Bytes::from(body)) })
+        Ok(ApiRequest {
+            provider,
+            method: Method::POST,
+            url: url.into(),
+            headers,
+            body: Some(Bytes::from(body)),
+            endpoint: None,
+            not_retried: None,
+        })
     }
 
     /// A GET.
     pub fn get(provider: &'a str, url: impl Into<Address<'a>>, headers: Cow<'a, HeaderMap>) -> Self {
-        ApiRequest { provider, method: Method::GET, url: url.into(), headers, body: None }
+        ApiRequest {
+            provider,
+            method: Method::GET,
+            url: url.into(),
+            headers,
+            body: None,
+            endpoint: None,
+            not_retried: None,
+        }
+    }
+
+    /// The same request, built on `endpoint` (named by the hint of a 404).
+    pub fn on_endpoint(self, endpoint: &'a str) -> Self {
+        ApiRequest { endpoint: Some(endpoint), ..self }
     }
 }
 

@@ -53,6 +53,8 @@ struct Children {
     frames: Vec<Value>,
     dropped: usize,
     usage: Map<String, Value>,
+    /// Attributes added while the span runs ([`annotate`]).
+    attributes: Attributes,
 }
 
 thread_local! {
@@ -61,6 +63,17 @@ thread_local! {
 
 fn current() -> Option<Arc<Node>> {
     CURRENT.with(|c| c.borrow().clone())
+}
+
+/// Adds an attribute to the span current now, recorded when it ends: what a stage learns while
+/// it runs (a structured-output fallback, ...). Nothing happens when no span records.
+#[cfg(feature = "openai")]
+pub(crate) fn annotate(key: &str, value: impl FnOnce() -> Value) {
+    CURRENT.with(|c| {
+        if let Some(node) = c.borrow().as_ref().filter(|n| n.record) {
+            node.children.lock().unwrap_or_else(|e| e.into_inner()).attributes.insert(key.to_owned(), value());
+        }
+    });
 }
 
 /// Sets the current span for the life of the guard.
@@ -297,7 +310,12 @@ impl Active {
     }
 
     /// Ends the span with its recorded result: to the `tracing` span, the backends and the parent.
-    fn close(self, end: SystemTime, result: Value, failed: bool) {
+    fn close(mut self, end: SystemTime, result: Value, failed: bool) {
+        let children = match self.node.record {
+            true => std::mem::take(&mut *self.node.children.lock().unwrap_or_else(|e| e.into_inner())),
+            false => Children::default(),
+        };
+        self.attributes.extend(children.attributes);
         let mut attrs = Value::Object(self.attributes);
         redact_in_place(&mut attrs);
         let attributes = match attrs {
@@ -316,7 +334,6 @@ impl Active {
         if !self.node.record {
             return;
         }
-        let children = std::mem::take(&mut *self.node.children.lock().unwrap_or_else(|e| e.into_inner()));
         let mut usage = usage_of(&result);
         add_usage(&mut usage, &children.usage);
         let span = FinishedSpan {

@@ -14,6 +14,7 @@
 //! `api-version` (default [`AZURE_API_VERSION`], [`AZURE_RESPONSES_API_VERSION`] for the Responses
 //! API).
 
+use super::structured::{self, ModeChoice};
 use crate::http::sse;
 use crate::http::{self, ApiRequest, EnvNames, HttpClient, Resolved, RetryPolicy};
 use crate::providers::discovery::{self, ModelInfo};
@@ -122,7 +123,7 @@ impl OpenAiExecutor {
         let base = resolved.endpoint.clone().unwrap_or_else(|| OPENAI_DEFAULT_ENDPOINT.to_owned());
         let url = format!("{base}/models");
         let headers = auth_headers(Flavor::OpenAi, &resolved)?;
-        let raw = self.http.json(&ApiRequest::get("openai", &url, Cow::Owned(headers))).await?;
+        let raw = self.http.json(&ApiRequest::get("openai", &url, Cow::Owned(headers)).on_endpoint(&base)).await?;
         Ok(discovery::map_listing(&raw, "openai").into_iter().map(|m| discovery::enrich(m, "openai")).collect())
     }
 }
@@ -217,6 +218,9 @@ fn auth_headers(flavor: Flavor, resolved: &Resolved) -> Result<HeaderMap> {
 struct Target {
     place: Place,
     dialect: super::Dialect,
+    /// The structured-output mode of [`Target::dialect`], where it came from and what the
+    /// fallback may do.
+    choice: ModeChoice,
 }
 
 /// The URL and headers of a [`Target`].
@@ -228,11 +232,6 @@ enum Place {
 }
 
 impl Target {
-    fn built(url: String, headers: HeaderMap, dialect: super::Dialect) -> Target {
-        Target { place: Place::Built { url, headers }, dialect }
-    }
-
-    #[cfg(test)]
     fn url(&self) -> &str {
         match &self.place {
             Place::Built { url, .. } => url,
@@ -248,13 +247,14 @@ impl Target {
         }
     }
 
-    /// The address and headers of a request to this target.
-    fn request_parts(&mut self) -> (http::Address<'_>, Cow<'_, HeaderMap>) {
-        match &mut self.place {
-            Place::Built { url, headers } => (http::Address::Text(url), Cow::Owned(std::mem::take(headers))),
+    /// The address and headers of a request to this target, and the endpoint its URL was built
+    /// on (named by the hint of a 404; an Azure deployment URL carries its version in the query).
+    fn request_parts(&self) -> (http::Address<'_>, Cow<'_, HeaderMap>, Option<&str>) {
+        match &self.place {
+            Place::Built { url, headers } => (http::Address::Text(url), Cow::Borrowed(headers), None),
             Place::Kept(d) => match &d.parsed {
-                Some(parsed) => (http::Address::Parsed(parsed), Cow::Borrowed(&d.headers)),
-                None => (http::Address::Text(&d.url), Cow::Borrowed(&d.headers)),
+                Some(parsed) => (http::Address::Parsed(parsed), Cow::Borrowed(&d.headers), Some(&d.base)),
+                None => (http::Address::Text(&d.url), Cow::Borrowed(&d.headers), Some(&d.base)),
             },
         }
     }
@@ -271,18 +271,46 @@ struct Derived {
     parsed: Option<reqwest::Url>,
     headers: HeaderMap,
     host_rule: MaxTokensField,
+    /// Whether `base` is one of OpenAI's or Azure's hosts.
+    known_host: bool,
 }
 
-/// The dialect of the server at `endpoint` (`None`: an Azure/Foundry deployment, which takes
-/// OpenAI's fields), with the settings of the prompt's connection, or of the registered one it
-/// refers to.
-fn dialect(agent: &Agent, host_rule: impl FnOnce() -> MaxTokensField) -> super::Dialect {
+/// The dialect of the server a request goes to, with the settings of the prompt's connection (or
+/// of the registered one it refers to), the structured-output settings of the process and the
+/// mode remembered for the request's `url`: the one resolution behind sending and inspecting
+/// ([`super::request_body`]). `host_rule`: the token field the endpoint's host calls for.
+fn dialect(
+    agent: &Agent,
+    host_rule: impl FnOnce() -> MaxTokensField,
+    url: Option<&str>,
+    known_host: bool,
+) -> Result<(super::Dialect, ModeChoice)> {
     let connection = agent.model.as_ref().and_then(|m| m.connection.as_ref());
     let registered = match connection {
         Some(Connection::Reference { name, .. }) => crate::get_connection_as::<Connection>(name).ok(),
         _ => None,
     };
-    super::Dialect::resolve_with(agent, registered.as_deref().or(connection), host_rule)
+    let connection = registered.as_deref().or(connection);
+    let choice = structured::choose(agent, connection, || url.map(|u| structured::endpoint_key(u, agent)), known_host)?;
+    let mut dialect = super::Dialect::resolve_with(agent, connection, host_rule);
+    dialect.structured_output = choice.mode;
+    Ok((dialect, choice))
+}
+
+/// The dialect a request of `agent` is sent in, as its executor resolves it (the provider's
+/// endpoint from the prompt or the environment, the structured-output settings, the mode
+/// remembered for the endpoint): what [`super::request_body`] builds the body for. An
+/// Azure/Foundry prompt without an endpoint (which cannot be sent) gets the dialect of its
+/// settings alone.
+pub(crate) fn sending_dialect(agent: &Agent) -> Result<super::Dialect> {
+    let provider = agent.model.as_ref().and_then(|m| m.provider.as_deref());
+    if matches!(provider, Some("foundry" | "azure")) {
+        return match azure_target(agent, None) {
+            Ok(target) => Ok(target.dialect),
+            Err(_) => Ok(dialect(agent, || MaxTokensField::for_endpoint(None), None, true)?.0),
+        };
+    }
+    Ok(openai_target(agent)?.dialect)
 }
 
 fn openai_target(agent: &Agent) -> Result<Target> {
@@ -302,20 +330,20 @@ fn openai_target(agent: &Agent) -> Result<Target> {
                 url,
                 headers: auth_headers(Flavor::OpenAi, &resolved)?,
                 host_rule: MaxTokensField::for_endpoint(Some(base)),
+                known_host: crate::is_openai_host(base),
                 key: resolved.key,
             });
             cache.set(Arc::clone(&d));
             d
         }
     };
-    let dialect = dialect(agent, || derived.host_rule);
-    Ok(Target { place: Place::Kept(derived), dialect })
+    let (dialect, choice) = dialect(agent, || derived.host_rule, Some(&derived.url), derived.known_host)?;
+    Ok(Target { place: Place::Kept(derived), dialect, choice })
 }
 
 fn azure_target(agent: &Agent, api_version: Option<&str>) -> Result<Target> {
     let (path, responses) = api_path(agent)?;
-    let model = agent.model.as_ref();
-    let connection = model.and_then(|m| m.connection.as_ref());
+    let connection = agent.model.as_ref().and_then(|m| m.connection.as_ref());
     let resolved = http::resolve(connection, &AZURE_ENV, "azure")?;
     let endpoint = resolved.endpoint.as_deref().ok_or_else(|| Error::Config {
         setting: "model.connection.endpoint".to_owned(),
@@ -324,25 +352,30 @@ fn azure_target(agent: &Agent, api_version: Option<&str>) -> Result<Target> {
             .to_owned(),
     })?;
     let headers = auth_headers(Flavor::Azure, &resolved)?;
-    let dialect = dialect(agent, || MaxTokensField::for_endpoint(None));
+    let url = azure_url(agent, endpoint, path, responses, api_version)?;
+    let (dialect, choice) =
+        dialect(agent, || MaxTokensField::for_endpoint(None), Some(&url), crate::is_openai_host(endpoint))?;
+    Ok(Target { place: Place::Built { url, headers }, dialect, choice })
+}
+
+/// The URL of an Azure OpenAI / Foundry request (see [`FoundryExecutor`]).
+fn azure_url(agent: &Agent, endpoint: &str, path: &str, responses: bool, api_version: Option<&str>) -> Result<String> {
     if endpoint.ends_with("/openai/v1") {
-        return Ok(Target::built(format!("{endpoint}/{path}"), headers, dialect));
+        return Ok(format!("{endpoint}/{path}"));
     }
     let env_version = std::env::var("AZURE_OPENAI_API_VERSION").ok().filter(|v| !v.trim().is_empty());
     let default_version = if responses { AZURE_RESPONSES_API_VERSION } else { AZURE_API_VERSION };
     let version = api_version.map(str::to_owned).or(env_version).unwrap_or_else(|| default_version.to_owned());
     let version = http::encode_component(&version);
     if responses {
-        let url = format!("{endpoint}/openai/responses?api-version={version}");
-        return Ok(Target::built(url, headers, dialect));
+        return Ok(format!("{endpoint}/openai/responses?api-version={version}"));
     }
-    let deployment = model.map(|m| m.id.as_str()).filter(|id| !id.is_empty()).ok_or_else(|| Error::Config {
+    let deployment = agent.model.as_ref().map(|m| m.id.as_str()).filter(|id| !id.is_empty()).ok_or_else(|| Error::Config {
         setting: "model.id".to_owned(),
         message: "azure: `model.id` must name the deployment".to_owned(),
     })?;
     let deployment = http::encode_component(deployment);
-    let url = format!("{endpoint}/openai/deployments/{deployment}/{path}?api-version={version}");
-    Ok(Target::built(url, headers, dialect))
+    Ok(format!("{endpoint}/openai/deployments/{deployment}/{path}?api-version={version}"))
 }
 
 /// The body with streaming turned on (and, for chat, usage in the last chunk).
@@ -371,28 +404,141 @@ fn streaming_body(agent: &Agent, messages: &[Message], dialect: &super::Dialect)
     Ok((body, responses))
 }
 
-async fn execute(
+/// What a call asks of the server: a JSON answer, or a stream of events.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Wanted {
+    Json,
+    Stream,
+}
+
+/// A call's answer: its JSON, or its stream.
+enum Answer {
+    Json(Value),
+    Stream(RawStream),
+}
+
+/// Sends one call of `agent` to `target`, in the target's structured-output mode; when that mode
+/// was not chosen and the server rejects it (see [`structured`]), once more in the next mode,
+/// which is then remembered for the endpoint.
+async fn call(
     http: &HttpClient,
     flavor: Flavor,
-    mut target: Target,
-    body: std::result::Result<Vec<u8>, serde_json::Error>,
+    target: &Target,
+    agent: &Agent,
+    messages: &[Message],
+    wanted: Wanted,
+) -> Result<Answer> {
+    let choice = &target.choice;
+    let formatted = agent.outputs.as_deref().is_some_and(|o| !o.is_empty())
+        && choice.mode != crate::StructuredOutput::None
+        && matches!(api_path(agent)?, ("chat/completions", _) | (_, true));
+    if !formatted {
+        return send(http, flavor, target, agent, messages, &target.dialect, wanted, None).await;
+    }
+    let next = choice.mode.fallback().filter(|_| choice.may_fall_back());
+    // A rejection is never retried as the same request; an unknown host's failure of a status
+    // that can be one is taken for one only when a fallback follows.
+    let suspect_any = next.is_some() && !choice.known_host;
+    let handled = move |e: &http::HttpError| {
+        structured::is_rejection(e.status, &[&e.message, e.body.as_deref().unwrap_or("")], suspect_any)
+    };
+    let first = send(http, flavor, target, agent, messages, &target.dialect, wanted, Some(&handled)).await;
+    let error = match first {
+        Err(e) if structured::rejects(&e, suspect_any) => e,
+        other => return other,
+    };
+    let Some(next) = next else { return Err(structured::explain(error, choice, None)) };
+    let status = match &error {
+        Error::Http(f) => f.status,
+        _ => None,
+    };
+    tracing::info!(
+        target: "prompty::structured_output",
+        endpoint = %crate::redact_url(target.url().split('?').next().unwrap_or_default()),
+        from = %choice.mode,
+        to = %next,
+        status,
+        "the server refused the structured-output mode {}; sending the request once more in mode {next}",
+        choice.mode
+    );
+    let fallback = format!("{} -> {next}", choice.mode);
+    crate::trace::annotate("prompty.structured_output.fallback", || Value::String(fallback));
+    let dialect = super::Dialect { structured_output: next, ..target.dialect };
+    let named =
+        |e: &http::HttpError| structured::is_rejection(e.status, &[&e.message, e.body.as_deref().unwrap_or("")], false);
+    match send(http, flavor, target, agent, messages, &dialect, wanted, Some(&named)).await {
+        Ok(answer) => {
+            if let Some(key) = &choice.key {
+                structured::remember(key, next);
+            }
+            Ok(answer)
+        }
+        Err(second) if structured::rejects(&second, !choice.known_host) => {
+            Err(structured::explain(error, choice, Some((next, &second))))
+        }
+        Err(second) => Err(second),
+    }
+}
+
+/// One request of a call (retried as the client's policy says, except failures `not_retried`).
+#[allow(clippy::too_many_arguments)]
+async fn send(
+    http: &HttpClient,
+    flavor: Flavor,
+    target: &Target,
+    agent: &Agent,
+    messages: &[Message],
+    dialect: &super::Dialect,
+    wanted: Wanted,
+    not_retried: Option<&(dyn Fn(&http::HttpError) -> bool + Sync)>,
+) -> Result<Answer> {
+    let (address, headers, endpoint) = target.request_parts();
+    let (request, end) = match wanted {
+        Wanted::Json => {
+            let body = super::wire::request_body_bytes(agent, messages, dialect)?;
+            (ApiRequest::post_serialized(flavor.provider(), address, headers, body)?, None)
+        }
+        Wanted::Stream => {
+            let (body, responses) = streaming_body(agent, messages, dialect)?;
+            let end = if responses { RESPONSES_END } else { sse::End::Done };
+            (ApiRequest::post(flavor.provider(), address, headers, &body)?, Some(end))
+        }
+    };
+    let request = ApiRequest { endpoint, not_retried, ..request };
+    match end {
+        None => http.json(&request).await.map(Answer::Json),
+        Some(end) => http.events(&request, end).await.map(Answer::Stream),
+    }
+}
+
+async fn execute_json(
+    http: &HttpClient,
+    flavor: Flavor,
+    target: Target,
+    agent: &Agent,
+    messages: &[Message],
 ) -> Result<Value> {
-    let (address, headers) = target.request_parts();
-    let request = ApiRequest::post_serialized(flavor.provider(), address, headers, body)?;
-    http.json(&request).await
+    match call(http, flavor, &target, agent, messages, Wanted::Json).await? {
+        Answer::Json(v) => Ok(v),
+        Answer::Stream(_) => {
+            Err(Error::Execution { message: format!("{}: internal error: unexpected stream", flavor.provider()) })
+        }
+    }
 }
 
 async fn execute_stream(
     http: &HttpClient,
     flavor: Flavor,
-    mut target: Target,
-    body: Value,
-    responses: bool,
+    target: Target,
+    agent: &Agent,
+    messages: &[Message],
 ) -> Result<RawStream> {
-    let (address, headers) = target.request_parts();
-    let request = ApiRequest::post(flavor.provider(), address, headers, &body)?;
-    let end = if responses { RESPONSES_END } else { sse::End::Done };
-    http.events(&request, end).await
+    match call(http, flavor, &target, agent, messages, Wanted::Stream).await? {
+        Answer::Stream(s) => Ok(s),
+        Answer::Json(_) => {
+            Err(Error::Execution { message: format!("{}: internal error: unexpected JSON", flavor.provider()) })
+        }
+    }
 }
 
 impl Executor for OpenAiExecutor {
@@ -407,8 +553,7 @@ impl Executor for OpenAiExecutor {
     fn execute_async<'a>(&'a self, agent: &'a Agent, messages: &'a [Message]) -> BoxFuture<'a, Result<Value>> {
         Box::pin(async move {
             let target = openai_target(agent)?;
-            let body = super::wire::request_body_bytes(agent, messages, &target.dialect)?;
-            execute(&self.http, Flavor::OpenAi, target, body).await
+            execute_json(&self.http, Flavor::OpenAi, target, agent, messages).await
         })
     }
 
@@ -419,8 +564,7 @@ impl Executor for OpenAiExecutor {
     fn execute_stream<'a>(&'a self, agent: &'a Agent, messages: &'a [Message]) -> BoxFuture<'a, Result<RawStream>> {
         Box::pin(async move {
             let target = openai_target(agent)?;
-            let (body, responses) = streaming_body(agent, messages, &target.dialect)?;
-            execute_stream(&self.http, Flavor::OpenAi, target, body, responses).await
+            execute_stream(&self.http, Flavor::OpenAi, target, agent, messages).await
         })
     }
 }
@@ -437,8 +581,7 @@ impl Executor for FoundryExecutor {
     fn execute_async<'a>(&'a self, agent: &'a Agent, messages: &'a [Message]) -> BoxFuture<'a, Result<Value>> {
         Box::pin(async move {
             let target = azure_target(agent, self.api_version.as_deref())?;
-            let body = super::wire::request_body_bytes(agent, messages, &target.dialect)?;
-            execute(&self.http, Flavor::Azure, target, body).await
+            execute_json(&self.http, Flavor::Azure, target, agent, messages).await
         })
     }
 
@@ -449,8 +592,7 @@ impl Executor for FoundryExecutor {
     fn execute_stream<'a>(&'a self, agent: &'a Agent, messages: &'a [Message]) -> BoxFuture<'a, Result<RawStream>> {
         Box::pin(async move {
             let target = azure_target(agent, self.api_version.as_deref())?;
-            let (body, responses) = streaming_body(agent, messages, &target.dialect)?;
-            execute_stream(&self.http, Flavor::Azure, target, body, responses).await
+            execute_stream(&self.http, Flavor::Azure, target, agent, messages).await
         })
     }
 }

@@ -1,6 +1,11 @@
 //! OpenAI: chat completions, embeddings, images and the Responses API; Azure OpenAI / Foundry use the
 //! same wire format.
 //!
+//! Structured output works on any OpenAI-compatible server: the mode comes from
+//! `--structured-output`, `PROMPTY_STRUCTURED_OUTPUT` or the prompt, and a server that refuses
+//! the default gets the request once more in the next mode, remembered for its endpoint (see
+//! [`structured`], with the `openai` feature). [`request_body`] shows what the executor sends.
+//!
 //! ```
 //! use prompty::providers::openai::{chat_request, process_response};
 //! use prompty::{Agent, Message, Role};
@@ -15,10 +20,19 @@
 
 #[cfg(feature = "openai")]
 mod executor;
+mod inspect;
 mod process;
+#[cfg(feature = "openai")]
+pub mod structured;
 mod wire;
 
 #[cfg(feature = "openai")]
 pub use executor::*;
+pub use inspect::*;
 pub use process::*;
+#[cfg(feature = "openai")]
+pub use structured::{
+    forget_structured_output_fallbacks, set_structured_output, set_structured_output_fallback,
+    MAX_REMEMBERED_ENDPOINTS, STRUCTURED_OUTPUT_ENV, STRUCTURED_OUTPUT_FALLBACK_ENV,
+};
 pub use wire::*;

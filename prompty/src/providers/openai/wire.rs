@@ -20,22 +20,9 @@ use crate::{
 };
 use serde_json::{json, Map, Value};
 
-/// The request body for the agent's `model.apiType`: `chat` (the default), `embedding`, `image` or
-/// `responses`. Any other API type is an error.
-///
-/// ```
-/// use prompty::{Agent, Message, Role};
-/// let agent = Agent::from_value(serde_json::json!({"model": {"id": "gpt-4o", "apiType": "embedding"}}))?;
-/// let body = prompty::providers::openai::request_body(&agent, &[Message::new(Role::User, "Hello")])?;
-/// assert_eq!(body, serde_json::json!({"model": "gpt-4o", "input": "Hello"}));
-/// # Ok::<(), prompty::Error>(())
-/// ```
-pub fn request_body(agent: &Agent, messages: &[Message]) -> Result<Value> {
-    request_body_with(agent, messages, &Dialect::of(agent))
-}
-
-/// [`request_body`] for a server that speaks `dialect` (the executors pass the one of the
-/// endpoint they resolved: [`Dialect::resolve`]).
+/// [`request_body`](super::request_body) for a server that speaks `dialect` (the executors pass
+/// the one they resolved for the call; [`Dialect::resolve`] gives the one of a prompt and an
+/// endpoint).
 ///
 /// ```
 /// use prompty::providers::openai::{request_body_with, Dialect};
@@ -63,12 +50,18 @@ pub fn request_body_with(agent: &Agent, messages: &[Message], dialect: &Dialect)
 /// and how structured output is asked for. OpenAI's own API and the many servers that mimic it
 /// differ on both (see [`MaxTokensField`] and [`StructuredOutput`]).
 ///
-/// The rule ([`Dialect::resolve`]):
+/// The rule of the prompt alone ([`Dialect::resolve`]):
 /// - token field: the connection's `maxTokensField`, else by the endpoint's host
 ///   ([`MaxTokensField::for_endpoint`]: `max_completion_tokens` for OpenAI's and Azure's hosts and
 ///   for an unknown endpoint, `max_tokens` for any other);
 /// - structured output: `model.options.structuredOutput`, else the connection's
 ///   `structuredOutput`, else `jsonSchema` (strict).
+///
+/// The executors (and [`request_body`](super::request_body), which shows what they send) resolve the endpoint from
+/// the environment too; and the structured-output mode of a prompt with `outputs:` comes first
+/// from `--structured-output` (`set_structured_output`) and `PROMPTY_STRUCTURED_OUTPUT`, then
+/// from the prompt as above, and when the prompt does not choose it, from the mode remembered for
+/// the endpoint after an automatic fallback (see `set_structured_output_fallback`).
 ///
 /// ```yaml
 /// model:
@@ -131,8 +124,10 @@ impl Dialect {
     }
 
     /// The dialect from the prompt alone: its connection's settings and literal endpoint (an
-    /// endpoint left to the environment, or a `reference`, counts as unknown). What
-    /// [`request_body`] and [`chat_request`] use.
+    /// endpoint left to the environment, or a `reference`, counts as unknown), without the
+    /// process's structured-output settings. The executors, and
+    /// [`request_body`](super::request_body) which shows what they send, resolve more: see
+    /// [`Dialect`].
     ///
     /// ```
     /// use prompty::providers::openai::Dialect;
@@ -149,7 +144,7 @@ impl Dialect {
 }
 
 /// The common fields of a connection kind that has them.
-fn connection_common(c: &Connection) -> Option<&crate::ConnectionCommon> {
+pub(crate) fn connection_common(c: &Connection) -> Option<&crate::ConnectionCommon> {
     match c {
         Connection::Key { common, .. }
         | Connection::Reference { common, .. }
@@ -161,30 +156,7 @@ fn connection_common(c: &Connection) -> Option<&crate::ConnectionCommon> {
     }
 }
 
-/// The Chat Completions body (spec §7.1): `model`, `messages`, the mapped options, `tools` (only
-/// when the agent has some) and `response_format` (only when it declares outputs; strict JSON
-/// Schema unless [`Dialect`] says otherwise), for the server [`Dialect::of`] the prompt.
-/// `maxOutputTokens` goes in the dialect's token field. `options.toolChoice` becomes
-/// `tool_choice` when there are tools. `options.additionalProperties` are added at the top level
-/// last and replace what was generated under the same key (except `messages`).
-///
-/// ```
-/// use prompty::{Agent, Message, Role};
-/// let agent = Agent::from_value(serde_json::json!({
-///     "model": {"id": "gpt-4o", "options": {"maxOutputTokens": 100, "stopSequences": ["END"]}}}))?;
-/// let body = prompty::providers::openai::chat_request(&agent, &[
-///     Message::new(Role::System, "Be brief."), Message::new(Role::User, "Hi")])?;
-/// assert_eq!(body, serde_json::json!({
-///     "model": "gpt-4o",
-///     "messages": [{"role": "system", "content": "Be brief."}, {"role": "user", "content": "Hi"}],
-///     "max_completion_tokens": 100, "stop": ["END"]}));
-/// # Ok::<(), prompty::Error>(())
-/// ```
-pub fn chat_request(agent: &Agent, messages: &[Message]) -> Result<Value> {
-    chat_request_with(agent, messages, &Dialect::of(agent))
-}
-
-/// [`chat_request`] for a server that speaks `dialect`.
+/// [`chat_request`](super::chat_request) for a server that speaks `dialect`.
 ///
 /// ```
 /// use prompty::providers::openai::{chat_request_with, Dialect};
@@ -489,25 +461,8 @@ pub fn image_request(agent: &Agent, messages: &[Message]) -> Result<Value> {
     Ok(Value::Object(body))
 }
 
-/// The Responses API body (spec §7.4): system and developer messages become the top-level
-/// `instructions` (joined by a blank line), the others `input` items; tools are flat
-/// `{type: "function", name, description, parameters}`; outputs become `text.format` (OpenAI strict
-/// JSON Schema). Tool-call replays become `function_call` / `function_call_output` items.
-///
-/// ```
-/// use prompty::{Agent, Message, Role};
-/// let agent = Agent::from_value(serde_json::json!({"model": {"id": "gpt-4o", "apiType": "responses"}}))?;
-/// let body = prompty::providers::openai::responses_request(&agent, &[
-///     Message::new(Role::System, "Be helpful"), Message::new(Role::User, "Hello")])?;
-/// assert_eq!(body, serde_json::json!({
-///     "model": "gpt-4o", "instructions": "Be helpful", "input": [{"role": "user", "content": "Hello"}]}));
-/// # Ok::<(), prompty::Error>(())
-/// ```
-pub fn responses_request(agent: &Agent, messages: &[Message]) -> Result<Value> {
-    responses_request_with(agent, messages, &Dialect::of(agent))
-}
-
-fn responses_request_with(agent: &Agent, messages: &[Message], dialect: &Dialect) -> Result<Value> {
+/// [`responses_request`](super::responses_request) for a server that speaks `dialect`.
+pub(crate) fn responses_request_with(agent: &Agent, messages: &[Message], dialect: &Dialect) -> Result<Value> {
     let model = model_of(agent)?;
     let options = model.options.as_ref();
     let tools = crate::registry::declared_functions(agent, crate::registry::Unprojectable::Fail)?;
@@ -893,6 +848,7 @@ pub(crate) fn audio_format(media_type: &str) -> String {
 
 #[cfg(test)]
 mod tests {
+    use super::super::inspect::{chat_request, request_body, responses_request};
     use super::*;
     use crate::{Property, PropertyKind, ToolCall};
 
