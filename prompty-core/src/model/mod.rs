@@ -11,6 +11,7 @@ mod template;
 mod tool;
 
 pub use agent::{Agent, AgentSource, EmbeddedPrompt};
+pub(crate) use connection::remember_secret_fields;
 pub use connection::{is_openai_host, redact_url, Connection, ConnectionCommon, MaxTokensField};
 pub use llm::{Model, ModelOptions, ToolChoice};
 pub use message::{ContentPart, Message, Role, ToolCall};

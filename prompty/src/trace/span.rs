@@ -233,11 +233,15 @@ impl Active {
     }
 
     /// The span without its inputs, or `None` when nothing listens.
-    fn open(stage: Stage) -> Option<Active> {
+    fn open(mut stage: Stage) -> Option<Active> {
         let record = any_backend();
         // Nothing listens: no backend, and no subscriber takes INFO spans (one atomic load each).
         if !record && !tracing::level_enabled!(tracing::Level::INFO) {
             return None;
+        }
+        // The name may come from the prompt (a tool's, an agent's): no secret value in it.
+        if let Cow::Owned(name) = crate::Secret::scrub(&stage.name) {
+            stage.name = Cow::Owned(name);
         }
         let tspan = tracing_span(stage.signature, &stage.name);
         if !record && tspan.is_disabled() {
