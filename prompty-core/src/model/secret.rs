@@ -72,13 +72,59 @@ impl<'de> Deserialize<'de> for Secret {
 #[derive(Default)]
 struct Known {
     values: Vec<Arc<str>>,
-    forms: Vec<Arc<str>>,
+    forms: Remembered,
+}
+
+/// The remembered secret values at one moment ([`Secret::remembered`]): for scrubbing many
+/// strings (every string of a trace value) with one look at the process-wide set. `Debug` shows
+/// only how many forms it holds.
+///
+/// ```
+/// use prompty_core::Secret;
+/// Secret::remember("sk-snapshot-0123456789");
+/// let remembered = Secret::remembered();
+/// assert_eq!(remembered.scrub("key sk-snapshot-0123456789"), "key [REDACTED]");
+/// assert!(!remembered.is_empty());
+/// ```
+#[derive(Clone, Default)]
+pub struct Remembered(Option<Arc<[Arc<str>]>>);
+
+impl Remembered {
+    /// `text` with every value of this snapshot replaced by `[REDACTED]` (borrowed when none is
+    /// in it).
+    pub fn scrub<'a>(&self, text: &'a str) -> Cow<'a, str> {
+        let mut out = Cow::Borrowed(text);
+        for form in self.0.iter().flat_map(|forms| forms.iter()) {
+            if out.contains(&**form) {
+                out = Cow::Owned(out.replace(&**form, Secret::REDACTED));
+            }
+        }
+        out
+    }
+
+    /// [`Remembered::scrub`] of a string in place.
+    pub fn scrub_in_place(&self, text: &mut String) {
+        if let Cow::Owned(scrubbed) = self.scrub(text) {
+            *text = scrubbed;
+        }
+    }
+
+    /// Whether no value is remembered (scrubbing changes nothing).
+    pub fn is_empty(&self) -> bool {
+        self.0.is_none()
+    }
+}
+
+impl fmt::Debug for Remembered {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "Remembered({})", self.0.as_ref().map_or(0, |forms| forms.len()))
+    }
 }
 
 /// Whether [`KNOWN`] holds any value: the one atomic load [`Secret::scrub`] costs when none is.
 static ANY_KNOWN: AtomicBool = AtomicBool::new(false);
 
-static KNOWN: RwLock<Known> = RwLock::new(Known { values: Vec::new(), forms: Vec::new() });
+static KNOWN: RwLock<Known> = RwLock::new(Known { values: Vec::new(), forms: Remembered(None) });
 
 thread_local! {
     /// Whether secrets serialize as `[REDACTED]` on this thread now ([`Secret::redacted`]).
@@ -155,7 +201,7 @@ impl Secret {
         }
         forms.sort_by(|a, b| b.len().cmp(&a.len()).then_with(|| a.cmp(b)));
         forms.dedup();
-        k.forms = forms;
+        k.forms = Remembered(Some(forms.into()));
         ANY_KNOWN.store(true, Ordering::Release);
     }
 
@@ -171,14 +217,16 @@ impl Secret {
         if !ANY_KNOWN.load(Ordering::Acquire) {
             return Cow::Borrowed(text);
         }
-        let k = KNOWN.read().unwrap_or_else(|e| e.into_inner());
-        let mut out = Cow::Borrowed(text);
-        for form in &k.forms {
-            if out.contains(&**form) {
-                out = Cow::Owned(out.replace(&**form, Secret::REDACTED));
-            }
+        KNOWN.read().unwrap_or_else(|e| e.into_inner()).forms.scrub(text)
+    }
+
+    /// The remembered values as they are now, to scrub many strings with one look at the set (a
+    /// value remembered later is not in the snapshot).
+    pub fn remembered() -> Remembered {
+        if !ANY_KNOWN.load(Ordering::Acquire) {
+            return Remembered(None);
         }
-        out
+        KNOWN.read().unwrap_or_else(|e| e.into_inner()).forms.clone()
     }
 
     /// [`Secret::scrub`] of a string in place.
@@ -191,8 +239,8 @@ impl Secret {
     /// assert_eq!(text, "login [REDACTED]");
     /// ```
     pub fn scrub_in_place(text: &mut String) {
-        if let Cow::Owned(scrubbed) = Secret::scrub(text) {
-            *text = scrubbed;
+        if ANY_KNOWN.load(Ordering::Acquire) {
+            KNOWN.read().unwrap_or_else(|e| e.into_inner()).forms.scrub_in_place(text);
         }
     }
 
@@ -267,5 +315,50 @@ impl<T: fmt::Debug> fmt::Debug for ScrubbedDebug<T> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let raw = if f.alternate() { format!("{:#?}", self.0) } else { format!("{:?}", self.0) };
         f.write_str(&Secret::scrub(&raw))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::Secret;
+
+    /// One test, since the set is process-wide: the bounds, the forms and the order of forgetting.
+    #[test]
+    fn the_remembered_set_keeps_its_bounds() {
+        // Too short, too long, an unresolved reference: not kept.
+        for value in ["1024", "gpt-4o", "${env:OPENAI_API_KEY}"] {
+            Secret::remember(value);
+            assert_eq!(Secret::scrub(&format!("<{value}>")), format!("<{value}>"));
+        }
+        let long = "x".repeat(Secret::MAX_REMEMBERED_LEN + 1);
+        Secret::remember(&long);
+        assert_eq!(Secret::scrub(&long), long);
+        // Exactly the minimum length: kept.
+        let eight = "k".repeat(Secret::MIN_REMEMBERED_LEN);
+        Secret::remember(&eight);
+        assert_eq!(Secret::scrub(&format!("a {eight} b")), "a [REDACTED] b");
+
+        // A value with characters JSON and `Debug` escape is found in those forms too.
+        let quoted = r#"sk-"quoted"\slash-0123"#;
+        Secret::remember(quoted);
+        let json = serde_json::to_string(&serde_json::json!({ "format": quoted })).unwrap();
+        assert_eq!(Secret::scrub(&json), r#"{"format":"[REDACTED]"}"#);
+        assert_eq!(Secret::scrub(&format!("{quoted:?}")), "\"[REDACTED]\"");
+
+        // Deserializing a secret remembers it; `Secret::new` does not (a program wraps header
+        // values that are not all credentials).
+        let _: Secret = serde_json::from_value(serde_json::json!("sk-deserialized-0123")).unwrap();
+        assert_eq!(Secret::scrub("sk-deserialized-0123"), "[REDACTED]");
+        let _ = Secret::new("application/json");
+        assert_eq!(Secret::scrub("application/json"), "application/json");
+
+        // Past the bound the oldest values are forgotten first.
+        let values: Vec<String> = (0..Secret::MAX_REMEMBERED + 1).map(|i| format!("sk-bound-{i:06}")).collect();
+        values.iter().for_each(|v| Secret::remember(v));
+        assert_eq!(Secret::scrub(&values[0]), values[0], "the oldest is forgotten");
+        assert_eq!(Secret::scrub(&values[1]), "[REDACTED]");
+        assert_eq!(Secret::scrub(&values[Secret::MAX_REMEMBERED]), "[REDACTED]");
+        assert_eq!(Secret::scrub(&eight), eight, "learnt before the bound's worth of values");
+        assert_eq!(Secret::remembered().scrub(&values[5]), "[REDACTED]");
     }
 }
