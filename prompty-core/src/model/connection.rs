@@ -404,13 +404,7 @@ impl Connection {
     /// }
     /// ```
     pub fn is_secret_field(name: &str) -> bool {
-        const PARTS: &[&str] =
-            &["key", "token", "secret", "password", "passwd", "pwd", "credential", "signature", "cookie"];
-        let folded: String =
-            name.chars().filter(|c| !matches!(c, '_' | '-' | '.' | ' ')).flat_map(char::to_lowercase).collect();
-        PARTS.iter().any(|p| folded.contains(p))
-            || folded == "sas"
-            || (folded.contains("auth") && !folded.replace("authoriz", "").contains("author"))
+        super::secret::is_secret_name(name)
     }
 
     /// The `kind` discriminator as written in the file.

@@ -263,7 +263,7 @@ impl Secret {
     /// }
     /// ```
     pub fn is_secret_variable(name: &str) -> bool {
-        !matches!(name, "PWD" | "OLDPWD") && crate::Connection::is_secret_field(name)
+        !matches!(name, "PWD" | "OLDPWD") && is_secret_name(name)
     }
 
     /// The secret value. Do not log it.
@@ -305,6 +305,19 @@ impl fmt::Debug for Secret {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str("Secret(\"[REDACTED]\")")
     }
+}
+
+/// The one rule of names that mark a secret: a connection's fields
+/// ([`crate::Connection::is_secret_field`]) and environment variables
+/// ([`Secret::is_secret_variable`]).
+pub(crate) fn is_secret_name(name: &str) -> bool {
+    const PARTS: &[&str] =
+        &["key", "token", "secret", "password", "passwd", "pwd", "credential", "signature", "cookie"];
+    let folded: String =
+        name.chars().filter(|c| !matches!(c, '_' | '-' | '.' | ' ')).flat_map(char::to_lowercase).collect();
+    PARTS.iter().any(|p| folded.contains(p))
+        || folded == "sas"
+        || (folded.contains("auth") && !folded.replace("authoriz", "").contains("author"))
 }
 
 /// `Debug` of the wrapped value, scrubbed of every remembered secret ([`Secret::scrub`]): for the
