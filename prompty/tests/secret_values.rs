@@ -12,6 +12,7 @@ use std::sync::{Arc, Mutex, Once};
 const FORMAT_KEY: &str = "sk-live-format-0123456789abcdef";
 const INPUT_KEY: &str = "sk-live-input-0123456789abcdef";
 const CONNECTION_KEY: &str = "sk-live-connection-0123456789abcdef";
+const API_TYPE_KEY: &str = "sk-live-api-type-0123456789abcdef";
 /// The key of a `kind: key` connection, also read from a variable whose name says nothing.
 const SHARED_KEY: &str = "sk-live-shared-0123456789abcdef";
 /// Ordinary values: they must stay visible.
@@ -29,6 +30,7 @@ fn env() {
             ("PROMPTY_TEST_SV_FORMAT_API_KEY", FORMAT_KEY),
             ("PROMPTY_TEST_SV_INPUT_API_KEY", INPUT_KEY),
             ("PROMPTY_TEST_SV_CONNECTION_TOKEN", CONNECTION_KEY),
+            ("PROMPTY_TEST_SV_API_TYPE_SECRET", API_TYPE_KEY),
             ("PROMPTY_TEST_SV_CONN_KEY", SHARED_KEY),
             ("PROMPTY_TEST_SV_RENDERER", SHARED_KEY),
             ("PROMPTY_MODEL", MODEL),
@@ -171,6 +173,22 @@ fn a_key_in_a_connection_kind_is_hidden_from_debug_errors_and_traces() {
             (".tracy file", &tracy_text(&dir)),
         ],
     );
+}
+
+/// Any error that leaves a stage of the pipeline is scrubbed, whichever code built it: here the
+/// OpenAI provider's refusal of an unknown `model.apiType`.
+#[cfg(feature = "openai")]
+#[test]
+fn a_key_in_any_other_field_is_hidden_from_the_errors_of_the_pipeline() {
+    env();
+    let agent = load(
+        "  provider: openai\n  apiType: ${env:PROMPTY_TEST_SV_API_TYPE_SECRET}\n  connection:\n    kind: key\n    \
+         endpoint: http://127.0.0.1:9/v1\n",
+    );
+    let err = prompty::invoke::<serde_json::Value>(&agent, &inputs()).unwrap_err();
+    let display = err.to_string();
+    assert!(display.contains("model.apiType '[REDACTED]' is not supported"), "{display}");
+    hidden(API_TYPE_KEY, &[("the error's Display", &display), ("the error's Debug", &format!("{err:?}"))]);
 }
 
 #[test]
