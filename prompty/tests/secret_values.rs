@@ -187,7 +187,7 @@ fn a_key_in_any_other_field_is_hidden_from_the_errors_of_the_pipeline() {
     );
     let err = prompty::invoke::<serde_json::Value>(&agent, &inputs()).unwrap_err();
     let display = err.to_string();
-    assert!(display.contains("model.apiType '[REDACTED]' is not supported"), "{display}");
+    assert!(display.contains("'[REDACTED]' is not supported by the OpenAI provider"), "{display}");
     hidden(API_TYPE_KEY, &[("the error's Display", &display), ("the error's Debug", &format!("{err:?}"))]);
 }
 

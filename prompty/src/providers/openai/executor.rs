@@ -370,10 +370,11 @@ fn azure_url(agent: &Agent, endpoint: &str, path: &str, responses: bool, api_ver
     if responses {
         return Ok(format!("{endpoint}/openai/responses?api-version={version}"));
     }
-    let deployment = agent.model.as_ref().map(|m| m.id.as_str()).filter(|id| !id.is_empty()).ok_or_else(|| Error::Config {
-        setting: "model.id".to_owned(),
-        message: "azure: `model.id` must name the deployment".to_owned(),
-    })?;
+    let deployment =
+        agent.model.as_ref().map(|m| m.id.as_str()).filter(|id| !id.is_empty()).ok_or_else(|| Error::Config {
+            setting: "model.id".to_owned(),
+            message: "azure: `model.id` must name the deployment".to_owned(),
+        })?;
     let deployment = http::encode_component(deployment);
     Ok(format!("{endpoint}/openai/deployments/{deployment}/{path}?api-version={version}"))
 }
