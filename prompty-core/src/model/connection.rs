@@ -125,9 +125,11 @@ pub fn is_openai_host(url: &str) -> bool {
 /// assert!(!format!("{c:?}").contains("sk\""));
 /// ```
 ///
-/// `Debug` never shows a credential: the typed secrets ([`Secret`]) print `[REDACTED]`, and in a
-/// kind this runtime does not know, every field whose name looks secret (see
-/// [`Connection::is_secret_field`]) prints `"[REDACTED]"` whatever its value, in nested objects too:
+/// `Debug` never shows a credential: the typed secrets ([`Secret`]) print `[REDACTED]`, a secret
+/// value that landed in another field (`kind: ${env:MY_API_KEY}`) prints `[REDACTED]` (see
+/// [`Secret::scrub`]), and in a kind this runtime does not know, every field whose name looks
+/// secret (see [`Connection::is_secret_field`]) prints `"[REDACTED]"` whatever its value, in
+/// nested objects too:
 ///
 /// ```
 /// use prompty_core::Connection;
