@@ -34,7 +34,10 @@ Exit codes:
 
 .env files are read from the prompt's folder, then from the working directory; a variable already
 set is never overridden (the real environment wins, then the prompt's folder). Secrets are never
-printed, not even with -vv.";
+printed, not even with -vv: neither a credential of the prompt nor the value of a ${env:VAR}
+reference whose name marks a secret (a name with KEY, TOKEN, SECRET, PASSWORD, PASSWD, PWD,
+CREDENTIAL, SIGNATURE, COOKIE or AUTH in it), whatever field it lands in; values shorter than
+8 characters are hidden only in the fields that hold credentials.";
 
 /// Run, chat with, render, prepare and lint `.prompty` prompts.
 #[derive(Debug, Parser)]
