@@ -16,7 +16,7 @@ pub fn run(vector: &Value) -> Check {
         Err(_) if expected.get("error").is_some() => expected.clone(),
         Err(message) => json!({ "error": message }),
     };
-    Check { expected, got }
+    Check::new(expected, got)
 }
 
 fn process(input: &Value) -> Result<Value, String> {
