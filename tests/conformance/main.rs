@@ -24,8 +24,9 @@
 //! names a stage the file does not have.
 //!
 //! Where an adapter changes an observation or an expectation before comparing (the agent stage:
-//! see `agent.rs`), it says so: one `ADJUSTED <stage> <name>: <what> (<why>)` line per adjustment,
-//! and the case counts as adjusted, not as passed as is.
+//! see `agent.rs`), it says so: one `ADJUSTED <stage> <name> [<rule>]: <what>` line per
+//! adjustment, then one `adjustment <stage> [<rule>], <n> cases: <why>` line per rule; the case
+//! counts as adjusted, not as passed as is.
 //!
 //! Output: one `FAIL <stage> <name>: <expected> != <got>` line per failing case (compact JSON),
 //! the `ADJUSTED` lines, a table per stage (vectors, run, passed, of which adjusted, failed, not
@@ -92,8 +93,9 @@ fn adapter(stage: &str) -> Option<Adapter> {
 
 /// The stages the runtime does not implement yet, and why: the one list of them. Their vectors
 /// are counted as not implemented, never as passed. A stage leaves this list when it gets an
-/// adapter and passes its vectors (the harness fails until it does).
-pub const NOT_IMPLEMENTED: &[(&str, &str)] = &[
+/// adapter and passes its vectors (the harness fails until it does). A listed stage that has an
+/// adapter is run quietly (no FAIL lines), and the table says how many of its vectors pass.
+const NOT_IMPLEMENTED: &[(&str, &str)] = &[
     (
         "render_segments",
         "no API returns the rendered text as segments with their provenance (spec §6.3's successor design)",
