@@ -17,7 +17,7 @@
 //!
 //! What it observes, compared by subset projection (digest §2.0): `result`, `iterations`,
 //! `message_sequence` (`{role, content: text, metadata?}`), `assistant_tool_calls_message`,
-//! `tool_result_message` (content as text blocks, the vectors' form there), `events`
+//! `tool_result_message`, `events`
 //! (`{type, data}` with the vectors' payloads), `trimmed_messages` (what the model received on its
 //! first call, `null` when untrimmed), `summary_contains`, `denied_tools`, `tool_execution_order`,
 //! `tools_executed`, errors (`CancelledError`, `GuardrailError` + `error_reason`, `Tool not
@@ -25,9 +25,10 @@
 //! checked against the OpenAI processor's reading of its response, `expected_execution_args`
 //! against the arguments the handler received.
 //!
-//! Where the vectors disagree with themselves or with the spec, the adapter adjusts the comparison,
-//! only where a case needs it, and reports each adjustment (an `ADJUSTED` line; the case counts
-//! as adjusted):
+//! Where the vectors disagree with themselves or with the spec, the adapter adjusts the comparison
+//! under one of the rules below (the constants `COUNT`, `EVENT_TYPES`, `SUMMARY`, `WHOLE_FLOATS`,
+//! `TOOL_BLOCKS`, `PARALLEL`) and reports each adjustment (an `ADJUSTED` line; the case counts as
+//! adjusted, not as passed as is):
 //! - `total_messages` and `messages_updated.message_count`: once a tool round has run, the vectors
 //!   count one message more than the conversation holds (their own `message_sequence` lists one
 //!   fewer: `single_tool_call` lists five messages and counts six; `cancellation_between_iterations`
