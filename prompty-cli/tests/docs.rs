@@ -572,3 +572,43 @@ fn links_resolve() {
     }
     assert!(checked >= 30, "only {checked} links checked");
 }
+
+/// The diagnostics docs/cli.md shows are what `prompty check` prints for the file they name.
+#[test]
+fn cli_guide_shows_real_diagnostics() {
+    let page = Path::new("docs/cli.md");
+    let file = "tests/ui/prompts/unknown_filter.prompty";
+    let check = |args: &[&str]| {
+        let out = Command::new(env!("CARGO_BIN_EXE_prompty"))
+            .args(["check"])
+            .args(args)
+            .arg(file)
+            .current_dir(root())
+            .env("NO_COLOR", "1")
+            .output()
+            .expect("prompty runs");
+        assert_eq!(out.status.code(), Some(1), "prompty check {file} finds an error");
+        (String::from_utf8(out.stdout).expect("UTF-8"), String::from_utf8(out.stderr).expect("UTF-8"))
+    };
+    let blocks = blocks(page);
+
+    let shown = blocks.iter().find(|b| b.lang == "json" && b.text.contains(file)).expect("the JSON diagnostics");
+    let shown: serde_json::Value = serde_json::from_str(&shown.text).expect("JSON");
+    let (stdout, _) = check(&["--format", "json"]);
+    let printed: serde_json::Value = serde_json::from_str(&stdout).expect("prompty check --format json prints JSON");
+    assert_eq!(
+        shown,
+        printed,
+        "{}: the JSON block is not what `prompty check --format json {file}` prints",
+        page.display()
+    );
+
+    let shown = blocks.iter().find(|b| b.lang == "text" && b.text.contains(file)).expect("the rustc-style diagnostic");
+    let (_, stderr) = check(&[]);
+    let normalize = |s: &str| s.lines().map(str::trim_end).collect::<Vec<_>>().join("\n");
+    assert!(
+        normalize(&stderr).contains(normalize(&shown.text).trim_end()),
+        "{}: the text block is not what `prompty check {file}` prints:\n{stderr}",
+        page.display()
+    );
+}
