@@ -41,11 +41,7 @@ pub fn in_child(test: &str, limit: Duration, probe: fn()) {
     };
     let out = child.wait_with_output().unwrap();
     let stdout = String::from_utf8_lossy(&out.stdout);
-    assert!(
-        status.success(),
-        "probe {test} crashed: {status}\n{stdout}\n{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    assert!(status.success(), "probe {test} crashed: {status}\n{stdout}\n{}", String::from_utf8_lossy(&out.stderr));
     assert_ran_one_test(test, &stdout);
 }
 
