@@ -430,25 +430,37 @@ async fn hostile_output_never_panics() {
         let out = server.call("controls", Map::new()).await.unwrap();
         assert!(out.text.starts_with("bell"));
 
-        // Answers that do not fit the protocol: each call ends, with an error or a result, within
-        // its timeout; none of them takes the process down. They run together.
-        let started = Instant::now();
-        let broken = ["wrong_shape", "unknown_block", "deep", "huge", "odd_error", "null_result"].map(|name| {
+        // Answers that do not fit the protocol: each call ends with a `Tool` error naming the
+        // server and the call, never a panic, and none takes the process down. They run together.
+        // An answer the client reads but cannot accept fails at once; one it cannot read at all
+        // (nested past serde_json's depth limit, a line past the size limit, an error whose code is
+        // not a number) is dropped, so the call ends at its 3 s timeout. (`within` is the hang guard.)
+        let rejected =
+            |name: &str| format!("MCP server 'hostile': the call of `{name}` failed: Unexpected response type");
+        let unanswered = |name: &str| {
+            format!("MCP server 'hostile' did not answer the call of `{name}` within 3s (the call was cancelled)")
+        };
+        let expected = [
+            ("wrong_shape", rejected("wrong_shape")),
+            ("unknown_block", rejected("unknown_block")),
+            ("deep", unanswered("deep")),
+            ("huge", unanswered("huge")),
+            ("odd_error", unanswered("odd_error")),
+            ("null_result", rejected("null_result")),
+        ];
+        let broken = expected.clone().map(|(name, _)| {
             let server = server.clone();
             tokio::spawn(async move { (name, server.call(name, Map::new()).await) })
         });
-        for call in broken {
+        for (call, (_, message)) in broken.into_iter().zip(expected) {
             let (name, result) = call.await.expect("no panic");
             match result {
-                Ok(out) => eprintln!("{name}: result {:?}", &out.text[..out.text.len().min(80)]),
-                Err(e) => {
-                    let e = e.to_string();
-                    assert!(e.contains("'hostile'"), "{name}: {e}");
-                    eprintln!("{name}: error {e}");
+                Err(prompty::Error::Tool { name: tool, message: got }) => {
+                    assert_eq!((tool.as_str(), got), (name, message), "{name}")
                 }
+                other => panic!("{name}: expected a Tool error, got {other:?}"),
             }
         }
-        assert!(started.elapsed() < Duration::from_secs(15), "bounded: {:?}", started.elapsed());
         assert_eq!(server.call("ok", Map::new()).await.unwrap().text, "fine", "the session still works");
 
         // A server that closes its stdout but keeps running: rmcp sees EOF, waits 3 s for the
