@@ -19,6 +19,9 @@ use std::time::{Duration, Instant};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::{TcpListener, TcpStream};
 
+#[path = "../../prompty-core/tests/support/scaling.rs"]
+mod scaling;
+
 const KEY: &str = "sk-adv/Secret+Key-9f8e7d6c5b4a";
 
 // ---------------------------------------------------------------------------------------------
@@ -670,29 +673,50 @@ fn long_line_server(len: usize) -> Handler {
     })
 }
 
-#[tokio::test]
-async fn a_16_mb_sse_line_is_handled_fast_or_rejected() {
-    let len = 16_000_000;
+/// The events of a stream whose one `data:` line is `len` bytes long, and how long reading it took.
+async fn long_line_events(config: &HttpConfig, len: usize) -> (Vec<RawEvent>, Duration) {
     let server = Server::start("127.0.0.1", long_line_server(len)).await;
     let a = agent(Provider::OpenAi, &server.url(), KEY);
     let started = Instant::now();
-    let events = call_stream(fast_retries(1), &a).await.unwrap();
-    let took = started.elapsed();
-    assert!(took < Duration::from_secs(5), "linear parsing: {took:?}");
-    match events.as_slice() {
-        [RawEvent::Data(v)] => assert_eq!(v["choices"][0]["delta"]["content"].as_str().unwrap().len(), len),
-        other => panic!(
-            "{:?}",
-            other.iter().map(|e| format!("{e:?}").chars().take(200).collect::<String>()).collect::<Vec<_>>()
-        ),
-    }
+    let events = call_stream(config.clone(), &a).await.unwrap();
+    (events, started.elapsed())
+}
 
-    // With a smaller limit the event is rejected as soon as it passes the limit.
+#[tokio::test]
+async fn a_16_mb_sse_line_is_handled_in_linear_time_or_rejected() {
+    // Read whole: a 16 MB line, in time linear in its length (4 MB against 16 MB; every probe
+    // runs under `bounded`'s 30 s, the only absolute limit: a hang guard).
+    let (mut small, mut large) = (Vec::new(), Vec::new());
+    for _ in 0..scaling::RUNS {
+        for (len, runs) in [(4_000_000, &mut small), (16_000_000, &mut large)] {
+            let (events, took) = long_line_events(&fast_retries(1), len).await;
+            match events.as_slice() {
+                [RawEvent::Data(v)] => assert_eq!(v["choices"][0]["delta"]["content"].as_str().unwrap().len(), len),
+                other => panic!(
+                    "{:?}",
+                    other.iter().map(|e| format!("{e:?}").chars().take(200).collect::<String>()).collect::<Vec<_>>()
+                ),
+            }
+            runs.push(took);
+        }
+    }
+    scaling::assert_ratio("parsing a long SSE line", &small, &large);
+
+    // With a smaller limit the event is rejected as soon as it passes the limit: a line 4 times
+    // as long costs no more (within the ratio).
     let config = HttpConfig { max_event_bytes: 1 << 20, ..fast_retries(1) };
-    let started = Instant::now();
-    let events = call_stream(config, &a).await.unwrap();
-    assert!(started.elapsed() < Duration::from_secs(3), "{:?}", started.elapsed());
-    assert!(matches!(events.as_slice(), [RawEvent::TransportError(m)] if m.contains("max_event_bytes")), "{events:?}");
+    let (mut small, mut large) = (Vec::new(), Vec::new());
+    for _ in 0..scaling::RUNS {
+        for (len, runs) in [(4_000_000, &mut small), (16_000_000, &mut large)] {
+            let (events, took) = long_line_events(&config, len).await;
+            assert!(
+                matches!(events.as_slice(), [RawEvent::TransportError(m)] if m.contains("max_event_bytes")),
+                "{events:?}"
+            );
+            runs.push(took);
+        }
+    }
+    scaling::assert_ratio("rejecting a long SSE line", &small, &large);
 }
 
 #[tokio::test]
