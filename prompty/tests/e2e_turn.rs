@@ -955,8 +955,8 @@ async fn anthropic_thinking_block_is_replayed_before_the_tool_result() {
     thinking_round_trip(false).await;
 }
 
-/// Fails: a streamed turn drops the `thinking` block (and its signature) of the tool-calling
-/// response from the replay (see the report).
+/// A streamed turn replays the `thinking` block (and its signature) of the tool-calling response
+/// too.
 #[tokio::test]
 async fn a_streamed_anthropic_turn_replays_the_thinking_block_before_the_tool_result() {
     thinking_round_trip(true).await;

@@ -350,9 +350,8 @@ async fn a_slow_call_times_out_and_the_session_survives() {
     within(async {
         let server = McpServer::new(python_config("lab", "lab.py", &[]).with_call_timeout(Duration::from_secs(1)));
         let pid = pid_of(&server).await;
-        let started = Instant::now();
+        // The message is the call timeout's (not the 30 s sleep's end, nor `within`'s hang guard).
         let err = server.call("sleep", args(json!({"seconds": 30}))).await.unwrap_err().to_string();
-        assert!(started.elapsed() < Duration::from_secs(5));
         assert!(err.contains("'lab'") && err.contains("within 1s"), "{err}");
         assert_eq!(pid_of(&server).await, pid, "the same process still serves");
     })
@@ -520,9 +519,8 @@ async fn a_server_that_cannot_start_is_an_error() {
             )
             .with_connect_timeout(Duration::from_secs(1)),
         );
-        let started = Instant::now();
+        // The message is the connect timeout's (`within` is the hang guard).
         let err = server.tools().await.unwrap_err().to_string();
-        assert!(started.elapsed() < Duration::from_secs(5), "{:?}", started.elapsed());
         assert!(err.contains("'mute'") && err.contains("within 1s"), "{err}");
         let pids: Vec<u32> = err
             .split("pids ")
