@@ -10,17 +10,16 @@
 mod common;
 #[path = "e2e/peers.rs"]
 mod peers;
+#[path = "e2e/scripted.rs"]
+mod scripted;
 
 use prompty::otel::OtelBackend;
 use prompty::trace;
-use prompty::{Agent, BoxFuture, Error, Executor, Message, Result, TurnOptions};
+use prompty::TurnOptions;
+use scripted::{answer, contains, rt, scripted, tool_call, API_KEY};
 use serde_json::{json, Value};
-use std::collections::VecDeque;
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 use std::time::Duration;
-
-/// The API key in the prompts' connection: it must never reach the collector.
-const API_KEY: &str = "sk-otel-never-exported-4711";
 
 /// The spans of the trace whose root is `root` (backends are process-wide and the tests run side
 /// by side: each picks its own traces).
@@ -62,45 +61,6 @@ impl Drop for Registered {
     }
 }
 
-/// A model that answers from a script of Chat Completions responses.
-struct Script(Mutex<VecDeque<Value>>);
-
-impl Executor for Script {
-    fn execute_async<'a>(&'a self, _: &'a Agent, _: &'a [Message]) -> BoxFuture<'a, Result<Value>> {
-        let next = self.0.lock().unwrap().pop_front();
-        Box::pin(async move { next.ok_or_else(|| Error::Execution { message: "the script ran out".into() }) })
-    }
-}
-
-/// A prompt whose model (`m`, temperature 0.3, a keyed connection) answers from `responses`.
-fn scripted(provider: &str, responses: Vec<Value>) -> Agent {
-    prompty::register_executor(provider, Script(Mutex::new(responses.into())));
-    prompty::register_processor(provider, prompty::providers::openai::OpenAiProcessor);
-    let text = format!(
-        "---\nname: otel-test\nmodel:\n  id: m\n  provider: {provider}\n  connection:\n    kind: key\n    endpoint: https://models.invalid\n    apiKey: {API_KEY}\n  options:\n    temperature: 0.3\ninputs: [q]\n---\nuser:\n{{{{ q }}}}"
-    );
-    prompty::load_str(&text, ".", "otel.prompty").unwrap()
-}
-
-fn answer(id: &str, text: &str) -> Value {
-    json!({"id": id, "model": "m-2026", "choices": [{"message": {"role": "assistant", "content": text}, "finish_reason": "stop"}],
-           "usage": {"prompt_tokens": 9, "completion_tokens": 3, "total_tokens": 12}})
-}
-
-fn tool_call(id: &str, tool: &str) -> Value {
-    json!({"id": id, "model": "m-2026", "choices": [{"message": {"role": "assistant", "content": null,
-           "tool_calls": [{"id": "call-1", "type": "function", "function": {"name": tool, "arguments": "{\"city\":\"Oslo\"}"}}]},
-           "finish_reason": "tool_calls"}],
-           "usage": {"prompt_tokens": 5, "completion_tokens": 2, "total_tokens": 7}})
-}
-
-fn rt() -> tokio::runtime::Runtime {
-    tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap()
-}
-
-fn contains(haystack: &[u8], needle: &str) -> bool {
-    haystack.windows(needle.len()).any(|w| w == needle.as_bytes())
-}
 
 #[test]
 fn invoke_and_turn_reach_a_real_receiver_with_genai_attributes() {
@@ -305,5 +265,10 @@ fn a_receiver_that_never_answers_does_not_hold_up_the_pipeline() {
     assert!(stats.queued >= 14 && stats.exported == 0 && stats.failed == 0, "{stats:?}");
     // A flush that cannot finish in time says so.
     assert!(!otel.1.flush_within(Duration::from_millis(200)), "nothing can have settled: {:?}", otel.1.stats());
+    // The export's own timeout (5 s) ends the silent posts: every queued span settles as failed,
+    // none hangs the export thread.
+    assert!(otel.1.flush_within(Duration::from_secs(60)), "the export never timed out: {:?}", otel.1.stats());
+    let stats = otel.1.stats();
+    assert!(stats.failed >= stats.queued && stats.exported == 0, "{stats:?}");
     drop(silent);
 }

@@ -11,7 +11,7 @@
 //! `prompty.*` `tracing` spans carry the same GenAI attributes as fields (see [`crate::trace`]),
 //! so its own pipeline (resource, sampler, exporter) sends them.
 
-use crate::http::{HttpClient, HttpConfig, RetryPolicy, Secrets};
+use crate::http::{self, Secrets};
 use crate::trace::{FinishedSpan, SpanKind, TraceBackend};
 use opentelemetry::trace::{SpanContext, SpanId, Status, TraceFlags, TraceId, TraceState};
 use opentelemetry::{Array, InstrumentationScope, KeyValue, StringValue};
@@ -736,22 +736,17 @@ fn export_thread(config: &Config, mut rx: mpsc::Receiver<SpanData>, flush: &Noti
 /// `telemetry.sdk.*`) set; `None` (logged) when it cannot be built. Export requests are not
 /// retried: a failed batch is dropped and counted.
 fn exporter(config: &Config) -> Option<opentelemetry_otlp::SpanExporter> {
-    let settings = HttpConfig {
-        connect_timeout: config.timeout,
-        request_timeout: config.timeout,
-        retry: RetryPolicy::none(),
-        ..HttpConfig::default()
-    };
-    let client = match HttpClient::new(settings) {
-        Ok(client) => client.reqwest().cloned(),
+    // The HTTP layer's builder (TLS provider, `User-Agent`, redirect rule) with a whole-request
+    // timeout of its own: the exporter posts with the bare client, so a receiver that accepts the
+    // connection and never answers must end at `config.timeout`, not hang the export thread.
+    let built = http::reqwest_builder(config.timeout)
+        .and_then(|builder| builder.timeout(config.timeout).build().map_err(|e| e.to_string()));
+    let client = match built {
+        Ok(client) => client,
         Err(e) => {
             tracing::warn!("cannot build the OpenTelemetry exporter's HTTP client: {e}; spans are dropped");
             return None;
         }
-    };
-    let Some(client) = client else {
-        tracing::warn!("the OpenTelemetry exporter has no HTTP client; spans are dropped");
-        return None;
     };
     let headers = config
         .headers
