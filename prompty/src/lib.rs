@@ -175,17 +175,13 @@
     doc = "[`providers::openai::OpenAiExecutor`]: crate#cargo-features\n\
            [`providers::openai::structured`]: crate#cargo-features"
 )]
-#![cfg_attr(
-    not(feature = "anthropic"),
-    doc = "[`providers::anthropic::AnthropicExecutor`]: crate#cargo-features"
-)]
+#![cfg_attr(not(feature = "anthropic"), doc = "[`providers::anthropic::AnthropicExecutor`]: crate#cargo-features")]
 #![cfg_attr(not(feature = "mcp"), doc = "[`mcp`]: crate#cargo-features")]
 #![cfg_attr(not(feature = "openapi"), doc = "[`openapi`]: crate#cargo-features")]
 #![cfg_attr(not(feature = "otel"), doc = "[`otel::OtelBackend`]: crate#cargo-features")]
 #![cfg_attr(not(feature = "http"), doc = "[`http::ensure_tls_provider`]: crate#cargo-features")]
 // docs.rs (`--cfg docsrs`, every feature on) marks each feature-gated item with its feature.
 #![cfg_attr(docsrs, feature(doc_cfg))]
-
 #![deny(missing_docs)]
 
 extern crate self as prompty;
