@@ -77,20 +77,31 @@ pub fn tool(attr: TokenStream, item: TokenStream) -> TokenStream {
 /// (`include_prompty!("prompts/chat.prompty" as support)` names it `support`). The path is
 /// relative to the folder of the crate's `Cargo.toml`.
 ///
-/// The module holds `Inputs` (one field per input), `Output` (when `outputs:` is declared),
-/// `agent()`, `prepare(&Inputs)`, `invoke(&Inputs)` (async), `invoke_stream(&Inputs)` (async) and
-/// `tools()`. Every problem of the file (YAML, unknown kinds, template syntax, undeclared template
+/// The module is the one `prompty_build::compile` writes from a `build.rs`: `Inputs`, `Output`,
+/// `agent()`, `prepare`, `invoke`, `invoke_stream`, `tools()`, `turn` (with tools), `LOCALES` and
+/// the `_in` functions. [The generated module](prompty_build#the-generated-module) on
+/// `prompty-build`'s page lists every item, its signature and when it is generated. A prompt
+/// included this way has no locale variants: `LOCALES` is empty and the `_in` functions check the
+/// tag and run the prompt.
+///
+/// Every problem of the file (YAML, unknown kinds, template syntax, undeclared template
 /// variables, bindings to missing inputs, function tools without a matching `#[prompty::tool]`
 /// handler in scope) is a compile error naming the file, line and column. Editing the file, or a
 /// file it references with `${file:}`, rebuilds the crate. `${env:}` references are never
 /// resolved at compile time: `agent()` resolves them from the environment of the running program
 /// at its first call.
 ///
+/// With [`examples/prompts/chat.prompty`](https://github.com/prompty-rs/prompty-rs/blob/main/examples/prompts/chat.prompty)
+/// (inputs `name` with a default, `question` required, `history` a thread):
+///
 /// ```ignore
 /// prompty::include_prompty!("prompts/chat.prompty");
 ///
-/// let messages = chat::prepare(&chat::Inputs { question: "Hi".into(), name: None, history: None })?;
+/// let inputs = chat::Inputs { question: "Hi".into(), name: None, history: None };
+/// let messages = chat::prepare(&inputs)?;
 /// ```
+///
+/// (`prompty::include_prompty!`'s page has examples compiled as tests.)
 #[proc_macro]
 pub fn include_prompty(input: TokenStream) -> TokenStream {
     let input = proc_macro2::TokenStream::from(input);

@@ -479,26 +479,28 @@ pub use prompty_macros::processor;
 #[doc(inline)]
 pub use prompty_macros::loader;
 
-/// Turns a `.prompty` file into a module of types and functions the compiler checks (typed
-/// prompts): `include_prompty!("prompts/chat.prompty")` at item position generates `pub mod chat`
-/// (`include_prompty!("x.prompty" as name)` renames it). The path is relative to the folder of the
-/// crate's `Cargo.toml`. For a whole folder, use `prompty_build::compile("prompts")` in a
-/// `build.rs` and `include!(concat!(env!("OUT_DIR"), "/prompty.rs"));`: the same modules.
-///
-/// The module holds `Inputs` (one field per input: a required input without default is a plain
-/// field, an optional or defaulted one an `Option`), `Output` (when `outputs:` is declared),
-/// `agent()`, `prepare`, `invoke`, `invoke_stream` and `tools()`. Problems in the file are compile
-/// errors naming its line and column; `${env:}` references are never resolved at compile time.
+/// A `.prompty` file as Rust types and functions, checked by the compiler.
+/// [`basic.prompty`](https://github.com/prompty-rs/prompty-rs/blob/main/tests/fixtures/basic.prompty)
+/// declares `firstName`, `lastName` and `question`, each with a default, so every field of
+/// `Inputs` is an `Option` and `Inputs` has a `Default`; `as support` names the module:
 ///
 /// ```
-/// prompty::include_prompty!("../tests/fixtures/basic.prompty");
+/// prompty::include_prompty!("../tests/fixtures/basic.prompty" as support);
 ///
-/// let inputs = basic::Inputs { first_name: Some("Ada".into()), ..Default::default() };
-/// let messages = basic::prepare(&inputs)?;
-/// assert_eq!(messages[1].text(), "What is the meaning of life?");
+/// let inputs = support::Inputs { first_name: Some("Ada".into()), ..Default::default() };
+/// let messages = support::prepare(&inputs)?;
 /// assert!(messages[0].text().contains("helping Ada Doe"));
+/// assert_eq!(messages[1].text(), "What is the meaning of life?");
+///
+/// // The prompt compiled into the binary (`${env:}` references resolved at this first call).
+/// assert_eq!(support::agent().name, "basic-prompt");
+/// // No locale variants: `prepare_in` checks the tag and prepares the prompt itself.
+/// assert!(support::LOCALES.is_empty());
+/// assert_eq!(support::prepare_in(&inputs, "fr-CA")?, messages);
+/// assert!(support::prepare_in(&inputs, "not a tag!").is_err());
 /// # Ok::<(), prompty::Error>(())
 /// ```
+///
 #[cfg(feature = "macros")]
 #[doc(inline)]
 pub use prompty_macros::include_prompty;
