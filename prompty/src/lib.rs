@@ -123,7 +123,8 @@
 //!
 //! Request building and response processing of every provider are always compiled (a prompt can
 //! be inspected without a network); the HTTP layer ([`http`]: client, retries, secrets, TLS)
-//! comes with any of `openai`, `anthropic`, `mcp`, `openapi` and `otel`. The TLS provider is
+//! comes with any of `openai`, `anthropic`, `mcp`, `openapi` and `otel` (through the feature `http`,
+//! which the marks on its items name). The TLS provider is
 //! installed as rustls's process default on first use ([`http::ensure_tls_provider`]), unless the
 //! program installed one first. On docs.rs every feature is on, and each item that needs one says
 //! which.
