@@ -147,3 +147,22 @@ pub mod offline {
         json!({"choices": [{"message": {"role": "assistant", "content": null, "tool_calls": calls}}]})
     }
 }
+
+/// The code blocks of the README and of the guides in `docs/`, compiled (and run, unless marked
+/// `no_run` because they call a model) as doctests of this crate, which has the typed prompts they
+/// use. `prompty-cli/tests/docs.rs` checks the blocks in other languages and the links.
+#[cfg(doctest)]
+pub mod docs {
+    #[doc = include_str!("../../README.md")]
+    pub struct Readme;
+    #[doc = include_str!("../../docs/typed-prompts.md")]
+    pub struct TypedPrompts;
+    #[doc = include_str!("../../docs/checks.md")]
+    pub struct Checks;
+    #[doc = include_str!("../../docs/agent-loop.md")]
+    pub struct AgentLoop;
+    #[doc = include_str!("../../docs/registry.md")]
+    pub struct Registry;
+    #[doc = include_str!("../../docs/tracing.md")]
+    pub struct Tracing;
+}

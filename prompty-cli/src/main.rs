@@ -39,7 +39,10 @@ Exit codes:
 
 .env files are read from the prompt's folder, then from the working directory; a variable already
 set is never overridden (the real environment wins, then the prompt's folder). Secrets are never
-printed, not even with -vv."
+printed, not even with -vv: neither a credential of the prompt nor the value of a ${env:VAR}
+reference whose name marks a secret (a name with KEY, TOKEN, SECRET, PASSWORD, PASSWD, PWD,
+CREDENTIAL, SIGNATURE, COOKIE or AUTH in it), whatever field it lands in; values shorter than
+8 characters are hidden only in the fields that hold credentials."
     };
 }
 
@@ -91,7 +94,8 @@ Examples:
   OPENAI_BASE_URL=http://127.0.0.1:8080/v1 prompty run prompts/extract.prompty \\
       --inputs inputs.json --structured-output jsonObjectSchema
 
-A batch (--inputs FILE.jsonl) prints one JSON line per input line, in order.
+A batch (--inputs FILE.jsonl) prints one JSON line per input line, in input order, failures
+included; the exit code is that of the first line that failed.
 
 ",
     environment!(),

@@ -39,9 +39,10 @@ pub fn note(message: impl std::fmt::Display) {
     }
 }
 
-/// Prints an error on stderr (always).
+/// Prints an error on stderr (always), scrubbed of every secret value the process knows (see
+/// `prompty::Secret::scrub`): a key that landed in a field no error expects stays hidden.
 pub fn error(message: impl std::fmt::Display) {
-    eprintln!("error: {message}");
+    eprintln!("error: {}", prompty::Secret::scrub(&message.to_string()));
 }
 
 /// Whether stderr is a terminal (progress bars, colours).

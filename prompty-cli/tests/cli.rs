@@ -679,6 +679,36 @@ fn secrets_from_dotenv_are_used_and_never_printed_even_with_vv() {
     assert_eq!(out.status.code(), Some(4));
 }
 
+#[test]
+fn a_secret_in_a_field_that_is_not_a_credential_is_never_printed() {
+    let key = "sk-cli-landed-5e8d2b7a4c";
+    let dir = scratch("landed-secret");
+    // The key lands in a connection's kind, an input's kind and the template's format.
+    let prompt = "---\nname: leak\nmodel:\n  id: ${env:PROMPTY_MODEL}\n  provider: openai\n  connection:\n    \
+                  kind: ${env:MY_API_KEY}\ninputs:\n  - name: q\n    kind: ${env:MY_API_KEY}\ntemplate:\n  \
+                  format: FORMAT\n---\nuser:\n{{ q }}\n";
+    std::fs::write(dir.join("format.prompty"), prompt.replace("FORMAT", "${env:MY_API_KEY}")).unwrap();
+    std::fs::write(dir.join("connection.prompty"), prompt.replace("FORMAT", "jinja2")).unwrap();
+    let run = |args: &[&str]| {
+        let out = prompty(&dir).env("MY_API_KEY", key).env("PROMPTY_MODEL", "smollm2-cli-visible").args(args).output();
+        let out = out.unwrap();
+        let (stdout, stderr) = texts(&out);
+        assert!(!stdout.contains(key) && !stderr.contains(key), "{args:?} printed the key:\n{stdout}\n{stderr}");
+        (out.status.code(), stderr)
+    };
+    let (code, stderr) = run(&["-vv", "render", "format.prompty", "-i", "q=x"]);
+    assert_eq!(code, Some(3), "{stderr}");
+    assert!(stderr.contains("error: no renderer registered for '[REDACTED]'"), "{stderr}");
+    let (code, stderr) = run(&["-vv", "run", "connection.prompty", "-i", "q=x", "--trace", "traces"]);
+    assert_eq!(code, Some(3), "{stderr}");
+    assert!(stderr.contains("openai: connection kind '[REDACTED]' is not supported"), "{stderr}");
+    // An ordinary value from the environment stays visible, in the spans -vv prints and the trace.
+    assert!(stderr.contains(r#""id":"smollm2-cli-visible""#), "{stderr}");
+    let trace = std::fs::read_dir(dir.join("traces")).unwrap().next().unwrap().unwrap().path();
+    let trace = std::fs::read_to_string(trace).unwrap();
+    assert!(!trace.contains(key) && trace.contains("smollm2-cli-visible"), "{trace}");
+}
+
 // ---------------------------------------------------------------- batch
 
 #[test]

@@ -221,6 +221,48 @@ pub enum Error {
     },
 }
 
+impl Error {
+    /// The same error with every remembered secret value ([`crate::Secret::scrub`]) replaced by
+    /// `[REDACTED]` in its text fields, so that neither its `Display` nor its `Debug` form shows a
+    /// secret that landed in a field no one expected (the runtime applies it to every error
+    /// leaving a stage of its pipeline). Unchanged, at the cost of one atomic load, while no
+    /// secret is remembered.
+    ///
+    /// ```
+    /// use prompty_core::{Error, Secret};
+    /// Secret::remember("sk-in-a-message-0123");
+    /// let e = Error::InvalidInputs { message: "bad sk-in-a-message-0123".into() }.redacted();
+    /// assert_eq!(e.to_string(), "invalid inputs: bad [REDACTED]");
+    /// ```
+    pub fn redacted(self) -> Error {
+        let remembered = crate::Secret::remembered();
+        if remembered.is_empty() {
+            return self;
+        }
+        let mut e = self;
+        let r = |s: &mut String| remembered.scrub_in_place(s);
+        match &mut e {
+            Error::FileNotFound { .. } | Error::Io { .. } => {}
+            Error::Frontmatter { message, .. }
+            | Error::InvalidInputs { message }
+            | Error::FileReferenceInvalid { message, .. } => r(message),
+            Error::InvalidField { field, message, .. } => {
+                r(field);
+                r(message);
+            }
+            Error::EnvVarNotSet { field, .. }
+            | Error::FileReferenceNotFound { field, .. }
+            | Error::FileOutsideRoots { field, .. } => r(field),
+            Error::MissingInput { name } => r(name),
+            Error::InvalidLocale { tag, message } => {
+                r(tag);
+                r(message);
+            }
+        }
+        e
+    }
+}
+
 /// `Result` with the format's [`Error`].
 ///
 /// ```

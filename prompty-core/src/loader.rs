@@ -426,6 +426,11 @@ pub(crate) fn agent_from_value(value: Value, origin: &Origin) -> Result<Agent> {
             Error::InvalidField { at: origin.at(&path), field: path.to_string(), message }
         })?,
     };
+    // The credentials the agent carries are hidden wherever else their values land: typed ones
+    // (`apiKey`, ...) were remembered as they were read; those of an unknown kind are here.
+    if let Some(crate::Connection::Other { fields, .. }) = fields.model.as_ref().and_then(|m| m.connection.as_ref()) {
+        crate::model::remember_secret_fields(fields);
+    }
     Ok(Agent {
         name: fields.name,
         display_name: fields.display_name,

@@ -289,6 +289,10 @@ fn env_value(spec: &str, origin: &Origin, path: &KeyPath) -> Result<Value> {
             if v.len() >= 4 {
                 origin.secrets.borrow_mut().push(v.clone());
             }
+            // A variable named as a secret: hidden from everything printed, whatever field it lands in.
+            if crate::Secret::is_secret_variable(var) {
+                crate::Secret::remember(&v);
+            }
             Ok(Value::String(v))
         }
         (Err(_), Some(d)) => Ok(Value::String(d.to_owned())),

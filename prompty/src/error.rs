@@ -218,6 +218,83 @@ pub enum Error {
     Turn(Box<TurnFailure>),
 }
 
+impl Error {
+    /// The same error with every remembered secret value (see [`crate::Secret::scrub`]: the
+    /// credentials of loaded prompts, the values of `${env:}` references to variables named as
+    /// secrets) replaced by `[REDACTED]` in its text, so that neither `Display` nor `Debug` shows a
+    /// secret that landed in a field no one expected (`template.format: ${env:MY_API_KEY}`).
+    /// Every error leaving a stage of the pipeline (`prepare`, `execute`, `turn`, a tool call,
+    /// ...) has been through it. The conversation a [`TurnFailure`] carries is left as it is.
+    ///
+    /// ```
+    /// prompty::Secret::remember("sk-landed-0123456789");
+    /// let e = prompty::Error::Execution { message: "model.apiType 'sk-landed-0123456789' is unknown".into() };
+    /// assert_eq!(e.redacted().to_string(), "model.apiType '[REDACTED]' is unknown");
+    /// ```
+    pub fn redacted(self) -> Error {
+        let remembered = prompty_core::Secret::remembered();
+        if remembered.is_empty() {
+            return self;
+        }
+        let mut e = self;
+        e.scrub(&remembered);
+        e
+    }
+
+    fn scrub(&mut self, remembered: &prompty_core::Remembered) {
+        let r = |s: &mut String| remembered.scrub_in_place(s);
+        match self {
+            Error::Format(format) => {
+                *format = std::mem::replace(format, FormatError::InvalidInputs { message: String::new() }).redacted();
+            }
+            Error::StrictViolation { input, marker } => {
+                r(input);
+                r(marker);
+            }
+            Error::UnknownPrompt { id, closest } => {
+                r(id);
+                closest.iter_mut().for_each(r);
+            }
+            Error::PromptRegistry { message }
+            | Error::Template { message, .. }
+            | Error::Parse { message, .. }
+            | Error::Catalog { message }
+            | Error::ToolBinding { message }
+            | Error::Execution { message }
+            | Error::Cast { message, .. }
+            | Error::Task(message) => r(message),
+            Error::UnknownComponent { key, known, hint, .. } => {
+                r(key);
+                r(known);
+                r(hint);
+            }
+            Error::NoToolHandler { name, kind, hint } => {
+                r(name);
+                r(kind);
+                r(hint);
+            }
+            Error::ToolNotDeclared { name } => r(name),
+            Error::Tool { name, message } | Error::Config { setting: name, message } => {
+                r(name);
+                r(message);
+            }
+            Error::Http(failure) => {
+                let HttpFailure { provider, reason, message, request_id, body, .. } = &mut **failure;
+                r(provider);
+                r(message);
+                reason.iter_mut().chain(request_id.iter_mut()).chain(body.iter_mut()).for_each(r);
+            }
+            Error::UnexpectedToolCalls { names } => names.iter_mut().for_each(r),
+            Error::Turn(failure) => match &mut failure.stop {
+                TurnStop::Cancelled { reason } | TurnStop::Guardrail { reason, .. } => r(reason),
+                TurnStop::MaxIterations { .. } => {}
+                TurnStop::UnknownTool { name } => r(name),
+                TurnStop::NoHandler(e) | TurnStop::Failed(e) | TurnStop::Model { source: e, .. } => e.scrub(remembered),
+            },
+        }
+    }
+}
+
 /// Why the agent loop stopped without a final answer ([`Error::Turn`]), how far it got, and the
 /// conversation up to that point (the messages that would have been sent next).
 ///

@@ -239,8 +239,14 @@ async fn each_built_in_executor_serves_the_api_types_the_checks_know() {
             let served = provider.api_types.contains(api);
             assert_eq!(sent, served, "{}: apiType {api}: {result:?}", provider.key);
             if !served {
-                let err = result.unwrap_err().to_string();
-                assert!(err.contains(&format!("model.apiType '{api}' is not supported")), "{}: {err}", provider.key);
+                // Refused before any request, as a configuration error naming the setting.
+                match result {
+                    Err(prompty::Error::Config { setting, message }) => {
+                        assert_eq!(setting, "model.apiType", "{}: {message}", provider.key);
+                        assert!(message.contains(&format!("'{api}' is not supported")), "{}: {message}", provider.key);
+                    }
+                    other => panic!("{}: apiType {api}: expected Error::Config, got {other:?}", provider.key),
+                }
             }
         }
     }

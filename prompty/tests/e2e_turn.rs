@@ -12,7 +12,7 @@
 #[path = "e2e/common.rs"]
 mod common;
 
-use common::{prompt, within, Aimock};
+use common::{prompt, within, Aimock, RecordingProxy};
 use futures_util::StreamExt;
 use prompty::{
     AgentEvent, CancellationToken, EventLog, Guardrails, Steering, StreamChunk, TurnOptions, TurnStop, Verdict,
@@ -45,19 +45,29 @@ fn openai_model(server: &Aimock) -> String {
 
 /// The `model:` block of an Anthropic Messages prompt aimed at the server (which serves `/v1/messages`).
 fn anthropic_model(server: &Aimock) -> String {
+    anthropic_model_at(&server.url())
+}
+
+/// The `model:` block of an Anthropic Messages prompt aimed at `url`.
+fn anthropic_model_at(url: &str) -> String {
     format!(
         "model:\n  id: claude-sonnet-4-5\n  provider: anthropic\n  connection:\n    kind: key\n    endpoint: {}\n    \
          apiKey: sk-ant-e2e\n",
-        server.url()
+        url
     )
 }
 
 /// The `model:` block of an OpenAI Responses API prompt aimed at the server.
 fn responses_model(server: &Aimock) -> String {
+    responses_model_at(&server.url())
+}
+
+/// The `model:` block of an OpenAI Responses API prompt aimed at `url`.
+fn responses_model_at(url: &str) -> String {
     format!(
         "model:\n  id: gpt-4o\n  provider: openai\n  apiType: responses\n  connection:\n    kind: key\n    endpoint: {}/v1\n    \
          apiKey: sk-e2e-test\n",
-        server.url()
+        url
     )
 }
 
@@ -193,15 +203,19 @@ fn assert_round_replayed(body: &Value, user: &str, call: (&str, &str, &str), res
     assert_eq!(text(&m[3]), result, "{body:#}");
 }
 
-/// `body`, the request body a provider's public builder makes from the conversation the turn sent
-/// last, checked against the journaled request `entry` by its size: the journal keeps the body
-/// normalized to the chat shape, but its `content-length` header is that of the bytes sent.
-fn same_size_as_sent(entry: &Value, body: prompty::Result<Value>) -> Value {
-    let body = body.unwrap();
-    let sent: usize = entry["headers"]["content-length"].as_str().and_then(|n| n.parse().ok()).unwrap_or_default();
-    let rebuilt = serde_json::to_vec(&body).unwrap_or_default().len();
-    assert_eq!(rebuilt, sent, "the rebuilt body is the one sent: {body:#}\n{entry:#}");
-    body
+/// The body of the `index`th request to `path` exactly as the server received it (recorded by the
+/// proxy in front of it: the journal keeps bodies normalized to the chat shape), parsed as JSON,
+/// after checking that the proxy saw as many requests to `path` as the server journaled.
+fn received(proxy: &RecordingProxy, server: &Aimock, path: &str, index: usize) -> Value {
+    let recorded = proxy.requests_to(path);
+    assert_eq!(recorded.len(), server.requests_to(path).len(), "every request went through the proxy: {recorded:#?}");
+    recorded[index].json()
+}
+
+/// An Anthropic tool definition with one required string parameter `city`, written out by hand.
+fn anthropic_city_tool(name: &str, description: &str) -> Value {
+    json!({"name": name, "description": description, "input_schema": {
+        "type": "object", "properties": {"city": {"type": "string"}}, "required": ["city"]}})
 }
 
 fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
@@ -682,10 +696,11 @@ const WEATHER_CALL: &str = "call_weather_1";
 /// as far as the journal shows it: the call's id came back with its result, the first request
 /// offered the tool, the second replayed the call and its result. Gives the server, the agent and
 /// the turn's output, for the provider-shape checks the journal cannot show.
-async fn weather_round_trip(model: fn(&Aimock) -> String, path: &str) -> (Aimock, prompty::Agent, prompty::TurnOutput) {
+async fn weather_round_trip(model: fn(&str) -> String, path: &str) -> (Aimock, RecordingProxy) {
     let server = Aimock::start_with("turn.json", &[]);
+    let proxy = RecordingProxy::start(server.port);
     let user = "What is the weather in Paris?";
-    let agent = agent(&model(&server), &[WEATHER_TOOL], user);
+    let agent = agent(&model(&proxy.url()), &[WEATHER_TOOL], user);
     let calls = Arc::new(AtomicUsize::new(0));
     let (options, events) = TurnOptions::new().tool("get_weather", counted_weather(&calls)).record_events();
     let messages = prompty::prepare_async(&agent, &json!({})).await.unwrap();
@@ -701,36 +716,42 @@ async fn weather_round_trip(model: fn(&Aimock) -> String, path: &str) -> (Aimock
     // `function_call_output` with no `function_call` item before it would show as a tool call
     // without name or arguments, so these prove the item was replayed.
     assert_round_replayed(&b[1], user, (id, "get_weather", r#"{"city":"Paris"}"#), "21°C and sunny in Paris");
-    (server, agent, out)
+    (server, proxy)
 }
 
 #[tokio::test]
 async fn anthropic_round_trip_sends_tool_use_and_tool_result() {
-    let (server, agent, out) = weather_round_trip(anthropic_model, "/v1/messages").await;
+    let (server, proxy) = weather_round_trip(anthropic_model_at, "/v1/messages").await;
     let (user, id) = ("What is the weather in Paris?", WEATHER_CALL);
     assert_eq!(bodies(&server, "/v1/messages", 2)[1]["max_tokens"], 4096);
 
-    // What the journal cannot show: the Messages API shape itself. The body rebuilt from the
-    // conversation (the answer left out) has the size of the one sent, and holds the `tool_use`
-    // block and, in the user message after it, the `tool_result` block.
-    let sent = &server.requests_to("/v1/messages")[1];
-    let conversation = &out.messages[..out.messages.len() - 1];
-    let body = same_size_as_sent(sent, prompty::providers::anthropic::messages_request(&agent, conversation));
+    // What the journal cannot show: the Messages API shape itself, in the bytes the server
+    // received, whole: the `tool_use` block and, in the user message after it, the `tool_result`
+    // block.
+    let body = received(&proxy, &server, "/v1/messages", 1);
     assert_eq!(
-        body["messages"],
-        json!([
-            {"role": "user", "content": [{"type": "text", "text": user}]},
-            {"role": "assistant", "content": [{"type": "tool_use", "id": id, "name": "get_weather", "input": {"city": "Paris"}}]},
-            {"role": "user", "content": [{"type": "tool_result", "tool_use_id": id, "content": "21°C and sunny in Paris"}]},
-        ])
+        body,
+        json!({
+            "model": "claude-sonnet-4-5",
+            "system": "You are terse.",
+            "messages": [
+                {"role": "user", "content": [{"type": "text", "text": user}]},
+                {"role": "assistant", "content": [{"type": "tool_use", "id": id, "name": "get_weather", "input": {"city": "Paris"}}]},
+                {"role": "user", "content": [{"type": "tool_result", "tool_use_id": id, "content": "21°C and sunny in Paris"}]},
+            ],
+            "max_tokens": 4096,
+            "tools": [anthropic_city_tool("get_weather", "Current weather in a city")],
+        }),
+        "{body:#}"
     );
 }
 
 #[tokio::test]
 async fn anthropic_results_of_one_round_go_back_in_one_user_message() {
     let server = Aimock::start_with("turn.json", &[]);
+    let proxy = RecordingProxy::start(server.port);
     let user = "What is the weather in three cities?";
-    let agent = agent(&anthropic_model(&server), &[WEATHER_TOOL, TIME_TOOL], user);
+    let agent = agent(&anthropic_model_at(&proxy.url()), &[WEATHER_TOOL, TIME_TOOL], user);
     let calls = Arc::new(AtomicUsize::new(0));
     let options = TurnOptions::new().tool("get_weather", counted_weather(&calls)).tool(
         "get_time",
@@ -756,45 +777,65 @@ async fn anthropic_results_of_one_round_go_back_in_one_user_message() {
     );
 
     // Not in the journal: the three `tool_result` blocks travel in ONE user message, the failed
-    // one flagged `is_error`.
-    let sent = &server.requests_to("/v1/messages")[1];
-    let conversation = &out.messages[..out.messages.len() - 1];
-    let body = same_size_as_sent(sent, prompty::providers::anthropic::messages_request(&agent, conversation));
-    let wire = body["messages"].as_array().cloned().unwrap_or_default();
-    assert_eq!(wire.len(), 3, "user, assistant, one user message with the results: {body:#}");
+    // one flagged `is_error` (the bytes the server received, whole).
+    let body = received(&proxy, &server, "/v1/messages", 1);
+    let city = |name: &str, city: &str| json!({"type": "tool_use", "id": name, "name": "get_weather", "input": {"city": city}});
     assert_eq!(
-        wire[2],
-        json!({"role": "user", "content": [
-            {"type": "tool_result", "tool_use_id": "call_par_1", "content": "21°C and sunny in Paris"},
-            {"type": "tool_result", "tool_use_id": "call_par_2", "content": "21°C and sunny in Oslo"},
-            {"type": "tool_result", "tool_use_id": "call_par_3", "content": failed, "is_error": true},
-        ]})
+        body,
+        json!({
+            "model": "claude-sonnet-4-5",
+            "system": "You are terse.",
+            "messages": [
+                {"role": "user", "content": [{"type": "text", "text": user}]},
+                {"role": "assistant", "content": [
+                    city("call_par_1", "Paris"),
+                    city("call_par_2", "Oslo"),
+                    {"type": "tool_use", "id": "call_par_3", "name": "get_time", "input": {"city": "Tokyo"}},
+                ]},
+                {"role": "user", "content": [
+                    {"type": "tool_result", "tool_use_id": "call_par_1", "content": "21°C and sunny in Paris"},
+                    {"type": "tool_result", "tool_use_id": "call_par_2", "content": "21°C and sunny in Oslo"},
+                    {"type": "tool_result", "tool_use_id": "call_par_3",
+                     "content": "Error: Tool 'get_time' failed: the clock is broken", "is_error": true},
+                ]},
+            ],
+            "max_tokens": 4096,
+            "tools": [
+                anthropic_city_tool("get_weather", "Current weather in a city"),
+                anthropic_city_tool("get_time", "Local time in a city"),
+            ],
+        }),
+        "{body:#}"
     );
 }
 
 #[tokio::test]
 async fn responses_round_trip_sends_function_call_and_its_output() {
-    let (server, agent, out) = weather_round_trip(responses_model, "/v1/responses").await;
+    let (server, proxy) = weather_round_trip(responses_model_at, "/v1/responses").await;
     let id = WEATHER_CALL;
 
-    // What the journal cannot show: the items themselves. The body rebuilt from the conversation
-    // (the answer left out) has the size of the one sent, and ends with the response's
-    // `function_call` item and a `function_call_output` item.
-    let sent = &server.requests_to("/v1/responses")[1];
-    let conversation = &out.messages[..out.messages.len() - 1];
-    let body = same_size_as_sent(sent, prompty::providers::openai::responses_request(&agent, conversation));
-    let input = body["input"].as_array().cloned().unwrap_or_default();
-    let n = input.len();
-    assert!(n >= 2, "{body:#}");
-    let call = &input[n - 2];
+    // What the journal cannot show: the items themselves, in the bytes the server received,
+    // whole: the response's `function_call` item replayed, then a `function_call_output` item.
+    let mut body = received(&proxy, &server, "/v1/responses", 1);
+    // The item id is aimock's, random per response (`fc-` and 16 characters): replayed as given.
+    let item_id = body["input"][1]["id"].take();
+    assert!(item_id.as_str().is_some_and(|i| i.starts_with("fc-") && i.len() == 19), "{item_id}");
+    body["input"][1]["id"] = json!("fc-<from the response>");
     assert_eq!(
-        (&call["type"], &call["call_id"], &call["name"], &call["arguments"]),
-        (&json!("function_call"), &json!(id), &json!("get_weather"), &json!(r#"{"city":"Paris"}"#)),
+        body,
+        json!({
+            "model": "gpt-4o",
+            "instructions": "You are terse.",
+            "input": [
+                {"role": "user", "content": "What is the weather in Paris?"},
+                {"type": "function_call", "id": "fc-<from the response>", "call_id": id, "name": "get_weather",
+                 "arguments": r#"{"city":"Paris"}"#, "status": "completed"},
+                {"type": "function_call_output", "call_id": id, "output": "21°C and sunny in Paris"},
+            ],
+            "tools": [{"type": "function", "name": "get_weather", "description": "Current weather in a city",
+                       "parameters": {"type": "object", "properties": {"city": {"type": "string"}}, "required": ["city"]}}],
+        }),
         "{body:#}"
-    );
-    assert_eq!(
-        input[n - 1],
-        json!({"type": "function_call_output", "call_id": id, "output": "21°C and sunny in Paris"})
     );
 }
 
@@ -850,11 +891,12 @@ async fn a_rate_limited_model_call_is_retried_by_the_loop() {
 /// `THINKING: ...` for a request that breaks it (the real API answers 400).
 async fn thinking_round_trip(streamed: bool) {
     let server = Aimock::start_with("turn.json", &[]);
+    let proxy = RecordingProxy::start(server.port);
     let user = "Please think about the weather in town.";
     let model = format!(
         "{}  options:\n    maxOutputTokens: 4096\n    additionalProperties:\n      thinking:\n        type: enabled\n        \
          budget_tokens: 1024\n",
-        anthropic_model(&server)
+        anthropic_model_at(&proxy.url())
     );
     let agent = agent(&model, &[WEATHER_TOOL], user);
     let calls = Arc::new(AtomicUsize::new(0));
@@ -882,25 +924,30 @@ async fn thinking_round_trip(streamed: bool) {
     let log = std::fs::read_to_string(&log_path).unwrap_or_else(|e| panic!("{}: {e}", log_path.display()));
     assert!(!log.contains("THINKING"), "aimock found the thinking block missing from the replay:\n{log}");
 
-    // The body rebuilt from the conversation (the answer left out; `stream: true` added as the
-    // executor adds it to a streamed request), the size of the one sent.
-    let sent = &server.requests_to("/v1/messages")[1];
-    let conversation = &out.messages[..out.messages.len() - 1];
-    let mut rebuilt = prompty::providers::anthropic::messages_request(&agent, conversation);
-    if let (true, Ok(Value::Object(body))) = (streamed, &mut rebuilt) {
-        body.insert("stream".into(), json!(true));
+    // The bytes the server received, whole (`stream: true` on a streamed turn).
+    let body = received(&proxy, &server, "/v1/messages", 1);
+    let mut expected = json!({
+        "model": "claude-sonnet-4-5",
+        "system": "You are terse.",
+        "messages": [
+            {"role": "user", "content": [{"type": "text", "text": user}]},
+            {"role": "assistant", "content": [
+                {"type": "thinking", "thinking": "The user wants the weather in Paris: call get_weather.",
+                 "signature": "aimock-placeholder-signature"},
+                {"type": "tool_use", "id": "call_think_1", "name": "get_weather", "input": {"city": "Paris"}},
+            ]},
+            {"role": "user", "content": [
+                {"type": "tool_result", "tool_use_id": "call_think_1", "content": "21°C and sunny in Paris"},
+            ]},
+        ],
+        "max_tokens": 4096,
+        "tools": [anthropic_city_tool("get_weather", "Current weather in a city")],
+        "thinking": {"type": "enabled", "budget_tokens": 1024},
+    });
+    if streamed {
+        expected["stream"] = json!(true);
     }
-    let body = same_size_as_sent(sent, rebuilt);
-    assert_eq!(body["thinking"], json!({"type": "enabled", "budget_tokens": 1024}));
-    assert_eq!(
-        body["messages"][1],
-        json!({"role": "assistant", "content": [
-            {"type": "thinking", "thinking": "The user wants the weather in Paris: call get_weather.",
-             "signature": "aimock-placeholder-signature"},
-            {"type": "tool_use", "id": "call_think_1", "name": "get_weather", "input": {"city": "Paris"}},
-        ]}),
-        "{body:#}"
-    );
+    assert_eq!(body, expected, "{body:#}");
 }
 
 #[tokio::test]
@@ -908,8 +955,8 @@ async fn anthropic_thinking_block_is_replayed_before_the_tool_result() {
     thinking_round_trip(false).await;
 }
 
-/// Fails: a streamed turn drops the `thinking` block (and its signature) of the tool-calling
-/// response from the replay (see the report).
+/// A streamed turn replays the `thinking` block (and its signature) of the tool-calling response
+/// too.
 #[tokio::test]
 async fn a_streamed_anthropic_turn_replays_the_thinking_block_before_the_tool_result() {
     thinking_round_trip(true).await;

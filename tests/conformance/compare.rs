@@ -10,13 +10,38 @@ pub struct Check {
     /// The observed value, projected onto `expected` (or left whole when projecting would hide
     /// everything useful about it).
     pub got: Value,
+    /// Where the adapter changed an observation or an expectation before comparing: each is
+    /// printed with the case, and a case with one counts as adjusted, not as passed as is.
+    pub adjustments: Vec<Adjustment>,
 }
 
 impl Check {
+    /// A case compared as is (no adjustment).
+    pub fn new(expected: Value, got: Value) -> Check {
+        Check { expected, got, adjustments: Vec::new() }
+    }
+
     /// Whether the case passed.
     pub fn passed(&self) -> bool {
         self.got == self.expected
     }
+}
+
+/// One change an adapter made before comparing: which rule allowed it and what it changed (with
+/// the values on both sides).
+pub struct Adjustment {
+    /// The rule that allows it.
+    pub rule: &'static Rule,
+    /// The key (or path) and the values: `total_messages: conversation 5, vector 6`.
+    pub what: String,
+}
+
+/// A kind of adjustment an adapter may make, and why the specification digest allows it.
+pub struct Rule {
+    /// A short name, printed with each adjusted case: `count+1`.
+    pub name: &'static str,
+    /// Why: the place of the digest (or the vector's own contradiction) that justifies it.
+    pub why: &'static str,
 }
 
 /// Compares `observed` with `expected` by subset projection.
@@ -27,7 +52,7 @@ impl Check {
 pub fn check(expected: &Value, observed: &Value) -> Check {
     let projected = project(observed, expected);
     let got = if projected != *expected && disjoint(expected, observed) { observed.clone() } else { projected };
-    Check { expected: expected.clone(), got }
+    Check::new(expected.clone(), got)
 }
 
 /// Keeps only what `expected` mentions:

@@ -8,7 +8,7 @@ use serde_json::{json, Value};
 /// Runs one discovery vector: `map_model(input, provider)`.
 pub fn map(vector: &Value) -> Check {
     let info = map_model(&vector["input"], provider(vector));
-    Check { expected: vector["expected"].clone(), got: to_json(&info) }
+    Check::new(vector["expected"].clone(), to_json(&info))
 }
 
 /// Runs one enrichment vector: `enrich(input, provider)`.
@@ -17,7 +17,7 @@ pub fn enrichment(vector: &Value) -> Check {
         Ok(info) => to_json(&enrich(info, provider(vector))),
         Err(e) => json!({ "error": format!("input is not a ModelInfo: {e}") }),
     };
-    Check { expected: vector["expected"].clone(), got }
+    Check::new(vector["expected"].clone(), got)
 }
 
 fn provider(vector: &Value) -> &str {

@@ -1,7 +1,7 @@
 //! The `load` stage (digest §2.1): load a fixture or a generated `.prompty` file and compare the
 //! canonical agent JSON; or, in the validation sub-mode, check `validate_inputs`.
 
-use crate::compare::{check, Check};
+use crate::compare::{check, Adjustment, Check, Rule};
 use crate::Ctx;
 use serde_json::{Map, Value};
 use std::ffi::{OsStr, OsString};
@@ -15,7 +15,17 @@ pub fn run(ctx: &Ctx, vector: &Value) -> Check {
     let observed = if is_validation(input, expected) { validate(input) } else { load(ctx, input) };
     match observed {
         Ok(value) => check(expected, &value),
-        Err(message) => check(expected, &error_value(&message, expected)),
+        Err(message) => {
+            let mut outcome = check(expected, &error_value(&message, expected));
+            if let Some(want) = expected.get("error").and_then(Value::as_str) {
+                if message != want && !message.contains(want) && outcome.passed() {
+                    outcome
+                        .adjustments
+                        .push(Adjustment { rule: &ERROR_CLASS, what: format!("error {message:?} read as {want:?}") });
+                }
+            }
+            outcome
+        }
     }
 }
 
@@ -175,6 +185,12 @@ fn scrub(message: &str, folders: &[(&Path, &str)]) -> String {
     }
     message
 }
+
+/// An error matched by its class's words rather than by its text.
+const ERROR_CLASS: Rule = Rule {
+    name: "error-class",
+    why: "digest §2.1: an error named by a class or a phrase matches a message with one of the class's words",
+};
 
 /// Expected errors that are named by a class or a phrase, and words of our messages that stand
 /// for them (digest §2.1).

@@ -16,12 +16,22 @@
 //! `{"$env": "VAR"}` (the variable's value, or `null`), `{"$json": "<text>"}` (the parsed text) and
 //! `{"$file": "<path>"}` (the text of a file, relative to the fixtures folder).
 //!
-//! Output: one `FAIL <stage> <name>: <expected> != <got>` line per failing case (compact JSON), then
-//! `<stage>: <passed>/<total>` for every stage in the file (later milestones print `pending`,
-//! informative stages say why they are not run), and last `conformance: N passed, M failed`, which
-//! counts the measured stages only (load, parse, render, wire, process, processStream, discovery,
-//! enrichment, agent). The exit code is 1 when a measured case failed. A panic inside a case fails that
-//! case only.
+//! Every stage of the file is either run by an adapter (`tests/conformance/<stage>.rs`) or named
+//! in [`NOT_IMPLEMENTED`], the one list of stages the runtime does not implement yet, with the
+//! reason. The run fails when a case of a run stage fails, when a stage is neither run nor listed
+//! (a new stage can never be skipped silently), when a listed stage has an adapter and passes all
+//! its vectors (it is implemented: take it off the list so its vectors count), or when the list
+//! names a stage the file does not have.
+//!
+//! Where an adapter changes an observation or an expectation before comparing (the agent stage:
+//! see `agent.rs`), it says so: one `ADJUSTED <stage> <name> [<rule>]: <what>` line per
+//! adjustment, then one `adjustment <stage> [<rule>], <n> cases: <why>` line per rule; the case
+//! counts as adjusted, not as passed as is.
+//!
+//! Output: one `FAIL <stage> <name>: <expected> != <got>` line per failing case (compact JSON),
+//! the `ADJUSTED` lines, a table per stage (vectors, run, passed, of which adjusted, failed, not
+//! implemented), the harness's own errors, and last `conformance: ...` with the totals. The exit
+//! code is 1 when a case or a harness check failed. A panic inside a case fails that case only.
 
 mod agent;
 mod compare;
@@ -34,7 +44,7 @@ mod render;
 mod stream;
 mod wire;
 
-use compare::{compact, Check};
+use compare::{compact, Check, Rule};
 use serde_json::Value;
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::path::PathBuf;
@@ -62,46 +72,62 @@ const STAGE_ORDER: &[&str] = &[
     "replay",
 ];
 
-/// How the harness treats a stage.
-enum Treatment {
-    /// Run, and counted in the verdict.
-    Measured(fn(&Ctx, &Value) -> Check),
-    /// Not run, and never failing: the reason is printed.
-    Informative(&'static str),
-    /// Not run yet: a later milestone (or a stage this harness does not know).
-    Pending,
+/// How a stage's vectors are run.
+type Adapter = fn(&Ctx, &Value) -> Check;
+
+/// The adapter of each stage this harness runs.
+fn adapter(stage: &str) -> Option<Adapter> {
+    Some(match stage {
+        "load" => load::run,
+        "parse" => |_, v| parse::run(v),
+        "render" => |_, v| render::run(v),
+        "wire" => |_, v| wire::run(v),
+        "process" => |_, v| process::run(v),
+        "processStream" => |_, v| stream::run(v),
+        "discovery" => |_, v| discovery::map(v),
+        "enrichment" => |_, v| discovery::enrichment(v),
+        "agent" => |_, v| agent::run(v),
+        _ => return None,
+    })
 }
 
-fn treatment(stage: &str) -> Treatment {
-    match stage {
-        "load" => Treatment::Measured(load::run),
-        "parse" => Treatment::Measured(|_, v| parse::run(v)),
-        "render" => Treatment::Measured(|_, v| render::run(v)),
-        "wire" => Treatment::Measured(|_, v| wire::run(v)),
-        "process" => Treatment::Measured(|_, v| process::run(v)),
-        "processStream" => Treatment::Measured(|_, v| stream::run(v)),
-        "discovery" => Treatment::Measured(|_, v| discovery::map(v)),
-        "enrichment" => Treatment::Measured(|_, v| discovery::enrichment(v)),
-        "agent" => Treatment::Measured(|_, v| agent::run(v)),
-        "render_segments" => Treatment::Informative("no segments API yet"),
-        "turn" => Treatment::Informative(
-            "the contract of turn-engine.md's state machine, a different engine than prompty::turn",
-        ),
-        "replay" => {
-            Treatment::Informative("the journal format of turn-engine.md's reference runner, a different engine")
-        }
-        _ => Treatment::Pending,
-    }
+/// The stages the runtime does not implement yet, and why: the one list of them. Their vectors
+/// are counted as not implemented, never as passed. A stage leaves this list when it gets an
+/// adapter and passes its vectors (the harness fails until it does). A listed stage that has an
+/// adapter is run quietly (no FAIL lines), and the table says how many of its vectors pass.
+const NOT_IMPLEMENTED: &[(&str, &str)] = &[
+    (
+        "render_segments",
+        "no API returns the rendered text as segments with their provenance (spec §6.3's successor design)",
+    ),
+    ("turn", "the turn-engine.md state machine (TurnEngine, its ports and event kinds) is not implemented"),
+    ("replay", "the turn-engine.md reference runner and its replay journal are not implemented"),
+];
+
+fn not_implemented(stage: &str) -> Option<&'static str> {
+    NOT_IMPLEMENTED.iter().find(|(s, _)| *s == stage).map(|(_, why)| *why)
 }
 
 /// Per-stage counts.
-#[derive(Default)]
+#[derive(Default, Clone)]
 struct Tally {
-    passed: usize,
+    /// Vectors of the stage.
     total: usize,
+    /// Vectors run by an adapter.
+    run: usize,
+    /// Run and passed (adjusted or not).
+    passed: usize,
+    /// Passed only after an adjustment (counted in `passed` too).
+    adjusted: usize,
+    /// The names of the vectors that were not run.
+    unrun: Vec<String>,
 }
 
 fn main() -> ExitCode {
+    if let Err(e) = self_check() {
+        eprintln!("conformance: the harness's own check failed: {e}");
+        return ExitCode::from(2);
+    }
     let manifest = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
     let vectors_path = path_from_env("PROMPTY_VECTORS", manifest.join("vectors/vectors.json"));
     let ctx = Ctx { fixtures: path_from_env("PROMPTY_FIXTURES", manifest.join("fixtures")) };
@@ -122,39 +148,148 @@ fn main() -> ExitCode {
     }));
 
     let mut stages: Vec<(String, Tally)> = Vec::new();
+    // Per stage and rule of adjustment: the cases it was applied to.
+    let mut rules: Vec<(String, &'static Rule, usize)> = Vec::new();
     for entry in vectors {
         let vector = &entry["vector"];
         let stage = vector["stage"].as_str().unwrap_or("<no stage>");
+        let name = vector["name"].as_str().unwrap_or("<unnamed>");
         let tally = tally_for(&mut stages, stage);
         tally.total += 1;
-        if let Treatment::Measured(adapter) = treatment(stage) {
-            if run_case(&ctx, adapter, stage, vector) {
-                tally.passed += 1;
+        let Some(adapter) = adapter(stage) else {
+            tally.unrun.push(name.to_owned());
+            continue;
+        };
+        // A stage listed as not implemented is run quietly: only whether it all passes matters.
+        let quiet = not_implemented(stage).is_some();
+        let outcome = run_case(&ctx, adapter, stage, vector, quiet);
+        tally.run += 1;
+        if outcome.passed {
+            tally.passed += 1;
+            tally.adjusted += usize::from(!outcome.rules.is_empty());
+        }
+        for rule in outcome.rules {
+            match rules.iter_mut().find(|(s, r, _)| s == stage && r.name == rule.name) {
+                Some((_, _, cases)) => *cases += 1,
+                None => rules.push((stage.to_owned(), rule, 1)),
             }
         }
     }
-
     stages.sort_by_key(|(stage, _)| STAGE_ORDER.iter().position(|s| s == stage).unwrap_or(STAGE_ORDER.len()));
-    let (mut passed, mut failed) = (0, 0);
-    for (stage, tally) in &stages {
-        match treatment(stage) {
-            Treatment::Measured(_) => {
-                println!("{stage}: {}/{}", tally.passed, tally.total);
-                passed += tally.passed;
-                failed += tally.total - tally.passed;
-            }
-            Treatment::Informative(why) => {
-                println!("{stage}: 0/{} (informative: {why})", tally.total)
-            }
-            Treatment::Pending => println!("{stage}: pending"),
-        }
+
+    let problems = problems(&stages, |s| adapter(s).is_some(), NOT_IMPLEMENTED);
+    for (stage, rule, cases) in &rules {
+        println!("adjustment {stage} [{}], {cases} cases: {}", rule.name, rule.why);
     }
-    println!("conformance: {passed} passed, {failed} failed");
-    if failed > 0 {
+    let failed = print_table(&stages);
+    for problem in &problems {
+        println!("HARNESS {problem}");
+    }
+    let (measured, listed): (Vec<_>, Vec<_>) = stages.iter().partition(|(s, _)| not_implemented(s).is_none());
+    let passed: usize = measured.iter().map(|(_, t)| t.passed).sum();
+    let adjusted: usize = measured.iter().map(|(_, t)| t.adjusted).sum();
+    let listed_total: usize = listed.iter().map(|(_, t)| t.total).sum();
+    let listed_names: Vec<String> = listed.iter().map(|(s, t)| format!("{s} {}", t.total)).collect();
+    println!(
+        "conformance: {} vectors; {passed} passed ({} as is, {adjusted} after an adjustment), {failed} failed; \
+         {listed_total} not implemented yet ({}); {} harness errors",
+        vectors.len(),
+        passed - adjusted,
+        listed_names.join(", "),
+        problems.len(),
+    );
+    if failed > 0 || !problems.is_empty() {
         ExitCode::FAILURE
     } else {
         ExitCode::SUCCESS
     }
+}
+
+/// Prints the table of stages; returns how many cases of measured stages failed.
+fn print_table(stages: &[(String, Tally)]) -> usize {
+    println!(
+        "{:<16} {:>7} {:>5} {:>6} {:>8} {:>6} {:>15}",
+        "stage", "vectors", "run", "passed", "adjusted", "failed", "not implemented"
+    );
+    let mut failed = 0;
+    for (stage, t) in stages {
+        let why = not_implemented(stage);
+        // A listed stage's failures are expected; an unlisted stage without adapter is reported
+        // by the harness check.
+        let stage_failed = if why.is_some() { 0 } else { t.run - t.passed };
+        failed += stage_failed;
+        let not_impl = if why.is_some() { t.total } else { 0 };
+        let note = match why {
+            Some(why) if t.run > 0 => format!("  (not implemented yet: {why}; {}/{} pass already)", t.passed, t.run),
+            Some(why) => format!("  (not implemented yet: {why})"),
+            None if !t.unrun.is_empty() => "  (no adapter)".to_owned(),
+            None => String::new(),
+        };
+        println!(
+            "{stage:<16} {:>7} {:>5} {:>6} {:>8} {stage_failed:>6} {not_impl:>15}{note}",
+            t.total, t.run, t.passed, t.adjusted
+        );
+    }
+    failed
+}
+
+/// What is wrong with how the harness covers the file: a stage neither run nor listed as not
+/// implemented, a listed stage that passes all its vectors, a listed stage the file does not have.
+fn problems(stages: &[(String, Tally)], has_adapter: impl Fn(&str) -> bool, listed: &[(&str, &str)]) -> Vec<String> {
+    let mut out = Vec::new();
+    let is_listed = |stage: &str| listed.iter().any(|(s, _)| *s == stage);
+    for (stage, t) in stages {
+        if !has_adapter(stage) && !is_listed(stage) {
+            out.push(format!(
+                "stage `{stage}` ({} vectors: {}) has no adapter and is not listed in NOT_IMPLEMENTED: write its \
+                 adapter in tests/conformance/, or list it there with the reason",
+                t.total,
+                t.unrun.join(", ")
+            ));
+        }
+        if is_listed(stage) && t.run > 0 && t.passed == t.run && t.run == t.total {
+            out.push(format!(
+                "stage `{stage}` is listed in NOT_IMPLEMENTED but passes all its {} vectors: remove it from the list \
+                 so that they are measured",
+                t.total
+            ));
+        }
+    }
+    for (stage, _) in listed {
+        if !stages.iter().any(|(s, _)| s == stage) {
+            out.push(format!("NOT_IMPLEMENTED names `{stage}`, which no vector has: remove it from the list"));
+        }
+    }
+    out
+}
+
+/// Checks that [`problems`] catches what it must, on made-up stages.
+fn self_check() -> Result<(), String> {
+    let tally = |total, run, passed, unrun: &[&str]| Tally {
+        total,
+        run,
+        passed,
+        adjusted: 0,
+        unrun: unrun.iter().map(|s| s.to_string()).collect(),
+    };
+    let listed: &[(&str, &str)] = &[("later", "why"), ("started", "why"), ("gone", "why")];
+    let stages = vec![
+        ("known".to_owned(), tally(2, 2, 1, &[])),
+        ("later".to_owned(), tally(3, 0, 0, &["a", "b", "c"])),
+        ("started".to_owned(), tally(2, 2, 2, &[])),
+        ("new_stage".to_owned(), tally(1, 0, 0, &["x"])),
+    ];
+    let found = problems(&stages, |s| matches!(s, "known" | "started"), listed);
+    let expect = ["`new_stage` (1 vectors: x) has no adapter", "`started` is listed", "names `gone`"];
+    for want in expect {
+        if !found.iter().any(|p| p.contains(want)) {
+            return Err(format!("no problem says {want:?}; found {found:?}"));
+        }
+    }
+    if found.len() != expect.len() {
+        return Err(format!("expected {} problems, found {found:?}", expect.len()));
+    }
+    Ok(())
 }
 
 /// `$VAR` as a path, or `default`.
@@ -183,9 +318,16 @@ fn tally_for<'a>(stages: &'a mut Vec<(String, Tally)>, stage: &str) -> &'a mut T
     &mut stages[index].1
 }
 
-/// Runs one case, printing a FAIL line unless it passes. A panic fails the case, with the panic
-/// message as what was got.
-fn run_case(ctx: &Ctx, adapter: fn(&Ctx, &Value) -> Check, stage: &str, vector: &Value) -> bool {
+/// What one case gave.
+struct Outcome {
+    passed: bool,
+    /// The rules of the adjustments made to compare it, each once.
+    rules: Vec<&'static Rule>,
+}
+
+/// Runs one case, printing a FAIL line unless it passes (or `quiet`) and an ADJUSTED line per
+/// adjustment. A panic fails the case, with the panic message as what was got.
+fn run_case(ctx: &Ctx, adapter: Adapter, stage: &str, vector: &Value, quiet: bool) -> Outcome {
     let name = vector["name"].as_str().unwrap_or("<unnamed>");
     let attempt = catch_unwind(AssertUnwindSafe(|| {
         let mut vector = vector.clone();
@@ -196,16 +338,22 @@ fn run_case(ctx: &Ctx, adapter: fn(&Ctx, &Value) -> Check, stage: &str, vector: 
     }));
     let check = match attempt {
         Ok(check) => check,
-        Err(payload) => Check {
-            expected: vector["expected"].clone(),
-            got: Value::String(format!("panic: {}", panic_message(payload.as_ref()))),
-        },
+        Err(payload) => {
+            Check::new(vector["expected"].clone(), Value::String(format!("panic: {}", panic_message(payload.as_ref()))))
+        }
     };
     let passed = check.passed();
-    if !passed {
+    if !passed && !quiet {
         println!("FAIL {stage} {name}: {} != {}", compact(&check.expected), compact(&check.got));
     }
-    passed
+    let mut rules: Vec<&'static Rule> = Vec::new();
+    for a in &check.adjustments {
+        println!("ADJUSTED {stage} {name} [{}]: {}", a.rule.name, a.what);
+        if !rules.iter().any(|r| r.name == a.rule.name) {
+            rules.push(a.rule);
+        }
+    }
+    Outcome { passed, rules }
 }
 
 fn panic_message(payload: &(dyn std::any::Any + Send)) -> String {

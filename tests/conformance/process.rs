@@ -1,22 +1,40 @@
 //! The `process` stage (digest §2.6): process a raw provider response with an agent that declares
 //! an output when `has_outputs` is set, and compare `result` exactly, `""` and `null` being equal.
-//! A vector expecting `error` accepts any error.
+//! A vector expecting `error` accepts any error. Both are adjustments, reported where they apply.
 
-use crate::compare::Check;
+use crate::compare::{Adjustment, Check, Rule};
 use prompty::providers::{anthropic, openai};
 use prompty::Agent;
 use serde_json::{json, Value};
 
+/// `null` and `""` equal.
+const NULL_AS_EMPTY: Rule = Rule { name: "null-as-empty", why: "digest §2.6: a result `\"\"` and `null` are equal" };
+/// Any error for an expected error.
+const ANY_ERROR: Rule = Rule { name: "any-error", why: "digest §2.6: an expected error accepts any error" };
+
 /// Runs one process vector.
 pub fn run(vector: &Value) -> Check {
+    let mut adjustments = Vec::new();
     let expected = normalize(vector["expected"].clone());
     let got = match process(&vector["input"]) {
-        Ok(result) => normalize(json!({ "result": result })),
+        Ok(result) => {
+            let raw = json!({ "result": result });
+            let got = normalize(raw.clone());
+            if got != raw && got == expected {
+                adjustments.push(Adjustment { rule: &NULL_AS_EMPTY, what: "result null read as \"\"".into() });
+            }
+            got
+        }
         // Any error satisfies an expected error.
-        Err(_) if expected.get("error").is_some() => expected.clone(),
+        Err(message) if expected.get("error").is_some() => {
+            adjustments.push(Adjustment { rule: &ANY_ERROR, what: format!("error {message:?} accepted") });
+            expected.clone()
+        }
         Err(message) => json!({ "error": message }),
     };
-    Check { expected, got }
+    let mut check = Check::new(expected, got);
+    check.adjustments = adjustments;
+    check
 }
 
 fn process(input: &Value) -> Result<Value, String> {

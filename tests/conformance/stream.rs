@@ -15,7 +15,7 @@ pub fn run(vector: &Value) -> Check {
         Ok(chunks) => json!({ "chunks": chunks }),
         Err(message) => json!({ "error": message }),
     };
-    Check { expected, got }
+    Check::new(expected, got)
 }
 
 fn chunks(input: &Value) -> Result<Vec<Value>, String> {

@@ -13,7 +13,7 @@ pub fn run(vector: &Value) -> Check {
         Ok(body) => json!({ "request_body": body }),
         Err(message) => json!({ "error": message }),
     };
-    Check { expected: vector["expected"].clone(), got: observed }
+    Check::new(vector["expected"].clone(), observed)
 }
 
 fn request(input: &Value) -> Result<Value, String> {

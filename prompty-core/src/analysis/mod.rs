@@ -161,7 +161,8 @@ impl Diagnostic {
             line: at.line,
             column: at.column,
             span: None,
-            message: message.to_string(),
+            // A value from the prompt may be a secret that landed in an unexpected field.
+            message: crate::Secret::scrub(&message.to_string()).into_owned(),
             help: None,
         }
     }
@@ -206,7 +207,9 @@ impl Diagnostic {
     /// assert_eq!(d.to_string(), "a.prompty: no (add it)");
     /// ```
     pub fn with_help(mut self, help: impl Into<String>) -> Diagnostic {
-        self.help = Some(help.into());
+        let mut help = help.into();
+        crate::Secret::scrub_in_place(&mut help);
+        self.help = Some(help);
         self
     }
 

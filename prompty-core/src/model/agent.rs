@@ -20,7 +20,9 @@ use serde_json::{Map, Value};
 /// ```
 ///
 /// `Debug` shows no credential: connections redact theirs (see [`super::Connection`]), and so does
-/// `metadata`, by the rule of [`super::Connection::is_secret_field`].
+/// `metadata`, by the rule of [`super::Connection::is_secret_field`]; and a secret value that
+/// landed in any other field (`template.format: ${env:MY_API_KEY}`) prints `[REDACTED]` (see
+/// [`crate::Secret::scrub`]).
 ///
 /// ```
 /// let agent = prompty_core::Agent::from_value(serde_json::json!({"name": "x", "metadata": {"token": "t0k"},
@@ -131,20 +133,30 @@ pub struct EmbeddedPrompt {
 
 impl std::fmt::Debug for Agent {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        super::secret::ScrubbedDebug(AgentFields(self)).fmt(f)
+    }
+}
+
+/// The fields of an [`Agent`] as `Debug` shows them, before [`crate::Secret::scrub`].
+struct AgentFields<'a>(&'a Agent);
+
+impl std::fmt::Debug for AgentFields<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let this = self.0;
         f.debug_struct("Agent")
-            .field("name", &self.name)
-            .field("display_name", &self.display_name)
-            .field("description", &self.description)
-            .field("metadata", &self.metadata.as_ref().map(super::connection::redact_map))
-            .field("model", &self.model)
-            .field("inputs", &self.inputs)
-            .field("outputs", &self.outputs)
-            .field("tools", &self.tools)
-            .field("template", &self.template)
-            .field("instructions", &self.instructions)
-            .field("source", &self.source)
-            .field("cache", &self.cache)
-            .field("unresolved_env", &self.unresolved_env)
+            .field("name", &this.name)
+            .field("display_name", &this.display_name)
+            .field("description", &this.description)
+            .field("metadata", &this.metadata.as_ref().map(super::connection::redact_map))
+            .field("model", &this.model)
+            .field("inputs", &this.inputs)
+            .field("outputs", &this.outputs)
+            .field("tools", &this.tools)
+            .field("template", &this.template)
+            .field("instructions", &this.instructions)
+            .field("source", &this.source)
+            .field("cache", &this.cache)
+            .field("unresolved_env", &this.unresolved_env)
             .finish()
     }
 }

@@ -125,9 +125,11 @@ pub fn is_openai_host(url: &str) -> bool {
 /// assert!(!format!("{c:?}").contains("sk\""));
 /// ```
 ///
-/// `Debug` never shows a credential: the typed secrets ([`Secret`]) print `[REDACTED]`, and in a
-/// kind this runtime does not know, every field whose name looks secret (see
-/// [`Connection::is_secret_field`]) prints `"[REDACTED]"` whatever its value, in nested objects too:
+/// `Debug` never shows a credential: the typed secrets ([`Secret`]) print `[REDACTED]`, a secret
+/// value that landed in another field (`kind: ${env:MY_API_KEY}`) prints `[REDACTED]` (see
+/// [`Secret::scrub`]), and in a kind this runtime does not know, every field whose name looks
+/// secret (see [`Connection::is_secret_field`]) prints `"[REDACTED]"` whatever its value, in
+/// nested objects too:
 ///
 /// ```
 /// use prompty_core::Connection;
@@ -263,6 +265,23 @@ fn redact_endpoint(endpoint: &Option<String>) -> Option<String> {
     endpoint.as_deref().map(redact_url)
 }
 
+/// Remembers ([`Secret::remember`]) the string value of every secret-looking field of `map`, at
+/// any depth: the credentials of a connection of a kind this runtime does not know.
+pub(crate) fn remember_secret_fields(map: &Map<String, Value>) {
+    for (k, v) in map {
+        match v {
+            Value::String(s) if Connection::is_secret_field(k) => Secret::remember(s),
+            Value::Object(inner) => remember_secret_fields(inner),
+            Value::Array(items) => items.iter().for_each(|item| {
+                if let Value::Object(inner) = item {
+                    remember_secret_fields(inner);
+                }
+            }),
+            _ => {}
+        }
+    }
+}
+
 /// [`redact_value`] of every field of `map`.
 pub(crate) fn redact_map(map: &Map<String, Value>) -> Map<String, Value> {
     map.iter()
@@ -276,7 +295,16 @@ pub(crate) fn redact_map(map: &Map<String, Value>) -> Map<String, Value> {
 
 impl std::fmt::Debug for Connection {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        match self {
+        super::secret::ScrubbedDebug(ConnectionFields(self)).fmt(f)
+    }
+}
+
+/// The fields of a [`Connection`] as `Debug` shows them, before [`crate::Secret::scrub`].
+struct ConnectionFields<'a>(&'a Connection);
+
+impl std::fmt::Debug for ConnectionFields<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self.0 {
             Connection::Key { endpoint, api_key, common } => f
                 .debug_struct("Key")
                 .field("endpoint", &redact_endpoint(endpoint))
@@ -378,13 +406,7 @@ impl Connection {
     /// }
     /// ```
     pub fn is_secret_field(name: &str) -> bool {
-        const PARTS: &[&str] =
-            &["key", "token", "secret", "password", "passwd", "pwd", "credential", "signature", "cookie"];
-        let folded: String =
-            name.chars().filter(|c| !matches!(c, '_' | '-' | '.' | ' ')).flat_map(char::to_lowercase).collect();
-        PARTS.iter().any(|p| folded.contains(p))
-            || folded == "sas"
-            || (folded.contains("auth") && !folded.replace("authoriz", "").contains("author"))
+        super::secret::is_secret_name(name)
     }
 
     /// The `kind` discriminator as written in the file.

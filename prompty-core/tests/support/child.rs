@@ -40,10 +40,20 @@ pub fn in_child(test: &str, limit: Duration, probe: fn()) {
         std::thread::sleep(Duration::from_millis(20));
     };
     let out = child.wait_with_output().unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(status.success(), "probe {test} crashed: {status}\n{stdout}\n{}", String::from_utf8_lossy(&out.stderr));
+    assert_ran_one_test(test, &stdout);
+}
+
+/// Fails unless the test harness's output says it ran exactly one test and that it passed: a name
+/// that matches no test (a renamed test, a typo) makes the child run zero tests and exit 0, which
+/// alone would pass the parent without running the probe.
+fn assert_ran_one_test(test: &str, stdout: &str) {
+    let ran_one = stdout.lines().any(|line| line.trim() == "running 1 test");
+    let passed_one = stdout.lines().any(|line| line.starts_with("test result: ok. 1 passed; 0 failed;"));
     assert!(
-        status.success(),
-        "probe {test} crashed: {status}\n{}\n{}",
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
+        ran_one && passed_one,
+        "probe {test}: the child did not run exactly one test (is `{test}` the exact name of the \
+         test that calls in_child?); its output:\n{stdout}"
     );
 }

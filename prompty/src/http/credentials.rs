@@ -46,7 +46,13 @@ fn trim_endpoint(e: &str) -> String {
 ///   [`crate::register_connection`], resolved by these same rules.
 pub(crate) fn resolve(connection: Option<&Connection>, names: &EnvNames, provider: &str) -> Result<Resolved> {
     let env_endpoint = || names.endpoint.iter().find_map(|n| env(n)).map(|e| trim_endpoint(&e));
-    let env_key = || env(names.key).map(Secret::new);
+    // The key read from the environment is remembered: hidden wherever else its value lands.
+    let env_key = || {
+        env(names.key).map(|key| {
+            Secret::remember(&key);
+            Secret::new(key)
+        })
+    };
     let endpoint_or_env = |e: &Option<String>| match e.as_deref().filter(|e| !e.trim().is_empty()) {
         Some(e) => Some(trim_endpoint(e)),
         None => env_endpoint(),
@@ -64,8 +70,10 @@ pub(crate) fn resolve(connection: Option<&Connection>, names: &EnvNames, provide
         Some(Connection::Foundry { endpoint, .. }) | Some(Connection::Remote { endpoint, .. }) => {
             Resolved { endpoint: endpoint_or_env(endpoint), key: env_key() }
         }
-        Some(Connection::Reference { name, .. }) => {
-            let registered = crate::get_connection_as::<Connection>(name).map_err(|e| Error::Config {
+        Some(Connection::Reference { name: reference, .. }) => {
+            // The name comes from the prompt: a secret that landed there is not shown.
+            let name = Secret::scrub(reference);
+            let registered = crate::get_connection_as::<Connection>(reference).map_err(|e| Error::Config {
                 setting: "model.connection".to_owned(),
                 message: format!(
                     "{provider}: the prompt's connection refers to '{name}': {e}. Register a `prompty::Connection` \
@@ -73,6 +81,7 @@ pub(crate) fn resolve(connection: Option<&Connection>, names: &EnvNames, provide
                 ),
             })?;
             if let Connection::Reference { name: inner, .. } = &*registered {
+                let inner = Secret::scrub(inner);
                 return Err(Error::Config {
                     setting: "model.connection".to_owned(),
                     message: format!(
@@ -88,9 +97,10 @@ pub(crate) fn resolve(connection: Option<&Connection>, names: &EnvNames, provide
                 setting: "model.connection.kind".to_owned(),
                 message: format!(
                     "{provider}: connection kind '{}' is not supported (use key, anonymous, foundry or reference)",
-                    other.kind()
+                    // The kind comes from the prompt: a secret that landed there is not shown.
+                    Secret::scrub(other.kind())
                 ),
-            })
+            });
         }
     })
 }

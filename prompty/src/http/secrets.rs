@@ -90,25 +90,26 @@ impl Secrets {
         Secrets(Arc::new(Forms { all, minimal }))
     }
 
-    /// `text` with every secret replaced by `[REDACTED]`.
+    /// `text` with every secret replaced by `[REDACTED]`: this request's, then every secret value
+    /// the process remembers ([`Secret::scrub`]: a server may echo a key that landed in another
+    /// field, such as the model's name).
     pub(crate) fn scrub<'a>(&self, text: &'a str) -> Cow<'a, str> {
         let mut out = Cow::Borrowed(text);
-        if !self.0.minimal.iter().any(|m| text.contains(m.as_str())) {
-            return out;
-        }
-        for secret in self.0.all.iter() {
-            if out.contains(secret.as_str()) {
-                out = Cow::Owned(out.replace(secret.as_str(), REDACTED));
+        if self.0.minimal.iter().any(|m| text.contains(m.as_str())) {
+            for secret in self.0.all.iter() {
+                if out.contains(secret.as_str()) {
+                    out = Cow::Owned(out.replace(secret.as_str(), REDACTED));
+                }
             }
         }
-        out
+        match Secret::scrub(&out) {
+            Cow::Borrowed(_) => out,
+            Cow::Owned(scrubbed) => Cow::Owned(scrubbed),
+        }
     }
 
     /// `bytes` with every secret replaced (bytes that are not UTF-8 are decoded lossily first).
     pub(crate) fn scrub_bytes<'a>(&self, bytes: &'a [u8]) -> Cow<'a, [u8]> {
-        if self.0.all.is_empty() {
-            return Cow::Borrowed(bytes);
-        }
         match std::str::from_utf8(bytes) {
             Ok(text) => match self.scrub(text) {
                 Cow::Borrowed(_) => Cow::Borrowed(bytes),

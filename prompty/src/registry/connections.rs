@@ -41,7 +41,7 @@ pub fn register_connection(name: impl Into<String>, client: impl Any + Send + Sy
 pub fn get_connection(name: &str) -> Result<Arc<AnyClient>> {
     CONNECTIONS.get(name).ok_or_else(|| Error::UnknownComponent {
         component: "connection",
-        key: name.to_owned(),
+        key: crate::Secret::scrub(name).into_owned(),
         known: CONNECTIONS.known(),
         register: "prompty::register_connection(name, client)",
         hint: String::new(),

@@ -358,16 +358,21 @@ macro_rules! invoker_registry {
 
         #[doc = $doc_get]
         pub fn $get(key: &str) -> Result<Arc<dyn $trait>> {
-            $store.get(key).ok_or_else(|| Error::UnknownComponent {
-                component: $component,
-                key: key.to_owned(),
-                known: $store.known(),
-                register: concat!("prompty::", stringify!($register), "(key, ...)"),
-                hint: format!(
-                    ", or annotate a type with `#[prompty::{}(\"{key}\")]`; if it lives in a crate the binary \
+            $store.get(key).ok_or_else(|| {
+                // The key comes from a prompt (`template.format`, `model.provider`, ...): a
+                // secret that landed there is not shown.
+                let key = crate::Secret::scrub(key);
+                Error::UnknownComponent {
+                    component: $component,
+                    key: key.clone().into_owned(),
+                    known: $store.known(),
+                    register: concat!("prompty::", stringify!($register), "(key, ...)"),
+                    hint: format!(
+                        ", or annotate a type with `#[prompty::{}(\"{key}\")]`; if it lives in a crate the binary \
                      never names, link that crate with `prompty::link!(that_crate);`",
-                    $component
-                ),
+                        $component
+                    ),
+                }
             })
         }
 

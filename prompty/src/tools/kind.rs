@@ -180,7 +180,9 @@ pub trait ToolKindPlugin: Send + Sync + 'static {
 
 /// The error of a call that reached a kind that cannot run it.
 pub(crate) fn no_handler(tool: &Tool, hint: String) -> Error {
-    Error::NoToolHandler { name: tool.name.clone(), kind: tool.kind.as_str().to_owned(), hint }
+    // The kind comes from the prompt: a secret that landed there is not shown.
+    let kind = crate::Secret::scrub(tool.kind.as_str()).into_owned();
+    Error::NoToolHandler { name: crate::Secret::scrub(&tool.name).into_owned(), kind, hint }
 }
 
 /// The execution of a kind that cannot run `call`: [`no_handler`] with `hint` for a declared tool,

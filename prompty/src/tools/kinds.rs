@@ -231,7 +231,7 @@ impl ToolKindPlugin for NeedsClient {
 pub(crate) fn unknown_projector(kind: &str) -> Error {
     Error::UnknownComponent {
         component: "tool projector",
-        key: kind.to_owned(),
+        key: crate::Secret::scrub(kind).into_owned(),
         known: known_projectors().join(", "),
         register: "prompty::register_tool_projector(kind, ...)",
         hint: String::new(),

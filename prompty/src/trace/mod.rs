@@ -55,7 +55,10 @@
 //! (case-insensitive, `-` and `.` taken as `_` so `x-api-key` counts, at any depth) with `[REDACTED]`, except usage counts (`prompt_tokens`,
 //! `completion_tokens`, `total_tokens`, `input_tokens`, `cached_tokens`, `totalTokenCount`, ...:
 //! `token` followed by `s` or `count`) and look-alikes such as `author`; [`crate::Secret`] values
-//! serialize as `[REDACTED]` whatever their key.
+//! serialize as `[REDACTED]` whatever their key; and every secret value the process remembers
+//! (a credential of a loaded prompt, a `${env:}` reference to a variable named as a secret:
+//! see [`crate::Secret::scrub`]) is replaced inside any string, whatever key holds it, as it is in
+//! the names of spans.
 //!
 //! ## Bounds
 //! A string in a recorded value is cut at [`MAX_TRACE_STRING`] bytes; a span keeps at most

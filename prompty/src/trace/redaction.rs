@@ -66,7 +66,9 @@ fn is_author(after: &[u8]) -> bool {
 }
 
 /// Redacts a JSON value in place: the value of every sensitive key ([`is_sensitive`]), at any
-/// depth, becomes `[REDACTED]`; strings longer than [`MAX_TRACE_STRING`] are cut.
+/// depth, becomes `[REDACTED]`; every secret value the process remembers
+/// ([`crate::Secret::scrub`]) becomes `[REDACTED]` inside any string, whatever its key; strings
+/// longer than [`MAX_TRACE_STRING`] are cut.
 ///
 /// ```
 /// use serde_json::json;
@@ -77,20 +79,29 @@ fn is_author(after: &[u8]) -> bool {
 ///                      "headers": [{"Authorization": "[REDACTED]"}], "author": "Ann"}));
 /// ```
 pub fn redact_in_place(value: &mut Value) {
+    redact_with(value, &crate::Secret::remembered());
+}
+
+/// [`redact_in_place`] with the remembered secret values looked up once.
+fn redact_with(value: &mut Value, remembered: &prompty_core::Remembered) {
     match value {
         Value::Object(map) => {
             for (key, v) in map.iter_mut() {
                 if is_sensitive(key) && !v.is_null() {
                     *v = Value::String(REDACTED.to_owned());
                 } else {
-                    redact_in_place(v);
+                    redact_with(v, remembered);
                 }
             }
         }
-        Value::Array(items) => items.iter_mut().for_each(redact_in_place),
-        Value::String(s) if s.len() > MAX_TRACE_STRING => {
-            if let Some(left) = prompty_core::text::truncate(s, MAX_TRACE_STRING) {
-                s.push_str(&format!("…[{left} more bytes]"));
+        Value::Array(items) => items.iter_mut().for_each(|v| redact_with(v, remembered)),
+        Value::String(s) => {
+            // A secret value that landed under an ordinary key (`format`, `kind`, a message).
+            remembered.scrub_in_place(s);
+            if s.len() > MAX_TRACE_STRING {
+                if let Some(left) = prompty_core::text::truncate(s, MAX_TRACE_STRING) {
+                    s.push_str(&format!("…[{left} more bytes]"));
+                }
             }
         }
         _ => {}

@@ -233,11 +233,15 @@ impl Active {
     }
 
     /// The span without its inputs, or `None` when nothing listens.
-    fn open(stage: Stage) -> Option<Active> {
+    fn open(mut stage: Stage) -> Option<Active> {
         let record = any_backend();
         // Nothing listens: no backend, and no subscriber takes INFO spans (one atomic load each).
         if !record && !tracing::level_enabled!(tracing::Level::INFO) {
             return None;
+        }
+        // The name may come from the prompt (a tool's, an agent's): no secret value in it.
+        if let Cow::Owned(name) = crate::Secret::scrub(&stage.name) {
+            stage.name = Cow::Owned(name);
         }
         let tspan = tracing_span(stage.signature, &stage.name);
         if !record && tspan.is_disabled() {
@@ -394,21 +398,23 @@ impl<F: Future> Future for Scoped<F> {
 }
 
 /// Runs `f` in a span of `stage`; `inputs` and `result` are only called when something listens.
+/// An error leaves it [`Error::redacted`] (listened to or not): a secret that landed in a field
+/// no one expected is not in it.
 pub(crate) fn in_span<T>(
     stage: Stage,
     inputs: impl FnOnce(&mut Attributes) -> Value,
     f: impl FnOnce() -> Result<T>,
     result: impl FnOnce(&T, &mut Map<String, Value>) -> Value,
 ) -> Result<T> {
-    let Some(active) = Active::start(stage, inputs) else { return f() };
-    let out = active.enter(f);
+    let Some(active) = Active::start(stage, inputs) else { return f().map_err(Error::redacted) };
+    let out = active.enter(f).map_err(Error::redacted);
     active.finish(&out, result);
     out
 }
 
 /// Runs `fut` in a span of `stage` (see [`in_span`]). The span starts now, under the span
 /// current now (call it where the future is awaited); when nothing listens, `fut` itself is
-/// returned, with no state added.
+/// returned, with no state added (only its error [`Error::redacted`]).
 pub(crate) fn in_span_async<T, F: Future<Output = Result<T>>>(
     stage: Stage,
     inputs: impl FnOnce(&mut Attributes) -> Value,
@@ -416,12 +422,12 @@ pub(crate) fn in_span_async<T, F: Future<Output = Result<T>>>(
     result: impl FnOnce(&T, &mut Map<String, Value>) -> Value,
 ) -> impl Future<Output = Result<T>> {
     match Active::start(stage, inputs) {
-        None => Either::Left(fut),
+        None => Either::Left(futures_util::FutureExt::map(fut, |out| out.map_err(Error::redacted))),
         // Boxed: the future of a recorded span stays the size of `fut` plus a pointer.
         Some(active) => Either::Right(Box::pin(async move {
             let scoped =
                 Scoped { node: Some(Arc::clone(&active.node)), tspan: active.tspan.clone(), fut: Box::pin(fut) };
-            let out = scoped.await;
+            let out = scoped.await.map_err(Error::redacted);
             active.finish(&out, result);
             out
         })),

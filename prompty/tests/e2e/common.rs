@@ -209,3 +209,121 @@ pub fn tool_calls_of(chunks: &[prompty::StreamChunk]) -> Vec<&prompty::ToolCall>
 pub fn text_of(chunks: &[prompty::StreamChunk]) -> String {
     chunks.iter().filter_map(|c| c.text()).collect()
 }
+
+/// One request a [`RecordingProxy`] passed on: its path and the exact body bytes the client sent.
+#[derive(Clone, Debug)]
+pub struct RecordedRequest {
+    pub path: String,
+    pub body: Vec<u8>,
+}
+
+impl RecordedRequest {
+    /// The body parsed as JSON (fails the test when the bytes sent are not JSON).
+    pub fn json(&self) -> Value {
+        serde_json::from_slice(&self.body).unwrap_or_else(|e| {
+            panic!("{}: the body sent is not JSON ({e}): {}", self.path, String::from_utf8_lossy(&self.body))
+        })
+    }
+}
+
+/// A plain HTTP/1.1 proxy on 127.0.0.1 in front of a server on `upstream` that records every
+/// request body byte for byte before passing it on: what the server received, where aimock's
+/// journal shows only its normalized reading of it. Each request goes upstream on its own
+/// connection with `Connection: close`, and the answer (streamed or not) is copied back until the
+/// server closes it. Stops accepting when dropped.
+pub struct RecordingProxy {
+    /// Its port on 127.0.0.1.
+    pub port: u16,
+    requests: std::sync::Arc<Mutex<Vec<RecordedRequest>>>,
+    stop: std::sync::Arc<std::sync::atomic::AtomicBool>,
+}
+
+impl RecordingProxy {
+    /// Starts the proxy in front of `127.0.0.1:<upstream>`.
+    pub fn start(upstream: u16) -> RecordingProxy {
+        let listener = TcpListener::bind("127.0.0.1:0").expect("cannot bind the recording proxy");
+        let port = listener.local_addr().expect("no local address").port();
+        let requests = std::sync::Arc::new(Mutex::new(Vec::new()));
+        let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+        let (recorded, stopped) = (requests.clone(), stop.clone());
+        std::thread::spawn(move || {
+            for client in listener.incoming() {
+                if stopped.load(std::sync::atomic::Ordering::SeqCst) {
+                    return;
+                }
+                let Ok(client) = client else { continue };
+                let recorded = recorded.clone();
+                std::thread::spawn(move || {
+                    let _ = proxy_one(client, upstream, &recorded);
+                });
+            }
+        });
+        RecordingProxy { port, requests, stop }
+    }
+
+    /// `http://127.0.0.1:<port>`.
+    pub fn url(&self) -> String {
+        format!("http://127.0.0.1:{}", self.port)
+    }
+
+    /// The requests to `path` it passed on, oldest first.
+    pub fn requests_to(&self, path: &str) -> Vec<RecordedRequest> {
+        let all = self.requests.lock().unwrap_or_else(|p| p.into_inner());
+        all.iter().filter(|r| r.path == path).cloned().collect()
+    }
+}
+
+impl Drop for RecordingProxy {
+    fn drop(&mut self) {
+        self.stop.store(true, std::sync::atomic::Ordering::SeqCst);
+        // Wakes the accept loop so that it sees `stop`.
+        let _ = TcpStream::connect(("127.0.0.1", self.port));
+    }
+}
+
+/// Reads one request from `client` (head, then a `Content-Length` body), records it, sends it
+/// upstream with `Connection: close` and copies the answer back.
+fn proxy_one(mut client: TcpStream, upstream: u16, recorded: &Mutex<Vec<RecordedRequest>>) -> std::io::Result<()> {
+    let mut raw = Vec::new();
+    let mut buf = [0u8; 64 * 1024];
+    let head_end = loop {
+        if let Some(i) = raw.windows(4).position(|w| w == b"\r\n\r\n") {
+            break i + 4;
+        }
+        let n = client.read(&mut buf)?;
+        if n == 0 {
+            return Ok(());
+        }
+        raw.extend_from_slice(&buf[..n]);
+    };
+    let head = String::from_utf8_lossy(&raw[..head_end]).into_owned();
+    let mut lines = head.split("\r\n");
+    let request_line = lines.next().unwrap_or_default().to_owned();
+    let path = request_line.split_whitespace().nth(1).unwrap_or_default().to_owned();
+    let mut length = 0usize;
+    let mut headers = Vec::new();
+    for line in lines.filter(|l| !l.is_empty()) {
+        let (name, value) = line.split_once(':').unwrap_or((line, ""));
+        if name.eq_ignore_ascii_case("content-length") {
+            length = value.trim().parse().unwrap_or(0);
+        }
+        if !name.eq_ignore_ascii_case("connection") && !name.eq_ignore_ascii_case("keep-alive") {
+            headers.push(line.to_owned());
+        }
+    }
+    let mut body = raw[head_end..].to_vec();
+    while body.len() < length {
+        let n = client.read(&mut buf)?;
+        if n == 0 {
+            break;
+        }
+        body.extend_from_slice(&buf[..n]);
+    }
+    recorded.lock().unwrap_or_else(|p| p.into_inner()).push(RecordedRequest { path, body: body.clone() });
+    let mut server = TcpStream::connect(("127.0.0.1", upstream))?;
+    let mut out = format!("{request_line}\r\n{}\r\nconnection: close\r\n\r\n", headers.join("\r\n")).into_bytes();
+    out.extend_from_slice(&body);
+    server.write_all(&out)?;
+    std::io::copy(&mut server, &mut client)?;
+    Ok(())
+}

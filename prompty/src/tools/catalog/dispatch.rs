@@ -217,7 +217,7 @@ pub fn get_tool_handler(kind: &str) -> Result<Arc<dyn ToolHandler>> {
     if !kind::has_execution(kind) {
         return Err(Error::UnknownComponent {
             component: "tool handler",
-            key: kind.to_owned(),
+            key: crate::Secret::scrub(kind).into_owned(),
             known: kind::known_executors().join(", "),
             register: "prompty::register_tool_handler(kind, ...)",
             hint: String::new(),

@@ -69,7 +69,7 @@ pub fn register_tool_loader(name: impl Into<String>, loader: impl ToolLoader) {
 pub fn get_tool_loader(name: &str) -> Result<Arc<dyn ToolLoader>> {
     LOADERS.get(name).ok_or_else(|| Error::UnknownComponent {
         component: "tool loader",
-        key: name.to_owned(),
+        key: crate::Secret::scrub(name).into_owned(),
         known: LOADERS.known(),
         register: "prompty::catalog::register_tool_loader(name, ...)",
         hint: String::new(),
