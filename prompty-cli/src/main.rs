@@ -20,7 +20,12 @@ use exit::{CliError, Exit};
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-const AFTER_HELP: &str = "\
+// The help texts are put together from literals (`concat!`), so each part is written once.
+
+/// The exit codes and where `.env` files are read from: `prompty --help` and `prompty run --help`.
+macro_rules! exit_codes {
+    () => {
+        "\
 Exit codes:
   0    success
   1    `check` found an error (or a warning, with --deny warnings); results could not be written
@@ -37,7 +42,66 @@ set is never overridden (the real environment wins, then the prompt's folder). S
 printed, not even with -vv: neither a credential of the prompt nor the value of a ${env:VAR}
 reference whose name marks a secret (a name with KEY, TOKEN, SECRET, PASSWORD, PASSWD, PWD,
 CREDENTIAL, SIGNATURE, COOKIE or AUTH in it), whatever field it lands in; values shorter than
-8 characters are hidden only in the fields that hold credentials.";
+8 characters are hidden only in the fields that hold credentials."
+    };
+}
+
+/// The environment variables the providers read: `run` and `chat`.
+macro_rules! environment {
+    () => {
+        "\
+Environment (a provider reads them for what the prompt's model.connection leaves out; an empty
+key sends no key, for keyless local servers):
+  OPENAI_API_KEY             provider openai: the key (Authorization: Bearer)
+  OPENAI_BASE_URL            provider openai: the endpoint, e.g. http://127.0.0.1:8080/v1 for a
+                             local server (else OPENAI_ENDPOINT, else https://api.openai.com/v1)
+  AZURE_OPENAI_ENDPOINT      provider foundry (alias azure): the endpoint
+  AZURE_OPENAI_API_KEY       provider foundry: the key (api-key header)
+  AZURE_OPENAI_API_VERSION   provider foundry: the api-version (default 2024-10-21, and
+                             2025-04-01-preview for the Responses API)
+  ANTHROPIC_API_KEY          provider anthropic: the key
+  ANTHROPIC_BASE_URL         provider anthropic: the endpoint (default https://api.anthropic.com)
+  PROMPTY_STRUCTURED_OUTPUT  the structured-output mode, as --structured-output (which wins)
+  PROMPTY_STRUCTURED_OUTPUT_FALLBACK
+                             off: a server that refuses the structured-output mode is not sent
+                             the request again in the next mode
+Other variables (PROMPTY_MODEL in the example prompts) are read only where a prompt names them:
+${env:NAME} or ${env:NAME:default}."
+    };
+}
+
+const AFTER_HELP: &str = concat!(
+    "\
+Examples:
+  prompty run prompts/chat.prompty -i question=\"What is Prompty?\"
+  prompty chat prompts/chat.prompty
+  prompty check prompts --deny warnings
+  prompty prepare prompts/chat.prompty -i question=Hi
+Each command's --help has its examples and details.
+
+",
+    exit_codes!()
+);
+
+const RUN_HELP: &str = concat!(
+    "\
+Examples:
+  prompty run prompts/chat.prompty -i question=\"What is Prompty?\"
+  prompty run prompts/chat.prompty -i question=Hi -i name=Ada --stream
+  prompty run prompts/extract.prompty --inputs inputs.json --json
+  prompty run prompts/extract.prompty --inputs batch.jsonl --jobs 8
+  prompty run prompts/chat.prompty -i question=Hi --model gpt-4o-mini --trace runs -v
+  OPENAI_BASE_URL=http://127.0.0.1:8080/v1 prompty run prompts/extract.prompty \\
+      --inputs inputs.json --structured-output jsonObjectSchema
+
+A batch (--inputs FILE.jsonl) prints one JSON line per input line, in input order, failures
+included; the exit code is that of the first line that failed.
+
+",
+    environment!(),
+    "\n\n",
+    exit_codes!()
+);
 
 /// Run, chat with, render, prepare and lint `.prompty` prompts.
 #[derive(Debug, Parser)]
@@ -57,34 +121,49 @@ struct Cli {
 #[derive(Debug, Subcommand)]
 enum Command {
     /// Prepare the prompt and call the model; print the answer.
-    #[command(after_help = AFTER_HELP)]
+    #[command(after_help = RUN_HELP)]
     Run(RunArgs),
     /// An interactive session: each line a user message, answers streamed.
     #[command(after_help = CHAT_HELP)]
     Chat(ChatArgs),
     /// Render the template with the inputs and print the text (offline).
+    #[command(after_help = RENDER_HELP)]
     Render(PromptArgs),
     /// Prepare the messages the model would receive and print them as JSON (offline).
+    #[command(after_help = PREPARE_HELP)]
     Prepare(PromptArgs),
     /// Check every .prompty file below the paths with the compiler's analysis.
     #[command(after_help = CHECK_HELP)]
     Check(CheckArgs),
     /// Print the tool definitions the model would see, as JSON (MCP and OpenAPI tools resolved).
+    #[command(after_help = TOOLS_HELP)]
     Tools(ToolsArgs),
     /// Print the span tree of a .tracy file with times and token usage.
+    #[command(after_help = TRACE_HELP)]
     Trace(TraceArgs),
     /// List the models a provider serves.
+    #[command(after_help = MODELS_HELP)]
     Models(ModelsArgs),
 }
 
-const CHAT_HELP: &str = "\
+const CHAT_HELP: &str = concat!(
+    "\
 Each line is a user message. It goes into the prompt's first required string input without a
 default (e.g. `question`), and the conversation so far into its first `thread` input (e.g.
 `history`). Without a message input the line is added as a user message after the prepared
 ones; without a thread input the earlier turns are appended after the first turn's messages.
 
 Ctrl-C while an answer streams cancels that answer; Ctrl-C at the prompt leaves (exit 130);
-Ctrl-D leaves (exit 0, or the exit code of the last turn if it failed).";
+Ctrl-D leaves (exit 0, or the exit code of the last turn if it failed).
+
+Examples:
+  prompty chat prompts/chat.prompty
+  prompty chat prompts/chat.prompty -i name=Ada --model gpt-4o
+  prompty chat prompts/agent.prompty --inputs fixed.json --trace runs
+
+",
+    environment!()
+);
 
 const CHECK_HELP: &str = "\
 Folders are searched for .prompty files (locale variants such as greeting.fr.prompty are
@@ -100,7 +179,42 @@ tool) is a warning naming the closest known one.
 (line, column and help are null when unknown; code names the rule, e.g. unknown-api-type,
 unknown-connection-key). The summary goes to stderr.
 
-Exit code 1 when an error was found (or a warning, with --deny warnings), 0 otherwise.";
+Exit code 1 when an error was found (or a warning, with --deny warnings), 0 otherwise.
+
+Examples:
+  prompty check
+  prompty check prompts --deny warnings
+  prompty check prompts/chat.prompty prompts/support --format json";
+
+const RENDER_HELP: &str = "\
+Examples:
+  prompty render prompts/chat.prompty -i question=Hi
+  prompty render prompts/chat.prompty --inputs inputs.json -i name=Ada";
+
+const PREPARE_HELP: &str = "\
+Examples:
+  prompty prepare prompts/chat.prompty -i question=Hi
+  prompty prepare prompts/chat.prompty --inputs inputs.json --allow-extra-inputs";
+
+const TOOLS_HELP: &str = "\
+Examples:
+  prompty tools prompts/agent.prompty";
+
+const TRACE_HELP: &str = "\
+Examples:
+  prompty run prompts/chat.prompty -i question=Hi --trace runs
+  prompty trace runs/cli-run.20260301.101500.tracy   (the file the run above names on stderr)";
+
+const MODELS_HELP: &str = "\
+The endpoint and key come from the environment (OPENAI_BASE_URL, OPENAI_API_KEY,
+ANTHROPIC_BASE_URL, ANTHROPIC_API_KEY; see `prompty run --help`), or from a prompt's connection
+with --prompt.
+
+Examples:
+  prompty models
+  OPENAI_BASE_URL=http://127.0.0.1:8080/v1 prompty models --json
+  prompty models --provider anthropic
+  prompty models --prompt prompts/chat.prompty";
 
 /// The prompt file and its inputs.
 #[derive(Debug, Args)]
@@ -344,4 +458,128 @@ fn execute(cli: Cli) -> Result<Exit, CliError> {
     // Leave without waiting for tasks still holding a connection (a cancelled answer).
     runtime.shutdown_background();
     result
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use clap::CommandFactory;
+
+    /// The command lines of the `Examples:` section of a help text, as a shell would split them:
+    /// `\` continues a line, `"..."` quotes, a leading `NAME=value` sets a variable (dropped),
+    /// `   (...)` ends the line with a comment.
+    fn examples(help: &str) -> Vec<(String, Vec<String>)> {
+        let Some(section) = help.split("Examples:\n").nth(1) else { return Vec::new() };
+        let mut lines = Vec::new();
+        let mut pending = String::new();
+        for line in section.lines().take_while(|l| l.starts_with("  ")) {
+            let line = line.split("   (").next().unwrap_or_default().trim();
+            match line.strip_suffix('\\') {
+                Some(start) => pending.push_str(start),
+                None => {
+                    pending.push_str(line);
+                    lines.push(std::mem::take(&mut pending));
+                }
+            }
+        }
+        lines
+            .into_iter()
+            .map(|line| {
+                let mut words = Vec::new();
+                let (mut word, mut quoted) = (String::new(), false);
+                for c in line.chars() {
+                    match c {
+                        '"' => quoted = !quoted,
+                        c if c.is_whitespace() && !quoted => {
+                            words.extend((!word.is_empty()).then(|| std::mem::take(&mut word)))
+                        }
+                        c => word.push(c),
+                    }
+                }
+                assert!(!quoted, "unbalanced quote in the example `{line}`");
+                words.extend((!word.is_empty()).then_some(word));
+                let start = words
+                    .iter()
+                    .position(|w| w == "prompty")
+                    .unwrap_or_else(|| panic!("`{line}` does not run prompty"));
+                assert!(words[..start].iter().all(|w| w.contains('=')), "`{line}`: only variables before `prompty`");
+                (line, words.split_off(start))
+            })
+            .collect()
+    }
+
+    #[test]
+    fn the_command_line_definition_is_consistent() {
+        Cli::command().debug_assert();
+    }
+
+    #[test]
+    fn every_example_in_the_help_parses() {
+        let cli = Cli::command();
+        let mut helps = vec![("", cli.get_after_help().map(ToString::to_string).unwrap_or_default())];
+        for sub in cli.get_subcommands() {
+            let help = sub.get_after_help().map(ToString::to_string).unwrap_or_default();
+            helps.push((sub.get_name(), help));
+        }
+        let mut parsed = 0;
+        for (command, help) in &helps {
+            let found = examples(help);
+            assert!(!found.is_empty(), "`prompty {command} --help` has no examples");
+            for (line, args) in found {
+                let cli = Cli::try_parse_from(&args).unwrap_or_else(|e| panic!("`{line}` does not parse:\n{e}"));
+                // An example runs the command whose help shows it (`trace`'s shows the run that
+                // writes the file first).
+                let name = format!("{:?}", cli.command).split('(').next().unwrap().to_lowercase();
+                assert!(
+                    command.is_empty() || name == *command || (*command == "trace" && name == "run"),
+                    "`{line}`, in the help of `{command}`, runs `{name}`"
+                );
+                parsed += 1;
+            }
+        }
+        // Each of the 8 commands and the top level.
+        assert_eq!(helps.len(), 9);
+        assert!(parsed >= 25, "only {parsed} examples");
+    }
+
+    #[test]
+    fn examples_are_split_as_a_shell_splits_them() {
+        let help = "Examples:\n  A=1 prompty run x.prompty -i q=\"a b\" \\\n      --json   (a comment)\n\nmore";
+        let found = examples(help);
+        assert_eq!(found.len(), 1);
+        assert_eq!(found[0].1, ["prompty", "run", "x.prompty", "-i", "q=a b", "--json"]);
+    }
+
+    #[test]
+    fn run_and_chat_name_the_variables_the_providers_read() {
+        let cli = Cli::command();
+        for name in ["run", "chat"] {
+            let help = cli.find_subcommand(name).unwrap().get_after_help().unwrap().to_string();
+            let words: std::collections::HashSet<&str> =
+                help.split(|c: char| !(c.is_ascii_uppercase() || c == '_')).collect();
+            for variable in [
+                "OPENAI_API_KEY",
+                "OPENAI_BASE_URL",
+                "OPENAI_ENDPOINT",
+                "AZURE_OPENAI_ENDPOINT",
+                "AZURE_OPENAI_API_KEY",
+                "AZURE_OPENAI_API_VERSION",
+                "ANTHROPIC_API_KEY",
+                "ANTHROPIC_BASE_URL",
+                prompty::providers::openai::STRUCTURED_OUTPUT_ENV,
+                prompty::providers::openai::STRUCTURED_OUTPUT_FALLBACK_ENV,
+            ] {
+                assert!(words.contains(variable), "`prompty {name} --help` lacks {variable}:\n{help}");
+            }
+            // The defaults it states are the library's.
+            for default in [
+                prompty::providers::openai::OPENAI_DEFAULT_ENDPOINT,
+                prompty::providers::openai::AZURE_API_VERSION,
+                prompty::providers::openai::AZURE_RESPONSES_API_VERSION,
+                prompty::providers::anthropic::ANTHROPIC_DEFAULT_ENDPOINT,
+            ] {
+                assert!(help.contains(default), "`prompty {name} --help` lacks {default}");
+            }
+        }
+    }
 }

@@ -23,6 +23,34 @@ fn help_documents_the_exit_codes() {
 }
 
 #[test]
+fn run_and_chat_help_show_examples_and_the_provider_variables() {
+    for command in ["run", "chat"] {
+        let out = prompty(&root()).args([command, "--help"]).output().unwrap();
+        assert!(out.status.success());
+        let (stdout, _) = texts(&out);
+        assert!(stdout.contains(&format!("Examples:\n  prompty {command} prompts/chat.prompty")), "{stdout}");
+        for variable in [
+            "OPENAI_API_KEY",
+            "OPENAI_BASE_URL",
+            "AZURE_OPENAI_ENDPOINT",
+            "AZURE_OPENAI_API_KEY",
+            "AZURE_OPENAI_API_VERSION",
+            "ANTHROPIC_API_KEY",
+            "ANTHROPIC_BASE_URL",
+            "PROMPTY_STRUCTURED_OUTPUT",
+            "PROMPTY_STRUCTURED_OUTPUT_FALLBACK",
+        ] {
+            let line = format!("\n  {variable} ");
+            let own_line = format!("\n  {variable}\n");
+            assert!(
+                stdout.contains(&line) || stdout.contains(&own_line),
+                "`{command} --help` lacks {variable}:\n{stdout}"
+            );
+        }
+    }
+}
+
+#[test]
 fn usage_errors_exit_2_and_name_the_problem() {
     let dir = root();
     let out = prompty(&dir).args(["run"]).output().unwrap();

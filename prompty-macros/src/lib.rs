@@ -7,6 +7,8 @@
 //! ([`prompty_build::include::expand`]).
 //!
 //! The generated code names `::prompty`, so the crate using the macros depends on `prompty`.
+//! The examples, compiled as tests, are on `prompty`'s pages of the macros: prompty shows these
+//! descriptions after them.
 
 use proc_macro::TokenStream;
 use prompty_build::plugin::{self, Component};
@@ -49,23 +51,6 @@ fn plugin(component: Component, attr: TokenStream, item: TokenStream) -> TokenSt
 ///
 /// Options: `#[tool(name = "weather")]` (default: the fn's name), `#[tool(description = "...")]`
 /// (default: the doc comment).
-///
-/// ```ignore
-/// /// Today's weather in a city.
-/// #[prompty::tool]
-/// async fn get_weather(
-///     /// The city, e.g. "Paris"
-///     city: String,
-///     /// How many days ahead (default 0)
-///     days: Option<u8>,
-/// ) -> Result<String, std::io::Error> {
-///     Ok(format!("sunny in {city}, {} days ahead", days.unwrap_or(0)))
-/// }
-///
-/// let tool = get_weather::definition();
-/// assert_eq!(tool.name, "get_weather");
-/// assert!(prompty::get_tool("get_weather").is_some());
-/// ```
 #[proc_macro_attribute]
 pub fn tool(attr: TokenStream, item: TokenStream) -> TokenStream {
     let item = proc_macro2::TokenStream::from(item);
@@ -77,20 +62,21 @@ pub fn tool(attr: TokenStream, item: TokenStream) -> TokenStream {
 /// (`include_prompty!("prompts/chat.prompty" as support)` names it `support`). The path is
 /// relative to the folder of the crate's `Cargo.toml`.
 ///
-/// The module holds `Inputs` (one field per input), `Output` (when `outputs:` is declared),
-/// `agent()`, `prepare(&Inputs)`, `invoke(&Inputs)` (async), `invoke_stream(&Inputs)` (async) and
-/// `tools()`. Every problem of the file (YAML, unknown kinds, template syntax, undeclared template
+/// The module is the one `prompty_build::compile` writes from a `build.rs`: `Inputs`, `Output`,
+/// `agent()`, `prepare`, `invoke`, `invoke_stream`, `tools()`, `turn` (with tools), `LOCALES` and
+/// the `_in` functions. [The generated module] on `prompty-build`'s page lists every item, its
+/// signature and when it is generated. A prompt
+/// included this way has no locale variants: `LOCALES` is empty and the `_in` functions check the
+/// tag and run the prompt.
+///
+/// Every problem of the file (YAML, unknown kinds, template syntax, undeclared template
 /// variables, bindings to missing inputs, function tools without a matching `#[prompty::tool]`
 /// handler in scope) is a compile error naming the file, line and column. Editing the file, or a
 /// file it references with `${file:}`, rebuilds the crate. `${env:}` references are never
 /// resolved at compile time: `agent()` resolves them from the environment of the running program
 /// at its first call.
 ///
-/// ```ignore
-/// prompty::include_prompty!("prompts/chat.prompty");
-///
-/// let messages = chat::prepare(&chat::Inputs { question: "Hi".into(), name: None, history: None })?;
-/// ```
+/// [The generated module]: https://docs.rs/prompty-build/latest/prompty_build/#the-generated-module
 #[proc_macro]
 pub fn include_prompty(input: TokenStream) -> TokenStream {
     let input = proc_macro2::TokenStream::from(input);
@@ -105,23 +91,6 @@ pub fn include_prompty(input: TokenStream) -> TokenStream {
 /// block. The type implements `prompty::Renderer` and `Default` (the registry builds it with
 /// `Default::default()`), and is not generic. `prompty::register_renderer` overrides a key at
 /// run time.
-///
-/// ```ignore
-/// use prompty::{Agent, RenderContext, Renderer, Result};
-/// use serde_json::{Map, Value};
-///
-/// #[derive(Default)]
-/// struct Upper;
-///
-/// #[prompty::renderer("upper", "shout")]
-/// impl Renderer for Upper {
-///     fn render(&self, agent: &Agent, _: &Map<String, Value>, _: &RenderContext) -> Result<String> {
-///         Ok(agent.instructions.clone().unwrap_or_default().to_uppercase())
-///     }
-/// }
-///
-/// assert!(prompty::get_renderer("shout").is_ok());
-/// ```
 #[proc_macro_attribute]
 pub fn renderer(attr: TokenStream, item: TokenStream) -> TokenStream {
     plugin(Component::Renderer, attr, item)
@@ -132,22 +101,6 @@ pub fn renderer(attr: TokenStream, item: TokenStream) -> TokenStream {
 ///
 /// Put it on the type or on its `impl prompty::Parser for Type` block; the type implements
 /// `prompty::Parser` and `Default`, and is not generic.
-///
-/// ```ignore
-/// use prompty::{Agent, Message, Parser, RenderedText, Result, Role};
-///
-/// #[prompty::parser("one-user")]
-/// #[derive(Default)]
-/// struct OneUserMessage;
-///
-/// impl Parser for OneUserMessage {
-///     fn parse(&self, _: &Agent, rendered: RenderedText<'_>) -> Result<Vec<Message>> {
-///         Ok(vec![Message::new(Role::User, rendered.text)])
-///     }
-/// }
-///
-/// assert!(prompty::get_parser("one-user").is_ok());
-/// ```
 #[proc_macro_attribute]
 pub fn parser(attr: TokenStream, item: TokenStream) -> TokenStream {
     plugin(Component::Parser, attr, item)
@@ -159,23 +112,6 @@ pub fn parser(attr: TokenStream, item: TokenStream) -> TokenStream {
 ///
 /// Put it on the type or on its `impl prompty::Executor for Type` block; the type implements
 /// `prompty::Executor` and `Default`, and is not generic.
-///
-/// ```ignore
-/// use prompty::{Agent, BoxFuture, Executor, Message, Result};
-/// use serde_json::{json, Value};
-///
-/// #[derive(Default)]
-/// struct Echo;
-///
-/// #[prompty::executor("echo")]
-/// impl Executor for Echo {
-///     fn execute_async<'a>(&'a self, _: &'a Agent, messages: &'a [Message]) -> BoxFuture<'a, Result<Value>> {
-///         Box::pin(async move { Ok(json!(messages.last().map(|m| m.text()))) })
-///     }
-/// }
-///
-/// assert!(prompty::get_executor("echo").is_ok());
-/// ```
 #[proc_macro_attribute]
 pub fn executor(attr: TokenStream, item: TokenStream) -> TokenStream {
     plugin(Component::Executor, attr, item)
@@ -187,23 +123,6 @@ pub fn executor(attr: TokenStream, item: TokenStream) -> TokenStream {
 ///
 /// Put it on the type or on its `impl prompty::Processor for Type` block; the type implements
 /// `prompty::Processor` and `Default`, and is not generic.
-///
-/// ```ignore
-/// use prompty::{Agent, Processed, Processor, Result};
-/// use serde_json::Value;
-///
-/// #[prompty::processor("text-field")]
-/// #[derive(Default)]
-/// struct TextField;
-///
-/// impl Processor for TextField {
-///     fn process(&self, _: &Agent, response: Value) -> Result<Processed> {
-///         Ok(Processed::Answer(response["text"].clone()))
-///     }
-/// }
-///
-/// assert!(prompty::get_processor("text-field").is_ok());
-/// ```
 #[proc_macro_attribute]
 pub fn processor(attr: TokenStream, item: TokenStream) -> TokenStream {
     plugin(Component::Processor, attr, item)
@@ -211,12 +130,6 @@ pub fn processor(attr: TokenStream, item: TokenStream) -> TokenStream {
 
 /// Registers a type as a tool loader of prompty's tool catalog under one or more names, at link
 /// time. The type implements `prompty::catalog::ToolLoader` and `Default`.
-///
-/// ```ignore
-/// #[prompty::loader("greetings")]
-/// #[derive(Default)]
-/// struct Greetings;
-/// ```
 #[proc_macro_attribute]
 pub fn loader(attr: TokenStream, item: TokenStream) -> TokenStream {
     plugin(Component::Loader, attr, item)

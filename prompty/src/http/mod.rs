@@ -32,7 +32,7 @@
 //! # Ok::<(), prompty::Error>(())
 //! ```
 //!
-//! The layer's parts, each in a file of its own: [`client`](HttpClient) (the client, its bounds,
+//! The layer's parts, each in a file of its own: `client` ([`HttpClient`]: the client, its bounds,
 //! requests and responses), `retry` ([`RetryPolicy`]: one backoff, one `Retry-After` reader, one
 //! retry loop, and the request budget the agent loop shares with it), `secrets` (redaction),
 //! `credentials` (connections and the environment), `tls` ([`ensure_tls_provider`]), `sse`
@@ -41,6 +41,14 @@
 //! Everything but the retry policy needs one of the cargo features that send HTTP requests
 //! (`openai`, `anthropic`, `mcp`, `openapi`, `otel`). The former path `prompty::providers::http`
 //! names this same module.
+//!
+// Without those features the items above are not compiled: their links lead to the features.
+#![cfg_attr(
+    not(feature = "http"),
+    doc = "[`HttpClient`]: crate#cargo-features\n[`HttpClient::shared`]: crate#cargo-features\n\
+           [`HttpConfig`]: crate#cargo-features\n[`HttpError`]: crate#cargo-features\n\
+           [`ensure_tls_provider`]: crate#cargo-features"
+)]
 
 mod retry;
 pub(crate) use retry::{exponential, jittered, RequestBudget};

@@ -43,6 +43,10 @@ pub use crate::http;
 /// assert!(err.to_string().contains("'azure'"));
 /// # });
 /// ```
+///
+// Without their features the executors are not compiled: their links lead to the features.
+#[cfg_attr(not(feature = "openai"), doc = "[`openai::OpenAiExecutor`]: crate#cargo-features")]
+#[cfg_attr(not(feature = "anthropic"), doc = "[`anthropic::AnthropicExecutor`]: crate#cargo-features")]
 pub async fn list_models(
     provider: &str,
     connection: Option<&crate::Connection>,

@@ -51,6 +51,9 @@ const MAX_LISTING_PAGES: usize = 50;
 /// prompty::register_executor("anthropic", AnthropicExecutor::new().with_retry(RetryPolicy::none()));
 /// # prompty::clear_cache();
 /// ```
+///
+// Without the `openai` feature its executor is not compiled: the link leads to the features.
+#[cfg_attr(not(feature = "openai"), doc = "[`crate::providers::openai::OpenAiExecutor`]: crate#cargo-features")]
 #[derive(Debug, Clone, Default)]
 #[prompty_macros::executor("anthropic")]
 pub struct AnthropicExecutor {

@@ -17,6 +17,9 @@
 //! assert_eq!(answer, prompty::Processed::Answer("Hello!".into()));
 //! # Ok::<(), prompty::Error>(())
 //! ```
+//!
+// Without the `openai` feature the module is not compiled: its link leads to the features.
+#![cfg_attr(not(feature = "openai"), doc = "[`structured`]: crate#cargo-features")]
 
 #[cfg(feature = "openai")]
 mod executor;
