@@ -20,7 +20,6 @@ use prompty::TurnOptions;
 use scripted::{answer, contains, rt, scripted, tool_call, API_KEY};
 use serde_json::{json, Value};
 
-
 fn names(spans: &[Value]) -> String {
     spans.iter().map(|s| s["name"].as_str().unwrap_or("?")).collect::<Vec<_>>().join(", ")
 }

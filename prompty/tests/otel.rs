@@ -61,7 +61,6 @@ impl Drop for Registered {
     }
 }
 
-
 #[test]
 fn invoke_and_turn_reach_a_real_receiver_with_genai_attributes() {
     let peer = peers::otlp_receiver();
