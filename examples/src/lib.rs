@@ -23,13 +23,88 @@ pub fn model_configured() -> bool {
     ["OPENAI_API_KEY", "OPENAI_BASE_URL"].iter().any(|v| std::env::var(v).is_ok_and(|s| !s.trim().is_empty()))
 }
 
-/// What the examples print when they run offline.
+/// What the examples print when they run offline ([`Answerer::Offline`]).
 ///
 /// ```
 /// assert!(prompty_examples::OFFLINE_HINT.contains("OPENAI_BASE_URL"));
 /// ```
 pub const OFFLINE_HINT: &str = "set OPENAI_API_KEY, or OPENAI_BASE_URL alone for a local OpenAI-compatible server \
-                                (llama.cpp, vLLM, Ollama, LM Studio), to ask a model; PROMPTY_MODEL names it";
+                                (llama.cpp, vLLM, Ollama, LM Studio), to ask a model; PROMPTY_MODEL names it; \
+                                unset PROMPTY_OFFLINE for the embedded model";
+
+/// The embedded model the examples answer with when no server is configured: SmolLM2-135M-Instruct
+/// (provider `local`), downloaded once (93 MB) into the user's cache.
+pub const EMBEDDED_MODEL: &str = "smollm2-135m";
+
+/// Set to `1` (or `true`), the examples do not run the embedded model when no server is
+/// configured: they print what they would send and stop (or use their scripted stand-in), as
+/// before the embedded model existed. The tests that do not test the model set it.
+pub const OFFLINE_ENV: &str = "PROMPTY_OFFLINE";
+
+/// The line an example prints when it answers with the embedded model ([`Answerer::Embedded`]).
+///
+/// ```
+/// assert!(prompty_examples::EMBEDDED_NOTICE.starts_with("(no OPENAI_API_KEY or OPENAI_BASE_URL: answering with the embedded model smollm2-135m"));
+/// ```
+pub const EMBEDDED_NOTICE: &str = "(no OPENAI_API_KEY or OPENAI_BASE_URL: answering with the embedded model \
+                                   smollm2-135m, in this process; set one to use a server, or PROMPTY_OFFLINE=1 \
+                                   to stop before the call)";
+
+/// Who answers an example's prompt.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Answerer {
+    /// The server the environment configures (`OPENAI_API_KEY` or `OPENAI_BASE_URL`): the prompt
+    /// as written.
+    Server,
+    /// Nothing configured: the embedded model [`EMBEDDED_MODEL`] ([`embedded`] rewrites the
+    /// prompt's model section for it).
+    Embedded,
+    /// Nothing configured and [`OFFLINE_ENV`] set: no model.
+    Offline,
+}
+
+impl Answerer {
+    /// From the environment: a server when [`model_configured`], else the embedded model unless
+    /// [`OFFLINE_ENV`] is set.
+    ///
+    /// ```
+    /// use prompty_examples::Answerer;
+    /// let answerer = Answerer::from_env();
+    /// assert_eq!(answerer == Answerer::Server, prompty_examples::model_configured());
+    /// ```
+    pub fn from_env() -> Self {
+        if model_configured() {
+            Answerer::Server
+        } else if std::env::var(OFFLINE_ENV).is_ok_and(|v| matches!(v.trim(), "1" | "true" | "TRUE" | "yes")) {
+            Answerer::Offline
+        } else {
+            Answerer::Embedded
+        }
+    }
+}
+
+/// `agent` answered by the embedded model: its model section becomes provider `local`, model
+/// [`EMBEDDED_MODEL`], no connection; the options (temperature, token limit, tool choice),
+/// inputs, tools, outputs and template stay the prompt's. The `.prompty` file is not touched: the
+/// same file still runs against a server in every Prompty runtime. For a typed prompt, hand the
+/// rewritten `agent()` and the messages of its `prepare` to the untyped API (`prompty::run_async`,
+/// `prompty::run_turn_async`).
+///
+/// ```
+/// let agent = prompty_examples::embedded(prompty_examples::prompts::chat::agent());
+/// let model = agent.model.as_ref().unwrap();
+/// assert_eq!((model.provider.as_deref(), model.id.as_str()), (Some("local"), "smollm2-135m"));
+/// assert!(model.connection.is_none());
+/// assert_eq!(model.options.as_ref().and_then(|o| o.max_output_tokens), Some(400));
+/// ```
+pub fn embedded(agent: &prompty::Agent) -> prompty::Agent {
+    let mut agent = agent.clone();
+    let model = agent.model.get_or_insert_with(Default::default);
+    model.provider = Some("local".to_owned());
+    model.id = EMBEDDED_MODEL.to_owned();
+    model.connection = None;
+    agent
+}
 
 /// Writes a `.tracy` file of every run into the folder `PROMPTY_TRACE_DIR` names, when it is
 /// set and not empty (the Prompty trace viewer opens them; see `prompty::trace`): every example

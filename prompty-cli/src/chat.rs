@@ -78,8 +78,9 @@ fn thread_input(agent: &Agent) -> Option<String> {
 
 /// Runs `prompty chat`.
 pub async fn run(args: &ChatArgs) -> CliResult {
-    let agent = call::load(&args.file, args.model.as_deref()).await?;
+    let mut agent = call::load(&args.file, args.model.as_deref()).await?;
     let fixed = inputs::one_call(args.inputs.as_deref(), &args.input, &agent, args.extra.allow_extra_inputs)?;
+    crate::embedded::choose(&mut agent, args.local.as_deref());
     let message = message_input(&agent);
     let thread = thread_input(&agent);
     let turn = call::uses_turn(&agent);

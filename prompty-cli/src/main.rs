@@ -8,6 +8,7 @@
 mod call;
 mod chat;
 mod check;
+mod embedded;
 mod envfile;
 mod exit;
 mod inputs;
@@ -65,6 +66,10 @@ key sends no key, for keyless local servers):
   PROMPTY_STRUCTURED_OUTPUT_FALLBACK
                              off: a server that refuses the structured-output mode is not sent
                              the request again in the next mode
+  PROMPTY_OFFLINE            1: a prompt for provider openai without key or endpoint is sent
+                             as it is, not answered by the embedded model (see --local)
+  PROMPTY_MODELS_DIR         provider local: where models are cached (default
+                             $XDG_CACHE_HOME/prompty-rs/models, else ~/.cache/prompty-rs/models)
 Other variables (PROMPTY_MODEL in the example prompts) are read only where a prompt names them:
 ${env:NAME} or ${env:NAME:default}."
     };
@@ -91,6 +96,8 @@ Examples:
   prompty run prompts/extract.prompty --inputs inputs.json --json
   prompty run prompts/extract.prompty --inputs batch.jsonl --jobs 8
   prompty run prompts/chat.prompty -i question=Hi --model gpt-4o-mini --trace runs -v
+  prompty run prompts/chat.prompty -i question=Hi --local
+  prompty run prompts/chat.prompty -i question=Hi --local ./models/qwen2.5-0.5b-q8_0.gguf
   OPENAI_BASE_URL=http://127.0.0.1:8080/v1 prompty run prompts/extract.prompty \\
       --inputs inputs.json --structured-output jsonObjectSchema
 
@@ -159,6 +166,7 @@ Ctrl-D leaves (exit 0, or the exit code of the last turn if it failed).
 Examples:
   prompty chat prompts/chat.prompty
   prompty chat prompts/chat.prompty -i name=Ada --model gpt-4o
+  prompty chat prompts/chat.prompty --local
   prompty chat prompts/agent.prompty --inputs fixed.json --trace runs
 
 ",
@@ -258,6 +266,13 @@ struct RunArgs {
     /// Use this model id instead of the prompt's `model.id`.
     #[arg(long, value_name = "ID")]
     model: Option<String>,
+    /// Answer with the embedded model (provider `local`, in this process, on the CPU): an alias
+    /// (default smollm2-135m, downloaded once into the cache) or a .gguf file. Without it, a prompt
+    /// for provider openai that nothing configures (no key and no endpoint, in the prompt or the
+    /// environment) is answered by smollm2-135m too, with a note on stderr (PROMPTY_OFFLINE=1:
+    /// never).
+    #[arg(long, value_name = "ALIAS_OR_PATH", num_args = 0..=1, default_missing_value = embedded::DEFAULT_MODEL, conflicts_with = "model")]
+    local: Option<String>,
     /// How the prompt's `outputs:` are asked of an OpenAI-compatible model, for this run: over
     /// PROMPTY_STRUCTURED_OUTPUT and the prompt's `structuredOutput`. jsonSchema: OpenAI's strict
     /// JSON Schema; jsonObjectSchema: JSON mode with the schema (llama.cpp servers); jsonObject:
@@ -290,6 +305,13 @@ struct ChatArgs {
     /// Use this model id instead of the prompt's `model.id`.
     #[arg(long, value_name = "ID")]
     model: Option<String>,
+    /// Answer with the embedded model (provider `local`, in this process, on the CPU): an alias
+    /// (default smollm2-135m, downloaded once into the cache) or a .gguf file. Without it, a prompt
+    /// for provider openai that nothing configures (no key and no endpoint, in the prompt or the
+    /// environment) is answered by smollm2-135m too, with a note on stderr (PROMPTY_OFFLINE=1:
+    /// never).
+    #[arg(long, value_name = "ALIAS_OR_PATH", num_args = 0..=1, default_missing_value = embedded::DEFAULT_MODEL, conflicts_with = "model")]
+    local: Option<String>,
     /// How the prompt's `outputs:` are asked of an OpenAI-compatible model, for this run: over
     /// PROMPTY_STRUCTURED_OUTPUT and the prompt's `structuredOutput`. jsonSchema: OpenAI's strict
     /// JSON Schema; jsonObjectSchema: JSON mode with the schema (llama.cpp servers); jsonObject:

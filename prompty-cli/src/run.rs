@@ -1,6 +1,7 @@
 //! `prompty run`: one call, or a batch of JSON lines.
 
 use crate::call::{self, Answer};
+use crate::embedded;
 use crate::exit::{CliError, CliResult, Exit};
 use crate::inputs::{self, BatchLine};
 use crate::ui;
@@ -14,10 +15,11 @@ pub const MAX_JOBS: usize = 64;
 
 /// Runs `prompty run`.
 pub async fn run(args: &RunArgs) -> CliResult {
-    let agent = call::load(&args.prompt.file, args.model.as_deref()).await?;
+    let mut agent = call::load(&args.prompt.file, args.model.as_deref()).await?;
     if let Some(file) = args.prompt.inputs.as_deref().filter(|f| inputs::is_batch(f)) {
         let given = inputs::pairs(&args.prompt.input, &agent)?;
         let lines = inputs::batch_file(file)?;
+        embedded::choose(&mut agent, args.local.as_deref());
         return batch(&agent, lines, &given, args).await;
     }
     let all = inputs::one_call(
@@ -28,6 +30,8 @@ pub async fn run(args: &RunArgs) -> CliResult {
     )?;
     let turn = call::uses_turn(&agent);
     let (inputs, messages) = prepare(&agent, &Value::Object(all)).await?;
+    // After the inputs are checked: the note about the embedded model only when it is asked.
+    embedded::choose(&mut agent, args.local.as_deref());
     match call::call(&agent, messages, &inputs, turn, args.stream, call::ctrl_c()).await? {
         Answer::Cancelled => Err(CliError::cancelled()),
         Answer::Done(result) => {

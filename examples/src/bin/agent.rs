@@ -6,21 +6,28 @@
 //! cargo run -p prompty-examples --bin agent -- "Weather in Oslo, and 100 EUR in USD?"
 //! ```
 //!
-//! Without `OPENAI_API_KEY` or `OPENAI_BASE_URL` the answers come from a local scripted model (it
-//! says so), so the example runs offline; with the key, or `OPENAI_BASE_URL` alone for a keyless
-//! local server, a real model answers (`PROMPTY_MODEL` names it).
+//! With `OPENAI_API_KEY`, or `OPENAI_BASE_URL` alone for a keyless local server, that server's
+//! model answers (`PROMPTY_MODEL` names it). Without either, the embedded model `smollm2-135m`
+//! does (it says so): its tool calls are decoded under the tools' parameter schemas, so they
+//! always parse. With `PROMPTY_OFFLINE=1` as well, a local scripted model answers.
 
 use prompty::{AgentEvent, TurnOptions};
 use prompty_examples::offline::LocalModel;
 use prompty_examples::prompts::weather_assistant::{self, Inputs};
+use prompty_examples::Answerer;
 
 #[tokio::main]
 async fn main() -> Result<(), Box<dyn std::error::Error>> {
     prompty_examples::trace_from_env();
     let question = std::env::args().nth(1).unwrap_or_else(|| "Weather in Oslo, and 100 EUR in USD?".to_owned());
-    if !prompty_examples::model_configured() {
-        println!("(offline: a local scripted model answers; {})\n", prompty_examples::OFFLINE_HINT);
-        LocalModel::install("openai");
+    let answerer = Answerer::from_env();
+    match answerer {
+        Answerer::Server => {}
+        Answerer::Embedded => println!("{}\n", prompty_examples::EMBEDDED_NOTICE),
+        Answerer::Offline => {
+            println!("(offline: a local scripted model answers; {})\n", prompty_examples::OFFLINE_HINT);
+            LocalModel::install("openai");
+        }
     }
     let options = TurnOptions::new().max_iterations(5).on_event(|event: &AgentEvent| match event {
         AgentEvent::Status { message } => println!("· {message}"),
@@ -30,7 +37,17 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         _ => {}
     });
     let inputs = Inputs { question, preferred_unit: None };
-    let answer = weather_assistant::turn(&inputs, options).await?;
+    let answer: String = if answerer == Answerer::Embedded {
+        // The typed prompt's agent, pointed at the embedded model, with its typed messages and
+        // handlers, through the untyped loop.
+        let agent = prompty_examples::embedded(weather_assistant::agent());
+        let messages = weather_assistant::prepare(&inputs)?;
+        let options = options.tools(weather_assistant::tools());
+        let out = prompty::run_turn_async(&agent, messages, &serde_json::to_value(&inputs)?, options).await?;
+        prompty::cast(&out.result)?
+    } else {
+        weather_assistant::turn(&inputs, options).await?
+    };
     println!("\n[model]\n{answer}");
     Ok(())
 }

@@ -12,11 +12,13 @@
 //! - The compile-time door: the same files compiled by `prompty_build::compile` into the module
 //!   `prompts::greeting`, whose `prepare_in(&Inputs, locale)` resolves the locale the same way.
 //!
-//! Offline: it prints the messages. When a model is configured (`OPENAI_API_KEY`, or
-//! `OPENAI_BASE_URL` for a keyless local server) it also asks the model in each locale.
+//! Then it asks the model in each locale: the server configured by `OPENAI_API_KEY` or
+//! `OPENAI_BASE_URL` (a keyless local server), else the embedded model `smollm2-135m` (it says
+//! so); with `PROMPTY_OFFLINE=1` and no server it stops after the messages.
 
 use prompty::{PromptRegistry, PromptSource};
 use prompty_examples::prompts::greeting;
+use prompty_examples::Answerer;
 use serde_json::json;
 use std::path::Path;
 
@@ -76,13 +78,24 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         Ok(_) => println!("unexpected: `greetings` was found\n"),
     }
 
-    if !prompty_examples::model_configured() {
-        println!("(offline: {})", prompty_examples::OFFLINE_HINT);
-        return Ok(());
-    }
-    for locale in &locales {
-        let answer: String = registry.invoke_async("greeting", &inputs, Some(locale)).await?;
-        println!("[model, {locale}] {answer}");
+    match Answerer::from_env() {
+        Answerer::Server => {
+            for locale in &locales {
+                let answer: String = registry.invoke_async("greeting", &inputs, Some(locale)).await?;
+                println!("[model, {locale}] {answer}");
+            }
+        }
+        Answerer::Embedded => {
+            // The registry's pick for each locale, pointed at the embedded model.
+            println!("{}\n", prompty_examples::EMBEDDED_NOTICE);
+            for locale in &locales {
+                let agent = prompty_examples::embedded(&registry.get("greeting", Some(locale))?.agent);
+                let messages = registry.prepare_async("greeting", &inputs, Some(locale)).await?;
+                let answer: String = prompty::cast(&prompty::run_async(&agent, &messages).await?)?;
+                println!("[model, {locale}] {answer}");
+            }
+        }
+        Answerer::Offline => println!("(offline: {})", prompty_examples::OFFLINE_HINT),
     }
     Ok(())
 }

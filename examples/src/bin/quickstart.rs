@@ -7,11 +7,13 @@
 //!
 //! The model is called when `OPENAI_API_KEY` is set, or `OPENAI_BASE_URL` alone for a keyless
 //! local server (llama.cpp, vLLM, Ollama, LM Studio: `OPENAI_BASE_URL=http://127.0.0.1:8080/v1`);
-//! `PROMPTY_MODEL` names the model (default `gpt-4o-mini`). Without either the example runs
-//! offline and stops after printing the messages. The earlier conversation (a `thread` input) is spliced in as
-//! messages with their own roles; a role marker typed into the question stays inside the user's
-//! message.
+//! `PROMPTY_MODEL` names the model (default `gpt-4o-mini`). Without either, the embedded model
+//! answers (`smollm2-135m`, provider `local`, downloaded once into the user's cache; it says so);
+//! with `PROMPTY_OFFLINE=1` as well, the example stops after printing the messages. The earlier
+//! conversation (a `thread` input) is spliced in as messages with their own roles; a role marker
+//! typed into the question stays inside the user's message.
 
+use prompty_examples::Answerer;
 use serde_json::json;
 use std::path::Path;
 
@@ -37,10 +39,17 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         println!("[{}]\n{}\n", message.role, message.text());
     }
 
-    if !prompty_examples::model_configured() {
-        println!("(offline: {})", prompty_examples::OFFLINE_HINT);
-        return Ok(());
-    }
+    let agent = match Answerer::from_env() {
+        Answerer::Server => agent,
+        Answerer::Embedded => {
+            println!("{}\n", prompty_examples::EMBEDDED_NOTICE);
+            prompty_examples::embedded(&agent)
+        }
+        Answerer::Offline => {
+            println!("(offline: {})", prompty_examples::OFFLINE_HINT);
+            return Ok(());
+        }
+    };
     let answer: String = prompty::cast(&prompty::run_async(&agent, &messages).await?)?;
     println!("[model]\n{answer}");
     Ok(())

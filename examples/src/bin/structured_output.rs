@@ -5,9 +5,11 @@
 //! cargo run -p prompty-examples --bin structured_output -- "Paris: 22 degrees, sunny, wind 15 km/h from the west"
 //! ```
 //!
-//! Offline it prints the messages that would be sent and decodes a sample answer; with
-//! `OPENAI_API_KEY` set, or `OPENAI_BASE_URL` alone for a keyless local server, it asks the model
-//! (`PROMPTY_MODEL` names it) and prints the decoded `Output`. The prompt asks for OpenAI's strict
+//! It prints the messages and the decoded `Output` of the model's answer: with `OPENAI_API_KEY`
+//! set, or `OPENAI_BASE_URL` alone for a keyless local server, that server's model
+//! (`PROMPTY_MODEL` names it); without either, the embedded model `smollm2-135m`, whose decoding
+//! is held to the `outputs:` schema (it says so); with `PROMPTY_OFFLINE=1` as well, it decodes a
+//! sample answer instead. The prompt asks for OpenAI's strict
 //! `json_schema` output by default; a server that refuses it (llama-cpp-python's, which accepts only
 //! `json_object`) gets the request once more as `json_object` with the schema, and the mode that
 //! works is remembered for the endpoint. Choose the mode yourself with
@@ -15,6 +17,7 @@
 //! connection (see `prompty::StructuredOutput`).
 
 use prompty_examples::prompts::extract_weather::{self, Inputs, Output};
+use prompty_examples::Answerer;
 
 #[tokio::main]
 async fn main() -> Result<(), Box<dyn std::error::Error>> {
@@ -27,12 +30,18 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         println!("[{}]\n{}\n", message.role, message.text());
     }
 
-    let output: Output = if !prompty_examples::model_configured() {
-        println!("(offline: {}; decoding a sample answer instead)\n", prompty_examples::OFFLINE_HINT);
-        let sample = r#"{"city": "Lisbon", "temperature": 24, "conditions": ["sunny"], "wind": {"speedKmh": 10}}"#;
-        prompty::cast(&serde_json::Value::String(sample.to_owned()))?
-    } else {
-        extract_weather::invoke(&inputs).await?
+    let output: Output = match Answerer::from_env() {
+        Answerer::Server => extract_weather::invoke(&inputs).await?,
+        Answerer::Embedded => {
+            println!("{}\n", prompty_examples::EMBEDDED_NOTICE);
+            let agent = prompty_examples::embedded(extract_weather::agent());
+            prompty::cast(&prompty::run_async(&agent, &extract_weather::prepare(&inputs)?).await?)?
+        }
+        Answerer::Offline => {
+            println!("(offline: {}; decoding a sample answer instead)\n", prompty_examples::OFFLINE_HINT);
+            let sample = r#"{"city": "Lisbon", "temperature": 24, "conditions": ["sunny"], "wind": {"speedKmh": 10}}"#;
+            prompty::cast(&serde_json::Value::String(sample.to_owned()))?
+        }
     };
     println!("city:        {}", output.city);
     println!("temperature: {}", output.temperature);

@@ -6,12 +6,14 @@
 //! cargo run -p prompty-examples --bin typed_quickstart -- "What is Prompty?"
 //! ```
 //!
-//! Offline it prints the messages the model would receive; with `OPENAI_API_KEY` set, or
-//! `OPENAI_BASE_URL` alone for a keyless local server, it also asks the model (`PROMPTY_MODEL`
-//! names it).
+//! It prints the messages the model receives and asks the model: with `OPENAI_API_KEY` set, or
+//! `OPENAI_BASE_URL` alone for a keyless local server, that server's (`PROMPTY_MODEL` names it);
+//! without either, the embedded model `smollm2-135m` (it says so); with `PROMPTY_OFFLINE=1` as
+//! well, none (it stops after the messages).
 
 use prompty::{Message, Role};
 use prompty_examples::prompts::chat;
+use prompty_examples::Answerer;
 
 #[tokio::main]
 async fn main() -> Result<(), Box<dyn std::error::Error>> {
@@ -37,11 +39,20 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         println!("[{}]\n{}\n", message.role, message.text());
     }
 
-    if !prompty_examples::model_configured() {
-        println!("(offline: {}; these messages are what would be sent)", prompty_examples::OFFLINE_HINT);
-        return Ok(());
-    }
-    let answer: String = chat::invoke(&inputs).await?;
+    let answer: String = match Answerer::from_env() {
+        Answerer::Server => chat::invoke(&inputs).await?,
+        Answerer::Embedded => {
+            // The typed module's agent, pointed at the embedded model, with the messages of its
+            // typed `prepare`, through the untyped API.
+            println!("{}\n", prompty_examples::EMBEDDED_NOTICE);
+            let agent = prompty_examples::embedded(chat::agent());
+            prompty::cast(&prompty::run_async(&agent, &chat::prepare(&inputs)?).await?)?
+        }
+        Answerer::Offline => {
+            println!("(offline: {}; these messages are what would be sent)", prompty_examples::OFFLINE_HINT);
+            return Ok(());
+        }
+    };
     println!("[model]\n{answer}");
     Ok(())
 }

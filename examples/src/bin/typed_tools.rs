@@ -9,9 +9,11 @@
 //!
 //! It prints the messages and the tools the model would see, calls the handlers the way a model's
 //! tool calls would, then runs the agent loop (`weather_assistant::turn`): a real model with
-//! `OPENAI_API_KEY` or `OPENAI_BASE_URL` set, a local scripted one otherwise (it says so).
+//! `OPENAI_API_KEY` or `OPENAI_BASE_URL` set, else the embedded model `smollm2-135m` (it says
+//! so), or with `PROMPTY_OFFLINE=1` as well a local scripted one.
 
-use prompty::{ToolCall, ToolContext};
+use prompty::{ToolCall, ToolContext, TurnOptions};
+use prompty_examples::Answerer;
 use prompty_examples::prompts::weather_assistant::{self, Inputs};
 
 #[tokio::main]
@@ -41,11 +43,22 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     }
 
     // The agent loop: the model's tool calls reach these same handlers, checked at compile time.
-    if !prompty_examples::model_configured() {
-        println!("\n(offline: a local scripted model answers; {})", prompty_examples::OFFLINE_HINT);
-        prompty_examples::offline::LocalModel::install("openai");
-    }
-    let answer = weather_assistant::turn(&inputs, prompty::TurnOptions::new()).await?;
+    let answer: String = match Answerer::from_env() {
+        Answerer::Server => weather_assistant::turn(&inputs, TurnOptions::new()).await?,
+        Answerer::Embedded => {
+            println!("\n{}", prompty_examples::EMBEDDED_NOTICE);
+            let agent = prompty_examples::embedded(agent);
+            let messages = weather_assistant::prepare(&inputs)?;
+            let options = TurnOptions::new().max_iterations(5).tools(tools);
+            let out = prompty::run_turn_async(&agent, messages, &serde_json::to_value(&inputs)?, options).await?;
+            prompty::cast(&out.result)?
+        }
+        Answerer::Offline => {
+            println!("\n(offline: a local scripted model answers; {})", prompty_examples::OFFLINE_HINT);
+            prompty_examples::offline::LocalModel::install("openai");
+            weather_assistant::turn(&inputs, TurnOptions::new()).await?
+        }
+    };
     println!("\n[model]\n{answer}");
     Ok(())
 }

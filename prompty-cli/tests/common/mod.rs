@@ -22,7 +22,9 @@ pub fn root() -> PathBuf {
 }
 
 /// The variables a developer's shell may have that would change what the binary does.
-pub const CLEARED: [&str; 11] = [
+pub const CLEARED: [&str; 13] = [
+    "PROMPTY_OFFLINE",
+    "PROMPTY_LOCAL_MODEL",
     "PROMPTY_STRUCTURED_OUTPUT",
     "PROMPTY_STRUCTURED_OUTPUT_FALLBACK",
     "OPENAI_API_KEY",

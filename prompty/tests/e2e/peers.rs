@@ -22,7 +22,7 @@ use std::time::{Duration, Instant};
 static VENVS: Mutex<Vec<(&'static str, PathBuf)>> = Mutex::new(Vec::new());
 
 /// The cache folder for expensive installs, outside the repository.
-fn cache_dir() -> PathBuf {
+pub fn cache_dir() -> PathBuf {
     let base = std::env::var_os("XDG_CACHE_HOME")
         .map(PathBuf::from)
         .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".cache")))
@@ -32,7 +32,7 @@ fn cache_dir() -> PathBuf {
 
 /// The first 12 hexadecimal digits of the SHA-256 of the pinned requirements, naming the cached
 /// virtualenv (`.ci/run` computes the same with `sha256sum`).
-fn requirements_key(text: &str) -> String {
+pub fn requirements_key(text: &str) -> String {
     use sha2::{Digest, Sha256};
     Sha256::digest(text.as_bytes()).iter().take(6).map(|b| format!("{b:02x}")).collect()
 }
