@@ -1,4 +1,6 @@
-//! The typed examples run offline (no API key and no base URL: they print what would be sent).
+//! The typed examples run offline (no API key, no base URL and `PROMPTY_OFFLINE=1`: they print
+//! what would be sent, and the agent examples use their scripted stand-in). The embedded model
+//! answering them is `tests/embedded_model.rs`.
 
 use std::process::Command;
 
@@ -6,6 +8,7 @@ fn run(exe: &str) -> String {
     let out = Command::new(exe)
         .env_remove("OPENAI_API_KEY")
         .env_remove("OPENAI_BASE_URL")
+        .env("PROMPTY_OFFLINE", "1")
         .output()
         .expect("the example runs");
     assert!(out.status.success(), "{exe}: {}", String::from_utf8_lossy(&out.stderr));
@@ -80,6 +83,7 @@ fn examples_write_tracy_files_when_asked() {
     let out = Command::new(env!("CARGO_BIN_EXE_quickstart"))
         .env_remove("OPENAI_API_KEY")
         .env_remove("OPENAI_BASE_URL")
+        .env("PROMPTY_OFFLINE", "1")
         .env("PROMPTY_TRACE_DIR", &dir)
         .output()
         .expect("the example runs");

@@ -2,6 +2,11 @@
 //! offline on the repository's prompts and fixtures, and against aimock on 127.0.0.1.
 
 mod common;
+#[path = "../../prompty/tests/e2e/embedded.rs"]
+mod embedded;
+#[path = "../../prompty/tests/e2e/peers.rs"]
+#[allow(dead_code)]
+mod peers;
 
 use common::{aimock, chat_prompt, prompty, root, scratch, texts};
 use serde_json::{json, Value};
@@ -1151,4 +1156,85 @@ fn chat_without_a_thread_input_appends_the_turns_after_the_first_messages() {
         requests[1]["body"]["messages"].as_array().unwrap().iter().map(|m| m["role"].as_str().unwrap()).collect();
     assert_eq!(roles, ["system", "user", "assistant", "user"]);
     assert_eq!(common::user_texts(&requests[1]), ["my name is Ana", "what is my name"]);
+}
+
+// ---------------------------------------------------------------- the embedded model
+
+#[test]
+fn run_and_chat_answer_from_the_embedded_model_when_nothing_configures_openai() {
+    embedded::cached_model();
+    let dir = scratch("embedded");
+    let notice = "(no OPENAI_API_KEY or OPENAI_BASE_URL: answering with the embedded model smollm2-135m";
+    // The example prompt is for provider openai, its key and endpoint from the environment, which
+    // has neither.
+    let out = prompty(&dir).arg("run").arg(chat_prompt()).args(["-i", "question=Name a colour."]).output().unwrap();
+    let (stdout, stderr) = texts(&out);
+    assert!(out.status.success(), "{stderr}");
+    assert!(!stdout.trim().is_empty(), "an answer on stdout: {stderr}");
+    assert!(stderr.contains(notice) && stderr.contains("PROMPTY_OFFLINE=1"), "the notice on stderr: {stderr}");
+    assert!(!stdout.contains(notice), "stdout carries the answer only: {stdout}");
+
+    let out = prompty(&dir).arg("chat").arg(chat_prompt()).write_stdin("Name a colour.\n").output().unwrap();
+    let (stdout, stderr) = texts(&out);
+    assert!(out.status.success(), "{stderr}");
+    assert!(!stdout.trim().is_empty() && stderr.contains(notice), "{stdout}\n{stderr}");
+
+    // --local chooses it on purpose, for any prompt (here one for anthropic, with its key set):
+    // no notice, and the key is not used.
+    std::fs::write(
+        dir.join("a.prompty"),
+        "---\nname: a\nmodel:\n  id: claude-x\n  provider: anthropic\n  options:\n    maxOutputTokens: 8\n---\nuser:\nSay yes.",
+    )
+    .unwrap();
+    let out = prompty(&dir)
+        .args(["run", "a.prompty", "--local"])
+        .env("ANTHROPIC_API_KEY", "sk-ant-unused-0123456789")
+        .env("ANTHROPIC_BASE_URL", format!("http://127.0.0.1:{}", common::free_port()))
+        .output()
+        .unwrap();
+    let (stdout, stderr) = texts(&out);
+    assert!(out.status.success(), "{stderr}");
+    assert!(!stdout.trim().is_empty() && !stderr.contains(notice), "{stdout}\n{stderr}");
+    // A model file by path: one that is not there is a prompt error naming it.
+    let out = prompty(&dir).args(["run", "a.prompty", "--local", "missing.gguf"]).output().unwrap();
+    let stderr = texts(&out).1;
+    assert_ne!(out.status.code(), Some(0), "{stderr}");
+    assert!(stderr.contains("missing.gguf"), "{stderr}");
+}
+
+#[test]
+fn a_configured_server_or_prompty_offline_is_never_replaced_by_the_embedded_model() {
+    let server = aimock();
+    let dir = scratch("not-embedded");
+    let notice = "answering with the embedded model";
+    // OPENAI_BASE_URL alone configures a keyless server: it answers.
+    let out = prompty(&dir)
+        .arg("run")
+        .arg(chat_prompt())
+        .args(["-i", "question=hello"])
+        .env("OPENAI_BASE_URL", format!("{}/v1", server.url()))
+        .output()
+        .unwrap();
+    let (_, stderr) = texts(&out);
+    assert!(out.status.success(), "{stderr}");
+    assert!(!stderr.contains(notice), "{stderr}");
+    assert_eq!(server.requests_to("/v1/chat/completions").len(), 1);
+    // The choice is made before any line of a batch runs: an empty batch shows it without a
+    // request. With nothing configured the embedded model is chosen; PROMPTY_OFFLINE=1 keeps the
+    // prompt as written (which would then go to api.openai.com, and is not sent here).
+    std::fs::write(dir.join("none.jsonl"), "").unwrap();
+    let batch = |offline: Option<&str>| {
+        let mut command = prompty(&dir);
+        command.args(["-v", "run"]).arg(chat_prompt()).args(["--inputs", "none.jsonl"]);
+        if let Some(value) = offline {
+            command.env("PROMPTY_OFFLINE", value);
+        }
+        let out = command.output().unwrap();
+        assert!(out.status.success(), "{out:?}");
+        texts(&out).1
+    };
+    let stderr = batch(None);
+    assert!(stderr.contains(notice) && stderr.contains("provider local, model smollm2-135m"), "{stderr}");
+    let stderr = batch(Some("1"));
+    assert!(!stderr.contains(notice) && !stderr.contains("provider local"), "{stderr}");
 }
