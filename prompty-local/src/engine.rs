@@ -55,7 +55,6 @@ pub struct ModelInfo {
 
 /// How to generate.
 #[derive(Debug, Clone, PartialEq)]
-#[non_exhaustive]
 pub struct GenerateOptions {
     /// At most this many new tokens.
     pub max_tokens: usize,
