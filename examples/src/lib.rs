@@ -240,4 +240,6 @@ pub mod docs {
     pub struct Registry;
     #[doc = include_str!("../../docs/tracing.md")]
     pub struct Tracing;
+    #[doc = include_str!("../../docs/local-model.md")]
+    pub struct LocalModel;
 }
