@@ -5,7 +5,6 @@ mod common;
 #[path = "../../prompty/tests/e2e/embedded.rs"]
 mod embedded;
 #[path = "../../prompty/tests/e2e/peers.rs"]
-#[allow(dead_code)]
 mod peers;
 
 use common::{aimock, chat_prompt, prompty, root, scratch, texts};

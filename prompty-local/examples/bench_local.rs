@@ -29,14 +29,12 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let load_s = started.elapsed().as_secs_f64();
     let prompt = model.tokenize(&text)?;
 
-    let mut options = GenerateOptions::default();
-    options.temperature = 0.0;
     // A warm-up: the first generation pays for allocations neither side repeats.
-    options.max_tokens = 4;
+    let warm_up = GenerateOptions { max_tokens: 4, temperature: 0.0, ..GenerateOptions::default() };
     let warm = model.tokenize("Hello, my name is")?;
-    model.generate(&warm, &options, None, &mut |_| ControlFlow::Continue(()))?;
+    model.generate(&warm, &warm_up, None, &mut |_| ControlFlow::Continue(()))?;
 
-    options.max_tokens = tokens;
+    let options = GenerateOptions { max_tokens: tokens, ..warm_up };
     let mut first: Option<Instant> = None;
     let started = Instant::now();
     let out = model.generate(&prompt, &options, None, &mut |_| {

@@ -217,7 +217,8 @@ async fn tool_choice_auto_answers_or_calls_and_never_fails() {
 async fn embeddings_have_the_model_width() {
     let _shared = ALONE.read().await;
     cached_model();
-    let text = format!("---\nmodel:\n  id: {ALIAS}\n  provider: local\n  apiType: embedding\n---\nuser:\n{{{{ text }}}}\n");
+    let text =
+        format!("---\nmodel:\n  id: {ALIAS}\n  provider: local\n  apiType: embedding\n---\nuser:\n{{{{ text }}}}\n");
     let agent = prompty::load_str(&text, ".", "embed.prompty").unwrap();
     let embedding: Value = within(prompty::invoke_async(&agent, &json!({"text": "a red apple"}))).await.unwrap();
     let vector: Vec<f64> = serde_json::from_value(embedding.clone()).unwrap_or_else(|e| panic!("{e}: {embedding}"));
@@ -230,7 +231,9 @@ async fn embeddings_have_the_model_width() {
 #[tokio::test]
 async fn a_fixed_seed_gives_the_same_text_and_another_seed_another() {
     let _shared = ALONE.read().await;
-    let sampled = |seed: u64| local_prompt(&format!("  options:\n    temperature: 0.9\n    maxOutputTokens: 24\n    seed: {seed}\n"), "");
+    let sampled = |seed: u64| {
+        local_prompt(&format!("  options:\n    temperature: 0.9\n    maxOutputTokens: 24\n    seed: {seed}\n"), "")
+    };
     let question = json!({"question": "Tell me about the sea."});
     let text = |agent: Agent| {
         let question = question.clone();

@@ -13,8 +13,8 @@
 //! so), or with `PROMPTY_OFFLINE=1` as well a local scripted one.
 
 use prompty::{ToolCall, ToolContext, TurnOptions};
-use prompty_examples::Answerer;
 use prompty_examples::prompts::weather_assistant::{self, Inputs};
+use prompty_examples::Answerer;
 
 #[tokio::main]
 async fn main() -> Result<(), Box<dyn std::error::Error>> {
