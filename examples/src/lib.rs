@@ -223,6 +223,25 @@ pub mod offline {
     }
 }
 
+/// [`embedded`] for the agent loop. A 135M model seldom chooses a tool by itself, so its first
+/// answer is made a tool call (`toolChoice: required`, unless the prompt chooses), decoded under
+/// the tools' parameter schemas; run the loop with
+/// `TurnOptions::after_forced_tool(ToolChoice::None)` so that it answers from the result next,
+/// instead of calling tools until the iteration limit.
+///
+/// ```
+/// let agent = prompty_examples::embedded_for_tools(prompty_examples::prompts::weather_assistant::agent());
+/// let options = agent.model.as_ref().and_then(|m| m.options.as_ref());
+/// assert_eq!(options.and_then(|o| o.tool_choice.clone()), Some(prompty::ToolChoice::Required));
+/// ```
+pub fn embedded_for_tools(agent: &prompty::Agent) -> prompty::Agent {
+    let mut agent = embedded(agent);
+    let model = agent.model.get_or_insert_with(Default::default);
+    let options = model.options.get_or_insert_with(Default::default);
+    options.tool_choice.get_or_insert(prompty::ToolChoice::Required);
+    agent
+}
+
 /// The code blocks of the README and of the guides in `docs/`, compiled (and run, unless marked
 /// `no_run` because they call a model) as doctests of this crate, which has the typed prompts they
 /// use. `prompty-cli/tests/docs.rs` checks the blocks in other languages and the links.

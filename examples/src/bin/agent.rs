@@ -8,10 +8,11 @@
 //!
 //! With `OPENAI_API_KEY`, or `OPENAI_BASE_URL` alone for a keyless local server, that server's
 //! model answers (`PROMPTY_MODEL` names it). Without either, the embedded model `smollm2-135m`
-//! does (it says so): its tool calls are decoded under the tools' parameter schemas, so they
-//! always parse. With `PROMPTY_OFFLINE=1` as well, a local scripted model answers.
+//! does (it says so): its first answer is made a tool call, decoded under the tools' parameter
+//! schemas so that it always parses, and it answers from the result
+//! (`prompty_examples::embedded_for_tools`). With `PROMPTY_OFFLINE=1` as well, a local scripted model answers.
 
-use prompty::{AgentEvent, TurnOptions};
+use prompty::{AgentEvent, ToolChoice, TurnOptions};
 use prompty_examples::offline::LocalModel;
 use prompty_examples::prompts::weather_assistant::{self, Inputs};
 use prompty_examples::Answerer;
@@ -40,9 +41,9 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     let answer: String = if answerer == Answerer::Embedded {
         // The typed prompt's agent, pointed at the embedded model, with its typed messages and
         // handlers, through the untyped loop.
-        let agent = prompty_examples::embedded(weather_assistant::agent());
+        let agent = prompty_examples::embedded_for_tools(weather_assistant::agent());
         let messages = weather_assistant::prepare(&inputs)?;
-        let options = options.tools(weather_assistant::tools());
+        let options = options.tools(weather_assistant::tools()).after_forced_tool(ToolChoice::None);
         let out = prompty::run_turn_async(&agent, messages, &serde_json::to_value(&inputs)?, options).await?;
         prompty::cast(&out.result)?
     } else {

@@ -12,7 +12,7 @@
 //! `OPENAI_API_KEY` or `OPENAI_BASE_URL` set, else the embedded model `smollm2-135m` (it says
 //! so), or with `PROMPTY_OFFLINE=1` as well a local scripted one.
 
-use prompty::{ToolCall, ToolContext, TurnOptions};
+use prompty::{ToolCall, ToolChoice, ToolContext, TurnOptions};
 use prompty_examples::prompts::weather_assistant::{self, Inputs};
 use prompty_examples::Answerer;
 
@@ -47,9 +47,9 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         Answerer::Server => weather_assistant::turn(&inputs, TurnOptions::new()).await?,
         Answerer::Embedded => {
             println!("\n{}", prompty_examples::EMBEDDED_NOTICE);
-            let agent = prompty_examples::embedded(agent);
+            let agent = prompty_examples::embedded_for_tools(agent);
             let messages = weather_assistant::prepare(&inputs)?;
-            let options = TurnOptions::new().max_iterations(5).tools(tools);
+            let options = TurnOptions::new().tools(tools).after_forced_tool(ToolChoice::None);
             let out = prompty::run_turn_async(&agent, messages, &serde_json::to_value(&inputs)?, options).await?;
             prompty::cast(&out.result)?
         }
