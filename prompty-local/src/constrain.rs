@@ -134,12 +134,22 @@ enum Node {
     Ref(u32),
     /// Exact JSON texts, sorted and deduplicated.
     Lits(Vec<Vec<u8>>),
-    Str { min: u32, max: u32 },
+    Str {
+        min: u32,
+        max: u32,
+    },
     Num(NumSpec),
     Obj(Vec<Prop>),
     /// An object with any keys; values of `values`.
-    Map { values: u32, max: u32 },
-    Arr { items: u32, min: u32, max: u32 },
+    Map {
+        values: u32,
+        max: u32,
+    },
+    Arr {
+        items: u32,
+        min: u32,
+        max: u32,
+    },
 }
 
 #[derive(Debug)]
@@ -176,10 +186,7 @@ impl Compiled {
     /// including the first required one, those whose value fits the depth.
     fn window(&self, node: u32, next: u32, depth: u16) -> impl Iterator<Item = usize> + '_ {
         let props = self.props(node);
-        let end = props[next as usize..]
-            .iter()
-            .position(|p| p.required)
-            .map_or(props.len(), |i| next as usize + i + 1);
+        let end = props[next as usize..].iter().position(|p| p.required).map_or(props.len(), |i| next as usize + i + 1);
         (next as usize..end).filter(move |&i| self.fits(depth, props[i].node))
     }
     fn required_left(&self, node: u32, next: u32) -> bool {
@@ -275,7 +282,13 @@ impl<'a> Compiler<'a> {
             return Ok(id);
         }
         if self.nesting >= JsonSchema::MAX_SCHEMA_NESTING {
-            return Err(err(ptr, format!("the schema is nested more than {} levels deep: flatten it with `$defs`", JsonSchema::MAX_SCHEMA_NESTING)));
+            return Err(err(
+                ptr,
+                format!(
+                    "the schema is nested more than {} levels deep: flatten it with `$defs`",
+                    JsonSchema::MAX_SCHEMA_NESTING
+                ),
+            ));
         }
         self.nesting += 1;
         let id = self.compile_inner(schema, ptr);
@@ -340,7 +353,10 @@ impl<'a> Compiler<'a> {
                 return Err(err(&rptr, "`$ref` must be a string"));
             };
             let Some(path) = r.strip_prefix('#') else {
-                return Err(err(&rptr, format!("`$ref` `{r}` is not local: only `#/$defs/…` references are supported; inline the schema")));
+                return Err(err(
+                    &rptr,
+                    format!("`$ref` `{r}` is not local: only `#/$defs/…` references are supported; inline the schema"),
+                ));
             };
             let target = if path.is_empty() { Some(self.root) } else { self.root.pointer(path) };
             let Some(target) = target else {
@@ -353,7 +369,9 @@ impl<'a> Compiler<'a> {
             let aptr = child(ptr, "allOf");
             match all.as_array().map(Vec::as_slice) {
                 Some([one]) => return Ok(Node::Ref(self.compile(one, &child(&aptr, "0"))?)),
-                _ => return Err(err(&aptr, "`allOf` is supported with exactly one schema: merge the schemas into one")),
+                _ => {
+                    return Err(err(&aptr, "`allOf` is supported with exactly one schema: merge the schemas into one"))
+                }
             }
         }
         for kw in ["anyOf", "oneOf"] {
@@ -392,7 +410,10 @@ impl<'a> Compiler<'a> {
         };
         for t in &types {
             if !["object", "array", "string", "number", "integer", "boolean", "null"].contains(&t.as_str()) {
-                return Err(err(&child(ptr, "type"), format!("unknown type `{t}`: use object, array, string, number, integer, boolean or null")));
+                return Err(err(
+                    &child(ptr, "type"),
+                    format!("unknown type `{t}`: use object, array, string, number, integer, boolean or null"),
+                ));
             }
         }
         if types.iter().any(|t| t == "number") {
@@ -451,7 +472,10 @@ impl<'a> Compiler<'a> {
     ) -> Result<Node, Error> {
         for k in map.keys() {
             if !is_annotation(k) && !["enum", "const", "type", "nullable"].contains(&k.as_str()) {
-                return Err(err(&child(ptr, k), format!("`{k}` beside `enum`/`const` is not supported: list only valid values in `enum`")));
+                return Err(err(
+                    &child(ptr, k),
+                    format!("`{k}` beside `enum`/`const` is not supported: list only valid values in `enum`"),
+                ));
             }
         }
         let mut values: Vec<&Value> = Vec::new();
@@ -471,7 +495,10 @@ impl<'a> Compiler<'a> {
             }
         };
         if list.len() > JsonSchema::MAX_ENUM_VALUES {
-            return Err(err(&child(ptr, kw), format!("more than {} values: shorten the list", JsonSchema::MAX_ENUM_VALUES)));
+            return Err(err(
+                &child(ptr, kw),
+                format!("more than {} values: shorten the list", JsonSchema::MAX_ENUM_VALUES),
+            ));
         }
         let type_ok = |v: &Value| -> bool {
             let Some(types) = types else { return true };
@@ -496,7 +523,13 @@ impl<'a> Compiler<'a> {
         }
         self.literal_bytes += lits.iter().map(Vec::len).sum::<usize>();
         if self.literal_bytes > JsonSchema::MAX_LITERAL_BYTES {
-            return Err(err(&child(ptr, kw), format!("the schema's `enum`/`const` values exceed {} bytes: shorten them", JsonSchema::MAX_LITERAL_BYTES)));
+            return Err(err(
+                &child(ptr, kw),
+                format!(
+                    "the schema's `enum`/`const` values exceed {} bytes: shorten them",
+                    JsonSchema::MAX_LITERAL_BYTES
+                ),
+            ));
         }
         lits.sort();
         lits.dedup();
@@ -519,7 +552,8 @@ impl<'a> Compiler<'a> {
             "boolean" => Ok(Node::Lits(vec![b"false".to_vec(), b"true".to_vec()])),
             "string" => {
                 let min = Self::count(map, ptr, "minLength")?.unwrap_or(0);
-                let max = Self::count(map, ptr, "maxLength")?.unwrap_or(u64::MAX).min(JsonSchema::MAX_STRING_CHARS as u64);
+                let max =
+                    Self::count(map, ptr, "maxLength")?.unwrap_or(u64::MAX).min(JsonSchema::MAX_STRING_CHARS as u64);
                 if min > max {
                     return Err(err(&child(ptr, "minLength"), format!("`minLength` {min} is above the maximum length {max} (`maxLength`, or the decoder's cap of {} characters)", JsonSchema::MAX_STRING_CHARS)));
                 }
@@ -528,7 +562,8 @@ impl<'a> Compiler<'a> {
             "number" | "integer" => self.compile_number(t == "integer", map, ptr),
             "array" => {
                 let min = Self::count(map, ptr, "minItems")?.unwrap_or(0);
-                let max = Self::count(map, ptr, "maxItems")?.unwrap_or(u64::MAX).min(JsonSchema::MAX_ARRAY_ITEMS as u64);
+                let max =
+                    Self::count(map, ptr, "maxItems")?.unwrap_or(u64::MAX).min(JsonSchema::MAX_ARRAY_ITEMS as u64);
                 if min > max {
                     return Err(err(&child(ptr, "minItems"), format!("`minItems` {min} is above the maximum {max} (`maxItems`, or the decoder's cap of {} items)", JsonSchema::MAX_ARRAY_ITEMS)));
                 }
@@ -536,13 +571,19 @@ impl<'a> Compiler<'a> {
                     None | Some(Value::Bool(false)) => {}
                     Some(Value::Bool(true)) if max <= 1 => {}
                     Some(_) => {
-                        return Err(err(&child(ptr, "uniqueItems"), "`uniqueItems: true` is not supported: remove it (or set `maxItems: 1`)"));
+                        return Err(err(
+                            &child(ptr, "uniqueItems"),
+                            "`uniqueItems: true` is not supported: remove it (or set `maxItems: 1`)",
+                        ));
                     }
                 }
                 let items = match map.get("items") {
                     None => ANY,
                     Some(Value::Array(_)) => {
-                        return Err(err(&child(ptr, "items"), "tuple `items` (an array of schemas) is not supported: use one schema for every item"));
+                        return Err(err(
+                            &child(ptr, "items"),
+                            "tuple `items` (an array of schemas) is not supported: use one schema for every item",
+                        ));
                     }
                     Some(s) => self.compile(s, &child(ptr, "items"))?,
                 };
@@ -552,12 +593,21 @@ impl<'a> Compiler<'a> {
         }
     }
 
-    fn compile_number(&mut self, integer: bool, map: &serde_json::Map<String, Value>, ptr: &str) -> Result<Node, Error> {
+    fn compile_number(
+        &mut self,
+        integer: bool,
+        map: &serde_json::Map<String, Value>,
+        ptr: &str,
+    ) -> Result<Node, Error> {
         let num = |kw: &str| -> Result<Option<f64>, Error> {
             match map.get(kw) {
                 None => Ok(None),
                 Some(Value::Bool(_)) if kw.starts_with("exclusive") => Ok(None),
-                Some(v) => v.as_f64().filter(|f| f.is_finite()).map(Some).ok_or_else(|| err(&child(ptr, kw), format!("`{kw}` must be a number"))),
+                Some(v) => v
+                    .as_f64()
+                    .filter(|f| f.is_finite())
+                    .map(Some)
+                    .ok_or_else(|| err(&child(ptr, kw), format!("`{kw}` must be a number"))),
             }
         };
         let draft4 = |kw: &str| matches!(map.get(kw), Some(Value::Bool(true)));
@@ -586,7 +636,13 @@ impl<'a> Compiler<'a> {
         if let (Some((l, lx)), Some((h, hx))) = (lo, hi) {
             let empty = l > h || ((lx || hx) && l >= h);
             if empty {
-                return Err(err(ptr, format!("no {} lies between the minimum {l} and the maximum {h}: fix the bounds", if integer { "integer" } else { "number" })));
+                return Err(err(
+                    ptr,
+                    format!(
+                        "no {} lies between the minimum {l} and the maximum {h}: fix the bounds",
+                        if integer { "integer" } else { "number" }
+                    ),
+                ));
             }
             if !integer && l != h && h - l < 1e-5 {
                 return Err(err(ptr, "the range between minimum and maximum is narrower than 1e-5: use `const`"));
@@ -618,11 +674,17 @@ impl<'a> Compiler<'a> {
         match props.filter(|p| !p.is_empty()) {
             Some(props) => {
                 if props.len() > JsonSchema::MAX_PROPERTIES {
-                    return Err(err(&child(ptr, "properties"), format!("more than {} properties: split the object", JsonSchema::MAX_PROPERTIES)));
+                    return Err(err(
+                        &child(ptr, "properties"),
+                        format!("more than {} properties: split the object", JsonSchema::MAX_PROPERTIES),
+                    ));
                 }
                 for r in &required {
                     if !props.contains_key(*r) {
-                        return Err(err(&child(ptr, "required"), format!("required property `{r}` is not declared in `properties`: declare it")));
+                        return Err(err(
+                            &child(ptr, "required"),
+                            format!("required property `{r}` is not declared in `properties`: declare it"),
+                        ));
                     }
                 }
                 let pptr = child(ptr, "properties");
@@ -641,14 +703,20 @@ impl<'a> Compiler<'a> {
             }
             None => {
                 if let Some(r) = required.first() {
-                    return Err(err(&child(ptr, "required"), format!("required property `{r}` is not declared in `properties`: declare it")));
+                    return Err(err(
+                        &child(ptr, "required"),
+                        format!("required property `{r}` is not declared in `properties`: declare it"),
+                    ));
                 }
                 let closed = |kw: &str| matches!(map.get(kw), Some(Value::Bool(false)));
                 if closed("additionalProperties") || closed("unevaluatedProperties") {
                     return Ok(Node::Lits(vec![b"{}".to_vec()]));
                 }
                 if map.get("unevaluatedProperties").is_some_and(|v| v != &Value::Bool(true)) {
-                    return Err(err(&child(ptr, "unevaluatedProperties"), "only `unevaluatedProperties: false` is supported: use `additionalProperties`"));
+                    return Err(err(
+                        &child(ptr, "unevaluatedProperties"),
+                        "only `unevaluatedProperties: false` is supported: use `additionalProperties`",
+                    ));
                 }
                 let values = match map.get("additionalProperties") {
                     None => ANY,
@@ -661,7 +729,14 @@ impl<'a> Compiler<'a> {
 }
 
 fn compile(schema: &Value) -> Result<Compiled, Error> {
-    let mut c = Compiler { root: schema, nodes: Vec::new(), ptrs: Vec::new(), memo: HashMap::new(), literal_bytes: 0, nesting: 0 };
+    let mut c = Compiler {
+        root: schema,
+        nodes: Vec::new(),
+        ptrs: Vec::new(),
+        memo: HashMap::new(),
+        literal_bytes: 0,
+        nesting: 0,
+    };
     let any = Node::Alt(vec![MAP_ANY, ARR_ANY, STR_ANY, NUM_ANY, SCALARS]);
     let builtin = [
         any,
@@ -900,7 +975,7 @@ fn num_feasible(s: &[u8], p: &NumParse, spec: &NumSpec) -> bool {
         }
     } else {
         let text = std::str::from_utf8(&s[p.int_start..]).unwrap_or("0");
-        let text = if text.ends_with('.') { &text[..text.len() - 1] } else { text };
+        let text = text.strip_suffix('.').unwrap_or(text);
         let v: f64 = text.parse().unwrap_or(0.0);
         if p.frac >= spec.frac_cap() {
             intervals.push((v, v));
@@ -922,10 +997,9 @@ fn num_accepts(s: &[u8], spec: &NumSpec) -> bool {
 
 fn num_final(s: &[u8], spec: &NumSpec) -> bool {
     match parse_num(s, spec) {
-        Some(p) if p.complete() => std::str::from_utf8(s)
-            .ok()
-            .and_then(|t| t.parse::<f64>().ok())
-            .is_some_and(|v| spec.in_range(v)),
+        Some(p) if p.complete() => {
+            std::str::from_utf8(s).ok().and_then(|t| t.parse::<f64>().ok()).is_some_and(|v| spec.in_range(v))
+        }
         _ => false,
     }
 }
@@ -1021,6 +1095,12 @@ enum Frame {
     Key { node: u32, next: u32, j: u32, pos: u32 },
     Arr { node: u32, count: u32, phase: Phase },
     Map { node: u32, count: u32, phase: Phase },
+}
+
+enum StrStep {
+    Reject,
+    Close,
+    Go(u32, Pend),
 }
 
 #[derive(Debug)]
@@ -1166,62 +1246,14 @@ impl Compiled {
                     self.step(p, b, out);
                 }
             }
-            Frame::Str { node, chars, pend } => {
-                let (min, max) = match self.nodes[node as usize] {
-                    Node::Str { min, max } => (min, max),
-                    _ => (0, 0),
-                };
-                let mut set = |chars: u32, pend: Pend| {
+            Frame::Str { node, chars, pend } => match self.str_step(node, chars, pend, b) {
+                StrStep::Reject => {}
+                StrStep::Close => push_alt(out, self.finish(a)),
+                StrStep::Go(chars, pend) => {
                     a.top = Frame::Str { node, chars, pend };
-                    push_alt(out, a.clone());
-                };
-                match pend {
-                    Pend::None => match b {
-                        b'"' => {
-                            if chars >= min {
-                                push_alt(out, self.finish(a.clone()));
-                            }
-                        }
-                        _ if chars >= max => {}
-                        b'\\' => set(chars + 1, Pend::Backslash),
-                        0..=0x1f => {}
-                        0x20..=0x7f => set(chars + 1, Pend::None),
-                        0xc2..=0xdf => set(chars + 1, Pend::Utf8 { need: 1, lo: 0x80, hi: 0xbf }),
-                        0xe0 => set(chars + 1, Pend::Utf8 { need: 2, lo: 0xa0, hi: 0xbf }),
-                        0xed => set(chars + 1, Pend::Utf8 { need: 2, lo: 0x80, hi: 0x9f }),
-                        0xe1..=0xef => set(chars + 1, Pend::Utf8 { need: 2, lo: 0x80, hi: 0xbf }),
-                        0xf0 => set(chars + 1, Pend::Utf8 { need: 3, lo: 0x90, hi: 0xbf }),
-                        0xf1..=0xf3 => set(chars + 1, Pend::Utf8 { need: 3, lo: 0x80, hi: 0xbf }),
-                        0xf4 => set(chars + 1, Pend::Utf8 { need: 3, lo: 0x80, hi: 0x8f }),
-                        _ => {}
-                    },
-                    Pend::Backslash => match b {
-                        b'"' | b'\\' | b'/' | b'b' | b'f' | b'n' | b'r' | b't' => set(chars, Pend::None),
-                        b'u' => set(chars, Pend::Hex { n: 0, d: false }),
-                        _ => {}
-                    },
-                    Pend::Hex { n, d } => {
-                        // No surrogate escapes (\uD800–\uDFFF): write such characters as UTF-8.
-                        let ok = b.is_ascii_hexdigit() && !(n == 1 && d && !(b'0'..=b'7').contains(&b));
-                        if ok {
-                            if n == 3 {
-                                set(chars, Pend::None)
-                            } else {
-                                set(chars, Pend::Hex { n: n + 1, d: n == 0 && (b == b'd' || b == b'D') })
-                            }
-                        }
-                    }
-                    Pend::Utf8 { need, lo, hi } => {
-                        if (lo..=hi).contains(&b) {
-                            if need == 1 {
-                                set(chars, Pend::None)
-                            } else {
-                                set(chars, Pend::Utf8 { need: need - 1, lo: 0x80, hi: 0xbf })
-                            }
-                        }
-                    }
+                    push_alt(out, a);
                 }
-            }
+            },
             Frame::Num { node, len, buf } => {
                 let Node::Num(spec) = &self.nodes[node as usize] else { return };
                 let len = len as usize;
@@ -1241,11 +1273,9 @@ impl Compiled {
             }
             Frame::Obj { node, next, phase } => match (phase, b) {
                 (Phase::Open | Phase::After, b'}') if !self.required_left(node, next) => push_alt(out, self.finish(a)),
-                (Phase::After, b',') => {
-                    if self.window(node, next, a.depth).next().is_some() {
-                        a.top = Frame::Obj { node, next, phase: Phase::Comma };
-                        push_alt(out, a);
-                    }
+                (Phase::After, b',') if self.window(node, next, a.depth).next().is_some() => {
+                    a.top = Frame::Obj { node, next, phase: Phase::Comma };
+                    push_alt(out, a);
                 }
                 (Phase::Open | Phase::Comma, _) => {
                     let props = self.props(node);
@@ -1280,19 +1310,15 @@ impl Compiled {
                 let Node::Arr { items, min, max } = self.nodes[node as usize] else { return };
                 match (phase, b) {
                     (Phase::Open | Phase::After, b']') if count >= min => push_alt(out, self.finish(a)),
-                    (Phase::After, b',') => {
-                        if count < max && self.fits(a.depth, items) {
-                            a.top = Frame::Arr { node, count: count + 1, phase: Phase::Inside };
-                            a.push(Frame::Value { node: items });
-                            push_alt(out, a);
-                        }
+                    (Phase::After, b',') if count < max && self.fits(a.depth, items) => {
+                        a.top = Frame::Arr { node, count: count + 1, phase: Phase::Inside };
+                        a.push(Frame::Value { node: items });
+                        push_alt(out, a);
                     }
-                    (Phase::Open, _) => {
-                        if max > 0 && self.fits(a.depth, items) {
-                            a.top = Frame::Arr { node, count: 1, phase: Phase::Inside };
-                            a.push(Frame::Value { node: items });
-                            self.step(a, b, out);
-                        }
+                    (Phase::Open, _) if max > 0 && self.fits(a.depth, items) => {
+                        a.top = Frame::Arr { node, count: 1, phase: Phase::Inside };
+                        a.push(Frame::Value { node: items });
+                        self.step(a, b, out);
                     }
                     _ => {}
                 }
@@ -1301,22 +1327,68 @@ impl Compiled {
                 let Node::Map { values, max } = self.nodes[node as usize] else { return };
                 match (phase, b) {
                     (Phase::Open | Phase::After, b'}') => push_alt(out, self.finish(a)),
-                    (Phase::After, b',') => {
-                        if count < max && self.fits(a.depth, values) {
-                            a.top = Frame::Map { node, count, phase: Phase::Comma };
-                            push_alt(out, a);
-                        }
+                    (Phase::After, b',') if count < max && self.fits(a.depth, values) => {
+                        a.top = Frame::Map { node, count, phase: Phase::Comma };
+                        push_alt(out, a);
                     }
-                    (Phase::Open | Phase::Comma, b'"') => {
-                        if count < max && self.fits(a.depth, values) {
-                            a.top = Frame::Map { node, count: count + 1, phase: Phase::Inside };
-                            a.push(Frame::Value { node: values });
-                            a.push(Frame::Lits { node: COLON, lo: 0, hi: 1, pos: 0 });
-                            a.push(Frame::Str { node: KEY, chars: 0, pend: Pend::None });
-                            push_alt(out, a);
-                        }
+                    (Phase::Open | Phase::Comma, b'"') if count < max && self.fits(a.depth, values) => {
+                        a.top = Frame::Map { node, count: count + 1, phase: Phase::Inside };
+                        a.push(Frame::Value { node: values });
+                        a.push(Frame::Lits { node: COLON, lo: 0, hi: 1, pos: 0 });
+                        a.push(Frame::Str { node: KEY, chars: 0, pend: Pend::None });
+                        push_alt(out, a);
                     }
                     _ => {}
+                }
+            }
+        }
+    }
+
+    fn str_step(&self, node: u32, chars: u32, pend: Pend, b: u8) -> StrStep {
+        let (min, max) = match self.nodes[node as usize] {
+            Node::Str { min, max } => (min, max),
+            _ => (0, 0),
+        };
+        let go = |chars: u32, pend: Pend| StrStep::Go(chars, pend);
+        match pend {
+            Pend::None => match b {
+                b'"' if chars >= min => StrStep::Close,
+                b'"' => StrStep::Reject,
+                _ if chars >= max => StrStep::Reject,
+                b'\\' => go(chars + 1, Pend::Backslash),
+                0..=0x1f => StrStep::Reject,
+                0x20..=0x7f => go(chars + 1, Pend::None),
+                0xc2..=0xdf => go(chars + 1, Pend::Utf8 { need: 1, lo: 0x80, hi: 0xbf }),
+                0xe0 => go(chars + 1, Pend::Utf8 { need: 2, lo: 0xa0, hi: 0xbf }),
+                0xed => go(chars + 1, Pend::Utf8 { need: 2, lo: 0x80, hi: 0x9f }),
+                0xe1..=0xef => go(chars + 1, Pend::Utf8 { need: 2, lo: 0x80, hi: 0xbf }),
+                0xf0 => go(chars + 1, Pend::Utf8 { need: 3, lo: 0x90, hi: 0xbf }),
+                0xf1..=0xf3 => go(chars + 1, Pend::Utf8 { need: 3, lo: 0x80, hi: 0xbf }),
+                0xf4 => go(chars + 1, Pend::Utf8 { need: 3, lo: 0x80, hi: 0x8f }),
+                _ => StrStep::Reject,
+            },
+            Pend::Backslash => match b {
+                b'"' | b'\\' | b'/' | b'b' | b'f' | b'n' | b'r' | b't' => go(chars, Pend::None),
+                b'u' => go(chars, Pend::Hex { n: 0, d: false }),
+                _ => StrStep::Reject,
+            },
+            Pend::Hex { n, d } => {
+                // No surrogate escapes (\uD800–\uDFFF): such characters are written as UTF-8.
+                if !b.is_ascii_hexdigit() || (n == 1 && d && !(b'0'..=b'7').contains(&b)) {
+                    StrStep::Reject
+                } else if n == 3 {
+                    go(chars, Pend::None)
+                } else {
+                    go(chars, Pend::Hex { n: n + 1, d: n == 0 && (b == b'd' || b == b'D') })
+                }
+            }
+            Pend::Utf8 { need, lo, hi } => {
+                if !(lo..=hi).contains(&b) {
+                    StrStep::Reject
+                } else if need == 1 {
+                    go(chars, Pend::None)
+                } else {
+                    go(chars, Pend::Utf8 { need: need - 1, lo: 0x80, hi: 0xbf })
                 }
             }
         }
@@ -1327,7 +1399,8 @@ impl Compiled {
         match a.top {
             Frame::Root { done } => done,
             Frame::Num { node, len, buf } => {
-                at_root && matches!(&self.nodes[node as usize], Node::Num(spec) if num_final(&buf[..len as usize], spec))
+                at_root
+                    && matches!(&self.nodes[node as usize], Node::Num(spec) if num_final(&buf[..len as usize], spec))
             }
             Frame::Lits { node, lo, pos, .. } => at_root && self.lits_complete(node, lo, pos),
             _ => false,
@@ -1382,7 +1455,9 @@ impl Compiled {
                     let props = self.props(node);
                     let mut first = phase == Phase::Open || phase == Phase::Comma;
                     if phase == Phase::Comma && !self.required_left(node, next) {
-                        let pick = self.window(node, next, depth).min_by_key(|&i| props[i].key.len() + self.canon(props[i].node).len());
+                        let pick = self
+                            .window(node, next, depth)
+                            .min_by_key(|&i| props[i].key.len() + self.canon(props[i].node).len());
                         if let Some(i) = pick {
                             out.extend_from_slice(&props[i].key);
                             out.extend_from_slice(self.canon(props[i].node));
@@ -1480,7 +1555,9 @@ impl TokenTrie {
             .tokens
             .iter()
             .enumerate()
-            .filter(|(id, t)| !t.is_empty() && t.len() <= Self::MAX_TOKEN_BYTES && *id as u64 != vocab.end_of_turn as u64)
+            .filter(|(id, t)| {
+                !t.is_empty() && t.len() <= Self::MAX_TOKEN_BYTES && *id as u64 != vocab.end_of_turn as u64
+            })
             .map(|(id, t)| (t.as_slice(), id as u32))
             .collect();
         sorted.sort();
@@ -1525,7 +1602,9 @@ impl TokenTrie {
     }
 
     fn matches(&self, vocab: &Vocabulary) -> bool {
-        self.vocab_len == vocab.tokens.len() && self.end_of_turn == vocab.end_of_turn && self.fingerprint == fingerprint(vocab)
+        self.vocab_len == vocab.tokens.len()
+            && self.end_of_turn == vocab.end_of_turn
+            && self.fingerprint == fingerprint(vocab)
     }
 }
 
@@ -1534,7 +1613,10 @@ static TRIES: Mutex<Vec<Arc<TokenTrie>>> = Mutex::new(Vec::new());
 fn shared_trie(vocab: &Vocabulary) -> Arc<TokenTrie> {
     let fp = fingerprint(vocab);
     let mut cache = TRIES.lock().unwrap_or_else(|e| e.into_inner());
-    if let Some(t) = cache.iter().find(|t| t.fingerprint == fp && t.vocab_len == vocab.tokens.len() && t.end_of_turn == vocab.end_of_turn) {
+    if let Some(t) = cache
+        .iter()
+        .find(|t| t.fingerprint == fp && t.vocab_len == vocab.tokens.len() && t.end_of_turn == vocab.end_of_turn)
+    {
         return t.clone();
     }
     let t = Arc::new(TokenTrie::new(vocab));
@@ -1562,9 +1644,12 @@ fn shared_trie(vocab: &Vocabulary) -> Arc<TokenTrie> {
 /// });
 /// let mut c = JsonSchema::new(&schema)?;
 /// assert!(c.advance(br#"{"city":"Par"#));
-/// assert!(!c.advance(b" ")); // no whitespace outside strings... inside the string it is fine:
-/// assert!(c.advance(b"is"));
 /// assert_eq!(c.completion(), r#"","temperature":0}"#);
+/// assert!(c.advance(br#"is""#));
+/// assert!(!c.advance(b" ")); // no whitespace outside strings
+/// assert!(!c.advance(br#"}"#)); // `temperature` is required
+/// assert!(c.advance(br#","temperature":21.5}"#));
+/// assert!(c.is_complete());
 /// # Ok::<(), prompty_local::Error>(())
 /// ```
 #[derive(Clone)]
@@ -1663,9 +1748,21 @@ impl JsonSchema {
         t
     }
 
-    fn walk(&self, trie: &TokenTrie, node: usize, depth: usize, alts: &[Alt], bufs: &mut Vec<Vec<Alt>>, allowed: &mut [bool]) {
+    fn walk(
+        &self,
+        trie: &TokenTrie,
+        node: usize,
+        depth: usize,
+        alts: &[Alt],
+        bufs: &mut Vec<Vec<Alt>>,
+        allowed: &mut [bool],
+    ) {
+        if let [a @ Alt { top: Frame::Str { node: snode, chars, pend }, .. }] = alts {
+            // Fast path inside a string: the state is (characters, pending escape or UTF-8).
+            return self.walk_str(trie, node, depth, a, *snode, *chars, *pend, bufs, allowed);
+        }
         let (c0, c1) = trie.nodes[node].children;
-        if bufs.len() <= depth {
+        while bufs.len() <= depth {
             bufs.push(Vec::new());
         }
         let mut next = std::mem::take(&mut bufs[depth]);
@@ -1675,17 +1772,58 @@ impl JsonSchema {
             if next.is_empty() {
                 continue;
             }
-            for &id in &trie.ids[child.ids.0 as usize..child.ids.1 as usize] {
-                if let Some(slot) = allowed.get_mut(id as usize) {
-                    *slot = true;
-                }
-            }
+            mark(trie, &child, allowed);
             if child.children.0 < child.children.1 {
                 self.walk(trie, c as usize, depth + 1, &next, bufs, allowed);
             }
         }
         next.clear();
         bufs[depth] = next;
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    fn walk_str(
+        &self,
+        trie: &TokenTrie,
+        node: usize,
+        depth: usize,
+        alt: &Alt,
+        snode: u32,
+        chars: u32,
+        pend: Pend,
+        bufs: &mut Vec<Vec<Alt>>,
+        allowed: &mut [bool],
+    ) {
+        let (c0, c1) = trie.nodes[node].children;
+        for c in c0..c1 {
+            let child = trie.nodes[c as usize];
+            match self.schema.str_step(snode, chars, pend, child.byte) {
+                StrStep::Reject => continue,
+                StrStep::Go(chars, pend) => {
+                    mark(trie, &child, allowed);
+                    if child.children.0 < child.children.1 {
+                        self.walk_str(trie, c as usize, depth + 1, alt, snode, chars, pend, bufs, allowed);
+                    }
+                }
+                StrStep::Close => {
+                    let mut a = alt.clone();
+                    a.top = Frame::Str { node: snode, chars, pend };
+                    let closed = [self.schema.finish(a)];
+                    mark(trie, &child, allowed);
+                    if child.children.0 < child.children.1 {
+                        self.walk(trie, c as usize, depth + 1, &closed, bufs, allowed);
+                    }
+                }
+            }
+        }
+    }
+}
+
+fn mark(trie: &TokenTrie, node: &TrieNode, allowed: &mut [bool]) {
+    for &id in &trie.ids[node.ids.0 as usize..node.ids.1 as usize] {
+        if let Some(slot) = allowed.get_mut(id as usize) {
+            *slot = true;
+        }
     }
 }
 
@@ -1732,10 +1870,6 @@ impl Constraint for JsonSchema {
     }
 
     fn completion_bytes(&self) -> Vec<u8> {
-        self.alts
-            .iter()
-            .map(|a| self.schema.completion(a))
-            .min_by_key(Vec::len)
-            .unwrap_or_default()
+        self.alts.iter().map(|a| self.schema.completion(a)).min_by_key(Vec::len).unwrap_or_default()
     }
 }

@@ -197,11 +197,70 @@ fn synthetic_vocab() -> Vocabulary {
         tokens.push(vec![b]);
     }
     let fragments = [
-        "{\"", "\":", "\",\"", "\"}", "\"},", "\"}}", "}}", "},{", "[{", "}]", "[]", "{}", "[\"", "\"]", "\",", ",\"", "true",
-        "false", "null", "12", "0.5", "-1", "1e5", "e+", "E-", "00", "99", ".0", "name", "get_weather", "get_time", "arguments",
-        "city", "temperature", "Paris", "\":\"", "\":{", "\":[", "\":1", "\":0", " the", " a", "é", "日本", "\\u00e9", "\\n",
-        "\\\"", "\\ud83d", "😀", "abcdefghijklmnopqrstuvwxyz", "\"name\":\"get_weather\"", "{\"name\":\"", "\"arguments\":{",
-        "red", "green", "blue", "\"red\"", "\"blue\"", "items", "x", "y", " ", "\n", "\t",
+        "{\"",
+        "\":",
+        "\",\"",
+        "\"}",
+        "\"},",
+        "\"}}",
+        "}}",
+        "},{",
+        "[{",
+        "}]",
+        "[]",
+        "{}",
+        "[\"",
+        "\"]",
+        "\",",
+        ",\"",
+        "true",
+        "false",
+        "null",
+        "12",
+        "0.5",
+        "-1",
+        "1e5",
+        "e+",
+        "E-",
+        "00",
+        "99",
+        ".0",
+        "name",
+        "get_weather",
+        "get_time",
+        "arguments",
+        "city",
+        "temperature",
+        "Paris",
+        "\":\"",
+        "\":{",
+        "\":[",
+        "\":1",
+        "\":0",
+        " the",
+        " a",
+        "é",
+        "日本",
+        "\\u00e9",
+        "\\n",
+        "\\\"",
+        "\\ud83d",
+        "😀",
+        "abcdefghijklmnopqrstuvwxyz",
+        "\"name\":\"get_weather\"",
+        "{\"name\":\"",
+        "\"arguments\":{",
+        "red",
+        "green",
+        "blue",
+        "\"red\"",
+        "\"blue\"",
+        "items",
+        "x",
+        "y",
+        " ",
+        "\n",
+        "\t",
     ];
     for f in fragments {
         tokens.push(f.as_bytes().to_vec());
@@ -361,7 +420,11 @@ fn integers_and_bounds() {
     check_walks(&json!({"type": "integer", "minimum": 0}), 200, 8);
     check_walks(&json!({"type": "array", "items": {"type": "integer", "minimum": 0}}), 200, 9);
     check_walks(&json!({"type": "array", "items": {"type": "integer", "minimum": 60, "maximum": 100}}), 200, 10);
-    check_walks(&json!({"type": "array", "items": {"type": "number", "exclusiveMinimum": -2.5, "maximum": 7.25}}), 200, 11);
+    check_walks(
+        &json!({"type": "array", "items": {"type": "number", "exclusiveMinimum": -2.5, "maximum": 7.25}}),
+        200,
+        11,
+    );
     check_walks(&json!({"type": "array", "items": {"type": "integer", "maximum": -3}}), 200, 12);
     let mut c = JsonSchema::new(&json!({"type": "integer", "minimum": 0})).unwrap();
     assert!(!c.advance(b"-"));
@@ -496,7 +559,8 @@ fn random_schema(rng: &mut Rng, depth: usize, defs: &mut serde_json::Map<String,
             let mut props = serde_json::Map::new();
             let mut required = Vec::new();
             for i in 0..n {
-                let name = ["city", "c", "name", "x", "arguments", "temperature"][rng.below(6)].to_string() + &i.to_string();
+                let name =
+                    ["city", "c", "name", "x", "arguments", "temperature"][rng.below(6)].to_string() + &i.to_string();
                 props.insert(name.clone(), random_schema(rng, depth - 1, defs));
                 if rng.chance(0.5) {
                     required.push(name);
@@ -574,7 +638,11 @@ fn schema_error(schema: Value) -> (String, String) {
 fn unsupported_schemas_name_the_keyword_and_pointer() {
     let cases: Vec<(Value, &str, &str)> = vec![
         (json!({"type": "string", "pattern": "^a"}), "/pattern", "pattern"),
-        (json!({"properties": {"a/b": {"type": "string", "format": "email", "pattern": "x"}}}), "/properties/a~1b/pattern", "pattern"),
+        (
+            json!({"properties": {"a/b": {"type": "string", "format": "email", "pattern": "x"}}}),
+            "/properties/a~1b/pattern",
+            "pattern",
+        ),
         (json!({"not": {}}), "/not", "not"),
         (json!({"type": "integer", "multipleOf": 2}), "/multipleOf", "multipleOf"),
         (json!({"type": "array", "items": [{}]}), "/items", "tuple"),
@@ -589,11 +657,19 @@ fn unsupported_schemas_name_the_keyword_and_pointer() {
         (json!({"$ref": "#/$defs/missing"}), "/$ref", "points to nothing"),
         (json!({"$ref": "https://example.com/s.json"}), "/$ref", "not local"),
         (json!({"$ref": "#"}), "", "recursive"),
-        (json!({"$defs": {"a": {"$ref": "#/$defs/b"}, "b": {"$ref": "#/$defs/a"}}, "$ref": "#/$defs/a"}), "/$defs/a", "recursive"),
+        (
+            json!({"$defs": {"a": {"$ref": "#/$defs/b"}, "b": {"$ref": "#/$defs/a"}}, "$ref": "#/$defs/a"}),
+            "/$defs/a",
+            "recursive",
+        ),
         (json!({"anyOf": [{"$ref": "#"}, {"type": "null"}]}), "", "recursive"),
         (json!({"type": "object", "properties": {"next": {"$ref": "#"}}, "required": ["next"]}), "", "no instance"),
         (json!({"enum": (0..2000).collect::<Vec<_>>()}), "/enum", "1024"),
-        (json!({"type": "object", "properties": (0..300).map(|i| (format!("p{i}"), json!({}))).collect::<serde_json::Map<_, _>>()}), "/properties", "256"),
+        (
+            json!({"type": "object", "properties": (0..300).map(|i| (format!("p{i}"), json!({}))).collect::<serde_json::Map<_, _>>()}),
+            "/properties",
+            "256",
+        ),
         (json!({"enum": []}), "/enum", "non-empty"),
         (json!({"type": "string", "enum": [1, 2]}), "/enum", "matches `type`"),
         (json!(42), "", "object or a boolean"),
@@ -636,7 +712,16 @@ fn annotations_are_ignored() {
 #[test]
 fn hostile_vocabulary_and_refused_bytes() {
     let vocab = Vocabulary {
-        tokens: vec![Vec::new(), vec![0xff], vec![b'{'; 100_000], b"{}".to_vec(), vec![0xc3], vec![0xa9], b"\"".to_vec(), Vec::new()],
+        tokens: vec![
+            Vec::new(),
+            vec![0xff],
+            vec![b'{'; 100_000],
+            b"{}".to_vec(),
+            vec![0xc3],
+            vec![0xa9],
+            b"\"".to_vec(),
+            Vec::new(),
+        ],
         end_of_turn: 7,
     };
     let mut c = JsonSchema::new(&json!({"type": "object", "additionalProperties": {"type": "string"}})).unwrap();
@@ -675,7 +760,11 @@ fn mask_matches_advance_and_ends() {
         c.mask(&vocab, &mut allowed);
         for (id, t) in vocab.tokens.iter().enumerate() {
             if id != EOT as usize {
-                assert_eq!(allowed[id], c.clone().advance(t) && !t.is_empty() && t.len() <= TokenTrie::MAX_TOKEN_BYTES, "{step}: token {t:?}");
+                assert_eq!(
+                    allowed[id],
+                    c.clone().advance(t) && !t.is_empty() && t.len() <= TokenTrie::MAX_TOKEN_BYTES,
+                    "{step}: token {t:?}"
+                );
             }
         }
         assert!(!allowed[EOT as usize]);
