@@ -1004,28 +1004,50 @@ fn num_final(s: &[u8], spec: &NumSpec) -> bool {
     }
 }
 
-/// The suffix that completes the number prefix `s` (greedy over feasible characters).
+/// The shortest suffix that completes the number prefix `s`: iterative deepening over feasible
+/// characters (feasibility prunes hard), then a greedy walk if a search budget runs out.
 fn num_completion(s: &[u8], spec: &NumSpec) -> Option<Vec<u8>> {
+    fn search(cur: &mut Vec<u8>, left: usize, spec: &NumSpec, budget: &mut usize) -> bool {
+        if num_final(cur, spec) {
+            return true;
+        }
+        if left == 0 || *budget == 0 {
+            return false;
+        }
+        for &c in b"0123456789.-" {
+            *budget = budget.saturating_sub(1);
+            cur.push(c);
+            if num_accepts(cur, spec) && search(cur, left - 1, spec, budget) {
+                return true;
+            }
+            cur.pop();
+        }
+        false
+    }
+    let mut budget = 4096;
+    for k in 0..=NUM_BUF.saturating_sub(s.len()) {
+        let mut cur = s.to_vec();
+        if search(&mut cur, k, spec, &mut budget) {
+            return Some(cur[s.len()..].to_vec());
+        }
+        if budget == 0 {
+            break;
+        }
+    }
     let mut cur = s.to_vec();
-    let start = cur.len();
     while !num_final(&cur, spec) {
         if cur.len() >= NUM_BUF {
             return None;
         }
-        let mut moved = false;
-        for &c in b"0123456789.-" {
+        let c = b"0123456789.-".iter().find(|&&c| {
             cur.push(c);
-            if num_accepts(&cur, spec) {
-                moved = true;
-                break;
-            }
+            let ok = num_accepts(&cur, spec);
             cur.pop();
-        }
-        if !moved {
-            return None;
-        }
+            ok
+        })?;
+        cur.push(*c);
     }
-    Some(cur[start..].to_vec())
+    Some(cur[s.len()..].to_vec())
 }
 
 fn canon_number(spec: &NumSpec) -> Option<String> {
@@ -1871,5 +1893,97 @@ impl Constraint for JsonSchema {
 
     fn completion_bytes(&self) -> Vec<u8> {
         self.alts.iter().map(|a| self.schema.completion(a)).min_by_key(Vec::len).unwrap_or_default()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn spec(integer: bool, lo: Option<(f64, bool)>, hi: Option<(f64, bool)>) -> NumSpec {
+        NumSpec { integer, lo, hi }
+    }
+
+    #[test]
+    fn number_syntax() {
+        let any = spec(false, None, None);
+        for ok in ["-", "0", "-0", "0.", "0.5", "12e", "12E+", "1.5e-0", "123"] {
+            assert!(parse_num(ok.as_bytes(), &any).is_some(), "{ok}");
+        }
+        for bad in ["01", "-.", ".5", "1..", "1e5e", "1.e", "+1", "--1", "1e123"] {
+            assert!(parse_num(bad.as_bytes(), &any).is_none(), "{bad}");
+        }
+        let int = spec(true, None, None);
+        assert!(parse_num(b"1.", &int).is_none());
+        assert!(parse_num(b"1e", &int).is_none());
+        assert!(parse_num(&[b'9'; 19], &int).is_none(), "digit cap");
+        assert!(parse_num(&[b'9'; 18], &int).is_some());
+    }
+
+    #[test]
+    fn number_bounds() {
+        let s = spec(true, Some((60.0, false)), Some((100.0, false)));
+        let ok = |t: &str| num_accepts(t.as_bytes(), &s);
+        assert!(ok("6") && ok("60") && ok("99") && ok("1") && ok("10") && ok("100"));
+        assert!(!ok("5") && !ok("101") && !ok("-") && !ok("0") && !ok("1000"));
+        assert_eq!(num_completion(b"1", &s).unwrap(), b"00");
+        assert_eq!(num_completion(b"6", &s).unwrap(), b"0");
+        assert_eq!(canon_number(&s).unwrap(), "60");
+        let neg = spec(true, None, Some((-3.0, false)));
+        assert_eq!(canon_number(&neg).unwrap(), "-3");
+        assert!(!num_accepts(b"2", &neg));
+        assert_eq!(num_completion(b"-", &neg).unwrap(), b"3");
+        let real = spec(false, Some((0.5, true)), Some((0.75, false)));
+        assert!(num_accepts(b"0.", &real) && num_accepts(b"0.7", &real) && !num_accepts(b"0.8", &real));
+        assert!(!num_accepts(b"1", &real));
+        assert!(!num_final(b"0.5", &real));
+        let tail = num_completion(b"0.5", &real).unwrap();
+        let v: f64 = format!("0.5{}", String::from_utf8(tail).unwrap()).parse().unwrap();
+        assert!(v > 0.5 && v <= 0.75);
+        assert!(!num_accepts(b"1e", &real), "no exponent with bounds");
+        let nonneg = spec(false, Some((0.0, false)), None);
+        assert!(!num_accepts(b"-", &nonneg));
+    }
+
+    #[test]
+    fn trie_shares_prefixes_and_skips_control_tokens() {
+        let vocab = Vocabulary {
+            tokens: vec![b"ab".to_vec(), b"a".to_vec(), Vec::new(), b"abc".to_vec(), b"b".to_vec(), b"x".to_vec()],
+            end_of_turn: 5,
+        };
+        let trie = TokenTrie::new(&vocab);
+        assert_eq!(trie.token_count(), 4);
+        // root, a, b, ab, abc
+        assert_eq!(trie.nodes.len(), 5);
+        assert!(trie.matches(&vocab));
+        let mut other = vocab.clone();
+        other.tokens[0] = b"zz".to_vec();
+        assert!(!trie.matches(&other));
+    }
+
+    #[test]
+    fn shortest_instances() {
+        let c = compile(&json!({
+            "$defs": {"t": {"type": "object", "properties": {"k": {"$ref": "#/$defs/t"}, "v": {"type": "string", "minLength": 2}}, "required": ["v"]}},
+            "type": "array", "minItems": 2, "items": {"$ref": "#/$defs/t"}
+        }))
+        .unwrap();
+        assert_eq!(c.canon(c.root), br#"[{"v":"aa"},{"v":"aa"}]"#);
+        assert_eq!(c.cdepth[c.root as usize], 2);
+    }
+
+    #[test]
+    fn alternatives_prune_and_fork() {
+        let mut c = JsonSchema::new(
+            &json!({"anyOf": [{"type": "string"}, {"type": "string", "maxLength": 1}, {"type": "integer"}]}),
+        )
+        .unwrap();
+        assert!(c.advance(b"\""));
+        assert_eq!(c.alts.len(), 2);
+        let fork = c.clone();
+        assert!(c.advance(b"ab"));
+        assert_eq!(c.alts.len(), 1);
+        assert_eq!(fork.alts.len(), 2, "a clone is an independent state");
     }
 }
