@@ -1553,44 +1553,31 @@ struct TrieNode {
 /// ```
 #[derive(Debug)]
 pub struct TokenTrie {
-    nodes: Vec<TrieNode>,
-    ids: Vec<u32>,
+    all: Trie,
+    /// Tokens that are plain string content (whole UTF-8 characters, no `"`, `\\` or control
+    /// character): inside a string far from its length cap they are all allowed at once.
+    plain_ids: Vec<u32>,
+    plain_max_chars: u32,
+    /// The other tokens, walked one byte at a time inside a string.
+    special: Trie,
     fingerprint: u64,
     vocab_len: usize,
     end_of_turn: u32,
 }
 
-fn fingerprint(vocab: &Vocabulary) -> u64 {
-    let mut h = std::collections::hash_map::DefaultHasher::new();
-    vocab.end_of_turn.hash(&mut h);
-    vocab.tokens.hash(&mut h);
-    h.finish()
+#[derive(Debug)]
+struct Trie {
+    nodes: Vec<TrieNode>,
+    ids: Vec<u32>,
 }
 
-impl TokenTrie {
-    /// Tokens longer than this many bytes are never allowed.
-    pub const MAX_TOKEN_BYTES: usize = 256;
-
-    /// Builds the trie of `vocab`.
-    pub fn new(vocab: &Vocabulary) -> Self {
-        let mut sorted: Vec<(&[u8], u32)> = vocab
-            .tokens
-            .iter()
-            .enumerate()
-            .filter(|(id, t)| {
-                !t.is_empty() && t.len() <= Self::MAX_TOKEN_BYTES && *id as u64 != vocab.end_of_turn as u64
-            })
-            .map(|(id, t)| (t.as_slice(), id as u32))
-            .collect();
-        sorted.sort();
-        let mut trie = TokenTrie {
+impl Trie {
+    /// Breadth-first from tokens sorted by bytes: the children of each node are contiguous.
+    fn build(sorted: &[(&[u8], u32)]) -> Trie {
+        let mut trie = Trie {
             nodes: vec![TrieNode { byte: 0, children: (1, 1), ids: (0, 0) }],
             ids: Vec::with_capacity(sorted.len()),
-            fingerprint: fingerprint(vocab),
-            vocab_len: vocab.tokens.len(),
-            end_of_turn: vocab.end_of_turn,
         };
-        // Breadth-first: the children of each node are contiguous.
         let mut queue: std::collections::VecDeque<(usize, usize, usize, usize)> = std::collections::VecDeque::new();
         queue.push_back((0, 0, sorted.len(), 0));
         while let Some((node, lo, hi, depth)) = queue.pop_front() {
@@ -1617,10 +1604,57 @@ impl TokenTrie {
         }
         trie
     }
+}
+
+fn fingerprint(vocab: &Vocabulary) -> u64 {
+    let mut h = std::collections::hash_map::DefaultHasher::new();
+    vocab.end_of_turn.hash(&mut h);
+    vocab.tokens.hash(&mut h);
+    h.finish()
+}
+
+impl TokenTrie {
+    /// Tokens longer than this many bytes are never allowed.
+    pub const MAX_TOKEN_BYTES: usize = 256;
+
+    /// Builds the trie of `vocab`.
+    pub fn new(vocab: &Vocabulary) -> Self {
+        let mut sorted: Vec<(&[u8], u32)> = vocab
+            .tokens
+            .iter()
+            .enumerate()
+            .filter(|(id, t)| {
+                !t.is_empty() && t.len() <= Self::MAX_TOKEN_BYTES && *id as u64 != vocab.end_of_turn as u64
+            })
+            .map(|(id, t)| (t.as_slice(), id as u32))
+            .collect();
+        sorted.sort();
+        let mut plain_ids = Vec::new();
+        let mut plain_max_chars = 0u32;
+        let mut special = Vec::new();
+        for &(bytes, id) in &sorted {
+            match std::str::from_utf8(bytes) {
+                Ok(text) if !text.chars().any(|c| c == '"' || c == '\\' || c < ' ') => {
+                    plain_ids.push(id);
+                    plain_max_chars = plain_max_chars.max(text.chars().count() as u32);
+                }
+                _ => special.push((bytes, id)),
+            }
+        }
+        TokenTrie {
+            all: Trie::build(&sorted),
+            special: Trie::build(&special),
+            plain_ids,
+            plain_max_chars,
+            fingerprint: fingerprint(vocab),
+            vocab_len: vocab.tokens.len(),
+            end_of_turn: vocab.end_of_turn,
+        }
+    }
 
     /// Tokens in the trie.
     pub fn token_count(&self) -> usize {
-        self.ids.len()
+        self.all.ids.len()
     }
 
     fn matches(&self, vocab: &Vocabulary) -> bool {
@@ -1772,7 +1806,7 @@ impl JsonSchema {
 
     fn walk(
         &self,
-        trie: &TokenTrie,
+        trie: &Trie,
         node: usize,
         depth: usize,
         alts: &[Alt],
@@ -1806,7 +1840,7 @@ impl JsonSchema {
     #[allow(clippy::too_many_arguments)]
     fn walk_str(
         &self,
-        trie: &TokenTrie,
+        trie: &Trie,
         node: usize,
         depth: usize,
         alt: &Alt,
@@ -1841,7 +1875,7 @@ impl JsonSchema {
     }
 }
 
-fn mark(trie: &TokenTrie, node: &TrieNode, allowed: &mut [bool]) {
+fn mark(trie: &Trie, node: &TrieNode, allowed: &mut [bool]) {
     for &id in &trie.ids[node.ids.0 as usize..node.ids.1 as usize] {
         if let Some(slot) = allowed.get_mut(id as usize) {
             *slot = true;
@@ -1854,7 +1888,18 @@ impl Constraint for JsonSchema {
         allowed.fill(false);
         let trie = self.trie_for(vocab);
         let mut bufs = Vec::new();
-        self.walk(&trie, 0, 0, &self.alts, &mut bufs, allowed);
+        match self.alts.as_slice() {
+            [a @ Alt { top: Frame::Str { node, chars, pend: Pend::None }, .. }] if matches!(self.schema.nodes[*node as usize], Node::Str { max, .. } if max.saturating_sub(*chars) >= trie.plain_max_chars) =>
+            {
+                for &id in &trie.plain_ids {
+                    if let Some(slot) = allowed.get_mut(id as usize) {
+                        *slot = true;
+                    }
+                }
+                self.walk_str(&trie.special, 0, 0, a, *node, *chars, Pend::None, &mut bufs, allowed);
+            }
+            _ => self.walk(&trie.all, 0, 0, &self.alts, &mut bufs, allowed),
+        }
         if self.can_end() {
             if let Some(slot) = allowed.get_mut(vocab.end_of_turn as usize) {
                 *slot = true;
@@ -1955,7 +2000,9 @@ mod tests {
         let trie = TokenTrie::new(&vocab);
         assert_eq!(trie.token_count(), 4);
         // root, a, b, ab, abc
-        assert_eq!(trie.nodes.len(), 5);
+        assert_eq!(trie.all.nodes.len(), 5);
+        assert_eq!(trie.plain_ids.len(), 4);
+        assert_eq!(trie.plain_max_chars, 3);
         assert!(trie.matches(&vocab));
         let mut other = vocab.clone();
         other.tokens[0] = b"zz".to_vec();

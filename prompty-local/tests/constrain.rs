@@ -753,24 +753,30 @@ fn hostile_vocabulary_and_refused_bytes() {
 #[test]
 fn mask_matches_advance_and_ends() {
     let vocab = synthetic_vocab();
-    let schema = json!({"type": "array", "items": {"type": "integer"}, "maxItems": 2});
-    let mut c = JsonSchema::new(&schema).unwrap();
-    let mut allowed = vec![false; vocab.tokens.len()];
-    for step in ["[", "12", ",", "-1", "]"] {
-        c.mask(&vocab, &mut allowed);
-        for (id, t) in vocab.tokens.iter().enumerate() {
-            if id != EOT as usize {
-                assert_eq!(
-                    allowed[id],
-                    c.clone().advance(t) && !t.is_empty() && t.len() <= TokenTrie::MAX_TOKEN_BYTES,
-                    "{step}: token {t:?}"
-                );
+    let cases: [(Value, &[&str]); 3] = [
+        (json!({"type": "array", "items": {"type": "integer"}, "maxItems": 2}), &["[", "12", ",", "-1", "]"]),
+        (
+            json!({"type": "array", "items": {"type": "string", "maxLength": 3}}),
+            &["[\"", "ab", "c", "\"", ",\"", "日", "\\n", "\"]"],
+        ),
+        (json!({"type": "object"}), &["{\"", "city", " the", "\":", "\"", "abcdefghijklmnopqrstuvwxyz", "\"}"]),
+    ];
+    for (schema, steps) in cases {
+        let mut c = JsonSchema::new(&schema).unwrap();
+        let mut allowed = vec![false; vocab.tokens.len()];
+        for step in steps {
+            c.mask(&vocab, &mut allowed);
+            for (id, t) in vocab.tokens.iter().enumerate() {
+                if id != EOT as usize {
+                    let expected = c.clone().advance(t) && !t.is_empty() && t.len() <= TokenTrie::MAX_TOKEN_BYTES;
+                    assert_eq!(allowed[id], expected, "{schema} at {step}: token {:?}", String::from_utf8_lossy(t));
+                }
             }
+            assert!(!allowed[EOT as usize]);
+            assert!(c.advance(step.as_bytes()), "{schema}: {step}");
         }
-        assert!(!allowed[EOT as usize]);
-        assert!(c.advance(step.as_bytes()));
+        c.mask(&vocab, &mut allowed);
+        assert!(allowed[EOT as usize]);
+        assert!(c.is_complete());
     }
-    c.mask(&vocab, &mut allowed);
-    assert!(allowed[EOT as usize]);
-    assert!(c.is_complete());
 }
