@@ -71,3 +71,15 @@ fn prompty_offline_keeps_the_examples_from_running_the_model() {
     assert!(stdout.contains("(offline: ") && !stdout.contains("[model]"), "{stdout}");
     assert!(!stdout.contains(prompty_examples::EMBEDDED_NOTICE), "{stdout}");
 }
+
+#[test]
+fn the_agent_example_runs_a_tool_called_by_the_embedded_model() {
+    let out = keyless(env!("CARGO_BIN_EXE_agent"), &["What is the weather in Oslo?"]);
+    assert!(out.contains(prompty_examples::EMBEDDED_NOTICE), "{out}");
+    // The first answer is a tool call held to the tools' schemas: a handler ran and returned.
+    let called = ["→ get_weather({", "→ convert_currency({"].iter().any(|c| out.contains(c));
+    assert!(called && out.contains("← "), "a tool ran: {out}");
+    assert!(!out.contains("! "), "no error event: {out}");
+    let answer = out.split_once("[model]\n").map(|(_, a)| a.trim()).unwrap_or_default();
+    assert!(!answer.is_empty(), "then the model answered: {out}");
+}
