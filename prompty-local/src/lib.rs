@@ -17,14 +17,20 @@
 //! let model = Model::load("SmolLM2-135M-Instruct.Q4_1.gguf".as_ref())?;
 //! let prompt = model.render_chat(&[ChatMessage::new("user", "Name a colour.")], true)?;
 //! let tokens = model.tokenize(&prompt)?;
-//! let options = GenerateOptions { max_tokens: 16, ..GenerateOptions::default() };
+//! let mut options = GenerateOptions::default(); // non-exhaustive: set the fields you need
+//! options.max_tokens = 16;
 //! let out = model.generate(&tokens, &options, None, &mut |_piece| std::ops::ControlFlow::Continue(()))?;
 //! println!("{} ({} tokens)", out.text, out.completion_tokens);
 //! # Ok::<(), prompty_local::Error>(())
 //! ```
 
+mod chat_template;
 pub mod constrain;
 mod error;
+mod gguf;
+mod llama;
+mod sample;
+mod tokenizer;
 
 pub use constrain::Constraint;
 pub use error::Error;

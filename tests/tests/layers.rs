@@ -34,7 +34,7 @@ const RUNTIME_LAYERS: &[(&str, u32)] = &[
     ("prompts", 12),
 ];
 
-const CRATES: &[&str] = &["prompty-core", "prompty", "prompty-build", "prompty-macros", "prompty-cli"];
+const CRATES: &[&str] = &["prompty-core", "prompty-local", "prompty", "prompty-build", "prompty-macros", "prompty-cli"];
 
 #[test]
 fn no_module_imports_in_a_circle() {

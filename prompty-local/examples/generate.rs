@@ -1,0 +1,65 @@
+//! Loads a GGUF model, generates greedily and prints the speed.
+//!
+//! ```text
+//! cargo run --release -p prompty-local --example generate -- MODEL.gguf "PROMPT" [MAX_TOKENS] [THREADS]
+//! ```
+//!
+//! - `MODEL.gguf`: the model file.
+//! - `PROMPT`: a user message, rendered with the model's chat template.
+//! - `MAX_TOKENS`: tokens to generate (default 128). Generation stops early at the end of the
+//!   model's turn; the count printed is what was generated.
+//! - `THREADS`: the size of the thread pool (default: `RAYON_NUM_THREADS`, else the physical cores).
+//!
+//! Prints the answer on stdout as it is generated, then one line on stderr:
+//! `load_s=… prompt_tokens=… prompt_tok_s=… ttft_ms=… gen_tokens=… gen_tok_s=… finish=…`
+//! where the prompt rate is prompt tokens over the time to the first token, and the generation
+//! rate counts the tokens after the first over the time after it.
+
+use prompty_local::{ChatMessage, GenerateOptions, Model};
+use std::io::Write;
+use std::ops::ControlFlow;
+use std::time::Instant;
+
+fn main() -> Result<(), Box<dyn std::error::Error>> {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    if args.len() < 2 {
+        eprintln!("usage: generate MODEL.gguf PROMPT [MAX_TOKENS] [THREADS]");
+        std::process::exit(2);
+    }
+    let max_tokens: usize = args.get(2).map(|s| s.parse()).transpose()?.unwrap_or(128);
+    if let Some(threads) = args.get(3) {
+        rayon::ThreadPoolBuilder::new().num_threads(threads.parse()?).build_global()?;
+    }
+    let t0 = Instant::now();
+    let model = Model::load(args[0].as_ref())?;
+    let load_s = t0.elapsed().as_secs_f64();
+    let prompt = model.render_chat(&[ChatMessage::new("user", args[1].as_str())], true)?;
+    let tokens = model.tokenize(&prompt)?;
+    let mut options = GenerateOptions::default();
+    options.max_tokens = max_tokens;
+    options.temperature = 0.0;
+    let start = Instant::now();
+    let mut first: Option<f64> = None;
+    let mut stdout = std::io::stdout();
+    let out = model.generate(&tokens, &options, None, &mut |piece| {
+        first.get_or_insert_with(|| start.elapsed().as_secs_f64());
+        let _ = stdout.write_all(piece.as_bytes());
+        let _ = stdout.flush();
+        ControlFlow::Continue(())
+    })?;
+    let total = start.elapsed().as_secs_f64();
+    println!();
+    let ttft = first.unwrap_or(total);
+    let after = out.completion_tokens.saturating_sub(1) as f64;
+    eprintln!(
+        "load_s={load_s:.3} prompt_tokens={} prompt_tok_s={:.1} ttft_ms={:.1} gen_tokens={} gen_tok_s={:.1} finish={:?} threads={}",
+        out.prompt_tokens,
+        out.prompt_tokens as f64 / ttft,
+        ttft * 1000.0,
+        out.completion_tokens,
+        if total > ttft { after / (total - ttft) } else { 0.0 },
+        out.finish,
+        rayon::current_num_threads(),
+    );
+    Ok(())
+}

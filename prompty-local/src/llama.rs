@@ -1,0 +1,354 @@
+//! The Llama network: hyper-parameters and weights from a GGUF file, and the forward pass
+//! (RMS norm, rotary embeddings, grouped-query attention over a key/value cache, SiLU-gated
+//! feed-forward).
+//!
+//! The matrix products are candle's quantized ones ([`QMatMul`]); everything else (norms, rope,
+//! attention, activations) is plain Rust over `f32` slices, which for one token at a time costs
+//! less than building tensors for it.
+
+use crate::gguf::{format_error, limits, Gguf};
+use crate::Error;
+use candle_core::quantized::{GgmlDType, QMatMul, QTensor};
+use candle_core::{Device, Module, Tensor};
+use rayon::prelude::*;
+use std::sync::Arc;
+
+/// The architectures this network runs.
+pub(crate) const SUPPORTED_ARCHITECTURES: &[&str] = &["llama"];
+
+/// Hyper-parameters of a Llama model.
+#[derive(Debug, Clone)]
+pub(crate) struct Config {
+    pub dim: usize,
+    pub layers: usize,
+    pub heads: usize,
+    pub kv_heads: usize,
+    pub head_dim: usize,
+    pub ffn: usize,
+    pub eps: f32,
+    pub rope_base: f32,
+    pub rope_dim: usize,
+    pub context: usize,
+    pub vocab: usize,
+}
+
+impl Config {
+    /// Reads the hyper-parameters of architecture `arch` from the metadata.
+    pub fn read(g: &Gguf, arch: &str) -> Result<Config, Error> {
+        let key = |k: &str| format!("{arch}.{k}");
+        let dim = g.usize_at_most(&key("embedding_length"), limits::MAX_EMBEDDING)?;
+        let layers = g.usize_at_most(&key("block_count"), limits::MAX_LAYERS)?;
+        let heads = g.usize_at_most(&key("attention.head_count"), limits::MAX_HEADS)?;
+        let kv_heads = match g.opt_usize(&key("attention.head_count_kv"))? {
+            Some(_) => g.usize_at_most(&key("attention.head_count_kv"), limits::MAX_HEADS)?,
+            None => heads,
+        };
+        let ffn = g.usize_at_most(&key("feed_forward_length"), limits::MAX_FFN)?;
+        let context = g.usize_at_most(&key("context_length"), limits::MAX_CONTEXT)?;
+        let eps = g.opt_f32(&key("attention.layer_norm_rms_epsilon"))?.unwrap_or(1e-5);
+        let rope_base = g.opt_f32(&key("rope.freq_base"))?.unwrap_or(10_000.0);
+        let bad = |m: String| format_error(&g.path, m);
+        if dim % heads != 0 {
+            return Err(bad(format!("embedding_length {dim} is not a multiple of head_count {heads}")));
+        }
+        if heads % kv_heads != 0 {
+            return Err(bad(format!("head_count {heads} is not a multiple of head_count_kv {kv_heads}")));
+        }
+        let head_dim = dim / heads;
+        let rope_dim = g.opt_usize(&key("rope.dimension_count"))?.unwrap_or(head_dim);
+        if rope_dim == 0 || rope_dim > head_dim || rope_dim % 2 != 0 {
+            return Err(bad(format!("rope.dimension_count {rope_dim} does not fit the head size {head_dim}")));
+        }
+        if !(eps > 0.0) || !(rope_base > 0.0) {
+            return Err(bad(format!("rms epsilon {eps} or rope.freq_base {rope_base} is not positive")));
+        }
+        let vocab = match g.content.tensor_infos.get("token_embd.weight") {
+            Some(info) => match info.shape.dims() {
+                [rows, cols] if *cols == dim && *rows > 0 && *rows <= limits::MAX_VOCAB => *rows,
+                d => {
+                    return Err(bad(format!(
+                        "tensor token_embd.weight has shape {d:?}, expected [vocabulary (at most {}), {dim}]",
+                        limits::MAX_VOCAB
+                    )))
+                }
+            },
+            None => return Err(bad("tensor token_embd.weight missing".into())),
+        };
+        Ok(Config { dim, layers, heads, kv_heads, head_dim, ffn, eps, rope_base, rope_dim, context, vocab })
+    }
+
+    fn kv_dim(&self) -> usize {
+        self.kv_heads * self.head_dim
+    }
+}
+
+/// One matrix of the network (`out × in`).
+pub(crate) struct Linear {
+    inner: QMatMul,
+    out: usize,
+}
+
+impl Linear {
+    /// `x` is `m` rows of the input width; the result is `m` rows of `out`.
+    fn forward(&self, x: &[f32], m: usize) -> Result<Vec<f32>, Error> {
+        let k = x.len() / m;
+        let t = Tensor::from_slice(x, (m, k), &Device::Cpu).map_err(inference)?;
+        let y = self.inner.forward(&t).map_err(inference)?;
+        let y = y.flatten_all().and_then(|y| y.to_vec1::<f32>()).map_err(inference)?;
+        debug_assert_eq!(y.len(), m * self.out);
+        Ok(y)
+    }
+}
+
+pub(crate) fn inference(e: candle_core::Error) -> Error {
+    Error::Inference(e.to_string())
+}
+
+struct Layer {
+    attn_norm: Vec<f32>,
+    wq: Linear,
+    wk: Linear,
+    wv: Linear,
+    wo: Linear,
+    ffn_norm: Vec<f32>,
+    gate: Linear,
+    up: Linear,
+    down: Linear,
+}
+
+/// How weights stored in a format without a fast CPU kernel in candle are kept in memory.
+///
+/// Measured on SmolLM2-135M Q4_1 (2 threads): candle's Q4_1 dot product is scalar, its Q8_0 one
+/// has AVX2/AVX-512 paths, so Q4_1 (and Q5_0/Q5_1/Q8_1) matrices are converted to Q8_0 at load:
+/// the conversion is exact up to Q8_0's rounding of each value, twice the memory of Q4_1.
+fn fast_dtype(d: GgmlDType) -> Option<GgmlDType> {
+    match d {
+        GgmlDType::Q4_1 | GgmlDType::Q5_0 | GgmlDType::Q5_1 | GgmlDType::Q8_1 => Some(GgmlDType::Q8_0),
+        _ => None,
+    }
+}
+
+/// The weights of a Llama model.
+pub(crate) struct Llama {
+    pub cfg: Config,
+    embeddings: Arc<QTensor>,
+    layers: Vec<Layer>,
+    norm: Vec<f32>,
+    output: Linear,
+    /// `cos`/`sin` of every position and rotary frequency, computed on demand per position.
+    inv_freq: Vec<f32>,
+}
+
+/// What [`Llama::forward`] returns.
+pub(crate) enum Want {
+    /// The logits of the last position.
+    Logits,
+    /// The final hidden states (after the final norm) of every position.
+    Hidden,
+}
+
+/// The key/value cache of one generation.
+pub(crate) struct Cache {
+    k: Vec<Vec<f32>>,
+    v: Vec<Vec<f32>>,
+    len: usize,
+}
+
+impl Cache {
+    pub fn new(cfg: &Config) -> Cache {
+        Cache { k: vec![Vec::new(); cfg.layers], v: vec![Vec::new(); cfg.layers], len: 0 }
+    }
+}
+
+fn vector(g: &mut Gguf, name: &str, n: usize) -> Result<Vec<f32>, Error> {
+    let t = g.tensor(name, &[n])?;
+    let t = t
+        .dequantize(&Device::Cpu)
+        .and_then(|t| t.to_vec1::<f32>())
+        .map_err(|e| format_error(&g.path, format!("tensor {name}: {e}")))?;
+    Ok(t)
+}
+
+fn linear(g: &mut Gguf, name: &str, out: usize, inp: usize) -> Result<Linear, Error> {
+    let t = g.tensor(name, &[out, inp])?;
+    let path = g.path.clone();
+    let wrap = |e: candle_core::Error| format_error(&path, format!("tensor {name}: {e}"));
+    let t = match fast_dtype(t.dtype()) {
+        Some(to) if inp % to.block_size() == 0 => {
+            let f = t.dequantize(&Device::Cpu).map_err(wrap)?;
+            QTensor::quantize(&f, to).map_err(wrap)?
+        }
+        _ => t,
+    };
+    let inner = QMatMul::from_arc(Arc::new(t)).map_err(wrap)?;
+    Ok(Linear { inner, out })
+}
+
+impl Llama {
+    /// Loads the weights of `cfg` from `g`.
+    pub fn load(g: &mut Gguf, cfg: Config) -> Result<Llama, Error> {
+        let (dim, kv, ffn) = (cfg.dim, cfg.kv_dim(), cfg.ffn);
+        let embeddings = Arc::new(g.tensor("token_embd.weight", &[cfg.vocab, dim])?);
+        let mut layers = Vec::with_capacity(cfg.layers);
+        for i in 0..cfg.layers {
+            let p = |s: &str| format!("blk.{i}.{s}.weight");
+            layers.push(Layer {
+                attn_norm: vector(g, &p("attn_norm"), dim)?,
+                wq: linear(g, &p("attn_q"), dim, dim)?,
+                wk: linear(g, &p("attn_k"), kv, dim)?,
+                wv: linear(g, &p("attn_v"), kv, dim)?,
+                wo: linear(g, &p("attn_output"), dim, dim)?,
+                ffn_norm: vector(g, &p("ffn_norm"), dim)?,
+                gate: linear(g, &p("ffn_gate"), ffn, dim)?,
+                up: linear(g, &p("ffn_up"), ffn, dim)?,
+                down: linear(g, &p("ffn_down"), dim, ffn)?,
+            });
+        }
+        let norm = vector(g, "output_norm.weight", dim)?;
+        // Tied embeddings (SmolLM2 and others): without `output.weight`, the output projection
+        // is the token embedding matrix.
+        let output = if g.has_tensor("output.weight") {
+            linear(g, "output.weight", cfg.vocab, dim)?
+        } else {
+            let path = g.path.clone();
+            let inner = QMatMul::from_arc(embeddings.clone())
+                .map_err(|e| format_error(&path, format!("tensor token_embd.weight: {e}")))?;
+            Linear { inner, out: cfg.vocab }
+        };
+        let inv_freq =
+            (0..cfg.rope_dim / 2).map(|i| 1.0 / cfg.rope_base.powf(2.0 * i as f32 / cfg.rope_dim as f32)).collect();
+        Ok(Llama { cfg, embeddings, layers, norm, output, inv_freq })
+    }
+
+    /// Runs `tokens` (at the positions after those already in `cache`) through the network,
+    /// appending their keys and values to `cache`.
+    pub fn forward(&self, tokens: &[u32], cache: &mut Cache, want: Want) -> Result<Vec<f32>, Error> {
+        let cfg = &self.cfg;
+        let n = tokens.len();
+        if n == 0 {
+            return Err(Error::Inference("no tokens to run".into()));
+        }
+        if let Some(&bad) = tokens.iter().find(|&&t| t as usize >= cfg.vocab) {
+            return Err(Error::Inference(format!("token id {bad} is outside the vocabulary of {} tokens", cfg.vocab)));
+        }
+        let start = cache.len;
+        if start + n > cfg.context {
+            return Err(Error::ContextOverflow { tokens: start + n, limit: cfg.context });
+        }
+        let (dim, hd, kv_dim) = (cfg.dim, cfg.head_dim, cfg.kv_dim());
+        let ids = Tensor::from_slice(tokens, n, &Device::Cpu).map_err(inference)?;
+        let mut x = self
+            .embeddings
+            .embedding(&ids)
+            .and_then(|t| t.flatten_all())
+            .and_then(|t| t.to_vec1::<f32>())
+            .map_err(inference)?;
+        let mut h = vec![0f32; n * dim];
+        for (li, layer) in self.layers.iter().enumerate() {
+            rms_norm(&x, &layer.attn_norm, cfg.eps, &mut h);
+            let mut q = layer.wq.forward(&h, n)?;
+            let mut k = layer.wk.forward(&h, n)?;
+            let v = layer.wv.forward(&h, n)?;
+            for i in 0..n {
+                let pos = start + i;
+                for head in q[i * dim..(i + 1) * dim].chunks_mut(hd) {
+                    self.rope(head, pos);
+                }
+                for head in k[i * kv_dim..(i + 1) * kv_dim].chunks_mut(hd) {
+                    self.rope(head, pos);
+                }
+            }
+            cache.k[li].extend_from_slice(&k);
+            cache.v[li].extend_from_slice(&v);
+            let att = attention(cfg, &q, &cache.k[li], &cache.v[li], start, n);
+            let o = layer.wo.forward(&att, n)?;
+            for (xi, oi) in x.iter_mut().zip(&o) {
+                *xi += oi;
+            }
+            rms_norm(&x, &layer.ffn_norm, cfg.eps, &mut h);
+            let g = layer.gate.forward(&h, n)?;
+            let u = layer.up.forward(&h, n)?;
+            let act: Vec<f32> = g.iter().zip(&u).map(|(&g, &u)| g / (1.0 + (-g).exp()) * u).collect();
+            let d = layer.down.forward(&act, n)?;
+            for (xi, di) in x.iter_mut().zip(&d) {
+                *xi += di;
+            }
+        }
+        cache.len = start + n;
+        match want {
+            Want::Hidden => {
+                rms_norm(&x, &self.norm, cfg.eps, &mut h);
+                Ok(h)
+            }
+            Want::Logits => {
+                let last = &x[(n - 1) * dim..];
+                let mut hl = vec![0f32; dim];
+                rms_norm(last, &self.norm, cfg.eps, &mut hl);
+                self.output.forward(&hl, 1)
+            }
+        }
+    }
+
+    /// Rotary embedding of one head at `pos`, on adjacent pairs (GGUF's Llama layout).
+    fn rope(&self, head: &mut [f32], pos: usize) {
+        let p = pos as f32;
+        for (i, &f) in self.inv_freq.iter().enumerate() {
+            let (sin, cos) = (p * f).sin_cos();
+            let (a, b) = (head[2 * i], head[2 * i + 1]);
+            head[2 * i] = a * cos - b * sin;
+            head[2 * i + 1] = a * sin + b * cos;
+        }
+    }
+}
+
+fn rms_norm(x: &[f32], w: &[f32], eps: f32, out: &mut [f32]) {
+    let dim = w.len();
+    for (row, o) in x.chunks(dim).zip(out.chunks_mut(dim)) {
+        let ss: f32 = row.iter().map(|v| v * v).sum::<f32>() / dim as f32;
+        let scale = 1.0 / (ss + eps).sqrt();
+        for ((o, &v), &w) in o.iter_mut().zip(row).zip(w) {
+            *o = v * scale * w;
+        }
+    }
+}
+
+/// Causal attention of `n` new queries (positions `start..start+n`) over the cache
+/// (`start + n` positions of keys and values). Returns `n × dim`.
+fn attention(cfg: &Config, q: &[f32], k: &[f32], v: &[f32], start: usize, n: usize) -> Vec<f32> {
+    let (dim, hd, kv_dim) = (cfg.dim, cfg.head_dim, cfg.kv_dim());
+    let group = cfg.heads / cfg.kv_heads;
+    let scale = 1.0 / (hd as f32).sqrt();
+    let mut out = vec![0f32; n * dim];
+    let work = |(idx, o): (usize, &mut [f32])| {
+        let (i, h) = (idx / cfg.heads, idx % cfg.heads);
+        let kvh = h / group;
+        let qh = &q[i * dim + h * hd..i * dim + (h + 1) * hd];
+        let t = start + i + 1;
+        let mut scores: Vec<f32> = (0..t)
+            .map(|j| {
+                let kj = &k[j * kv_dim + kvh * hd..j * kv_dim + (kvh + 1) * hd];
+                qh.iter().zip(kj).map(|(a, b)| a * b).sum::<f32>() * scale
+            })
+            .collect();
+        let max = scores.iter().copied().fold(f32::NEG_INFINITY, f32::max);
+        let mut sum = 0.0;
+        for s in scores.iter_mut() {
+            *s = (*s - max).exp();
+            sum += *s;
+        }
+        for (j, s) in scores.iter().enumerate() {
+            let w = s / sum;
+            let vj = &v[j * kv_dim + kvh * hd..j * kv_dim + (kvh + 1) * hd];
+            for (oi, vi) in o.iter_mut().zip(vj) {
+                *oi += w * vi;
+            }
+        }
+    };
+    // Split across threads only when there is enough work to pay for it.
+    if n * (start + n) * dim > 1 << 20 {
+        out.par_chunks_mut(hd).enumerate().for_each(work);
+    } else {
+        out.chunks_mut(hd).enumerate().for_each(work);
+    }
+    out
+}
