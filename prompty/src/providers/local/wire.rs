@@ -415,7 +415,9 @@ mod tests {
         assert_eq!((g.max_tokens, g.temperature, g.top_p, g.top_k, g.seed), (20, 0.0, 0.5, Some(40), Some(42)));
         assert_eq!(g.stop, ["\n\n"]);
         assert_eq!(ignored_options(&o), ["frequencyPenalty", "additionalProperties"]);
-        for (key, value) in [("maxOutputTokens", json!(0)), ("temperature", json!(-1)), ("topP", json!(0)), ("topK", json!(-3))] {
+        for (key, value) in
+            [("maxOutputTokens", json!(0)), ("temperature", json!(-1)), ("topP", json!(0)), ("topK", json!(-3))]
+        {
             let o: ModelOptions = serde_json::from_value(json!({key: value})).unwrap();
             let e = generate_options(Some(&o), 8).unwrap_err().to_string();
             assert!(e.contains(&format!("model.options.{key}")), "{e}");
@@ -451,7 +453,10 @@ mod tests {
         assert_eq!(e["data"][0], json!({"object": "embedding", "index": 0, "embedding": [0.5, 0.25]}));
         assert_eq!(e["usage"]["prompt_tokens"], 4);
         let c = chunk("c", 1, "m", Some(json!({"content": "Hi"})), None);
-        assert_eq!((c["object"].as_str(), &c["choices"][0]["delta"]["content"]), (Some("chat.completion.chunk"), &json!("Hi")));
+        assert_eq!(
+            (c["object"].as_str(), &c["choices"][0]["delta"]["content"]),
+            (Some("chat.completion.chunk"), &json!("Hi"))
+        );
     }
 
     #[test]
@@ -461,7 +466,9 @@ mod tests {
         assert_eq!(s["properties"]["arguments"]["required"], json!(["city"]));
         assert_eq!(s["required"], json!(["name", "arguments"]));
         let text = tools_instruction(&[f("weather")], false);
-        assert!(text.contains("- weather: Does weather.") && text.contains("\"arguments\"") && text.contains("plain text"));
+        assert!(
+            text.contains("- weather: Does weather.") && text.contains("\"arguments\"") && text.contains("plain text")
+        );
         assert!(!tools_instruction(&[f("weather")], true).contains("plain text"));
     }
 }
