@@ -423,22 +423,30 @@ async fn embed(agent: &Agent, messages: &[Message]) -> Result<Value> {
 mod tests {
     use super::*;
 
+    /// The API types the executor serves are those the checks know for `local`
+    /// (`BUILTIN_PROVIDERS`): a served one goes on to find the model (here a file that is not
+    /// there), any other is refused first, naming `model.apiType`.
     #[test]
-    fn api_types_other_than_chat_and_embedding_are_refused_before_anything_runs() {
-        let agent =
-            Agent::from_value(json!({"model": {"id": "smollm2-135m", "provider": "local", "apiType": "image"}}))
-                .unwrap();
-        let e = tokio::runtime::Builder::new_current_thread()
-            .build()
-            .unwrap()
-            .block_on(LocalExecutor::new().execute_async(&agent, &[]))
-            .unwrap_err();
-        match e {
-            Error::Config { setting, message } => {
-                assert_eq!(setting, "model.apiType");
-                assert!(message.contains("'image' is not supported by the local provider"), "{message}");
+    fn the_api_types_served_are_those_the_checks_know() {
+        let local = prompty_core::analysis::BUILTIN_PROVIDERS.iter().find(|p| p.key == "local").unwrap();
+        let mut candidates: Vec<&str> =
+            prompty_core::analysis::BUILTIN_PROVIDERS.iter().flat_map(|p| p.api_types.iter().copied()).collect();
+        candidates.extend(["audio", "Chat"]);
+        let rt = tokio::runtime::Builder::new_current_thread().build().unwrap();
+        for api in candidates {
+            let agent =
+                Agent::from_value(json!({"model": {"id": "/nonexistent/m.gguf", "provider": "local", "apiType": api}}))
+                    .unwrap();
+            let messages = [Message::new(crate::Role::User, "Hi")];
+            let e = rt.block_on(LocalExecutor::new().execute_async(&agent, &messages)).unwrap_err();
+            let Error::Config { setting, message } = e else { panic!("{api}: {e:?}") };
+            if local.api_types.contains(&api) {
+                assert_eq!(setting, "model.id", "{api}: {message}");
+                assert!(message.contains("/nonexistent/m.gguf"), "{message}");
+            } else {
+                assert_eq!(setting, "model.apiType", "{api}: {message}");
+                assert!(message.contains(&format!("'{api}' is not supported by the local provider")), "{message}");
             }
-            other => panic!("{other:?}"),
         }
     }
 }

@@ -459,6 +459,55 @@ mod tests {
         );
     }
 
+    fn agent(options: Value, outputs: bool) -> Agent {
+        let mut a = json!({"name": "t", "model": {"id": "smollm2-135m", "provider": "local", "options": options},
+            "tools": [
+                {"name": "weather", "kind": "function", "description": "The weather.",
+                 "parameters": [{"name": "city", "kind": "string", "required": true}]},
+                {"name": "time", "kind": "function", "parameters": []}]});
+        if outputs {
+            a["outputs"] = json!([{"name": "answer", "kind": "string", "required": true}]);
+        }
+        Agent::from_value(a).unwrap()
+    }
+
+    #[test]
+    fn the_plan_follows_the_tool_choice_and_the_outputs() {
+        // auto: free text or a call of either tool.
+        let p = plan(&agent(json!({}), false)).unwrap();
+        assert_eq!(p.tools.len(), 2);
+        let Decoding::TextOrJson(schema) = &p.decoding else { panic!("{:?}", p.decoding) };
+        assert_eq!(schema["anyOf"].as_array().unwrap().len(), 2);
+        assert!(p.instruction.as_deref().unwrap().contains("- weather: The weather."));
+        // A tool's name: a call of that tool only.
+        let p = plan(&agent(json!({"toolChoice": "time"}), false)).unwrap();
+        assert_eq!(p.decoding, Decoding::Json(tool_call_schema(&p.tools[0])));
+        assert_eq!((p.tools.len(), p.tools[0].name.as_str()), (1, "time"));
+        // required: a call of any tool.
+        let p = plan(&agent(json!({"toolChoice": "required"}), false)).unwrap();
+        let Decoding::Json(schema) = &p.decoding else { panic!("{:?}", p.decoding) };
+        assert_eq!(schema["anyOf"].as_array().unwrap().len(), 2);
+        // none: no tools offered, free text.
+        let p = plan(&agent(json!({"toolChoice": "none"}), false)).unwrap();
+        assert_eq!((p.tools.len(), &p.decoding, &p.instruction), (0, &Decoding::Free, &None));
+        // auto with outputs: JSON, a call or the structured output.
+        let p = plan(&agent(json!({}), true)).unwrap();
+        let Decoding::Json(schema) = &p.decoding else { panic!("{:?}", p.decoding) };
+        assert_eq!(schema["anyOf"][2]["required"], json!(["answer"]));
+        assert_eq!(schema["anyOf"][2]["additionalProperties"], json!(false));
+        // Outputs without tools, per structuredOutput.
+        let p = plan(&agent(json!({"toolChoice": "none"}), true)).unwrap();
+        assert!(matches!(&p.decoding, Decoding::Json(s) if s["properties"]["answer"]["type"] == "string"));
+        assert!(p.instruction.unwrap().contains("JSON Schema"));
+        let p = plan(&agent(json!({"toolChoice": "none", "structuredOutput": "jsonObject"}), true)).unwrap();
+        assert_eq!(p.decoding, Decoding::Json(json!({"type": "object"})));
+        let p = plan(&agent(json!({"toolChoice": "none", "structuredOutput": "none"}), true)).unwrap();
+        assert_eq!(p.decoding, Decoding::Free);
+        // A tool the prompt does not declare.
+        let e = plan(&agent(json!({"toolChoice": "nope"}), false)).unwrap_err().to_string();
+        assert!(e.contains("model.options.toolChoice"), "{e}");
+    }
+
     #[test]
     fn the_tool_call_schema_names_the_tool() {
         let s = tool_call_schema(&f("weather"));
