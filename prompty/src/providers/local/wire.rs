@@ -227,8 +227,8 @@ pub(crate) fn ignored_options(o: &ModelOptions) -> Vec<&'static str> {
 /// default (temperature 0.7, top-p 0.95, a random seed). A value out of range is an error naming it.
 pub(crate) fn generate_options(options: Option<&ModelOptions>, room: usize) -> Result<GenerateOptions> {
     let bad = |key: &str, message: String| Error::Config { setting: format!("model.options.{key}"), message };
-    let mut g = GenerateOptions::default();
-    g.max_tokens = DEFAULT_MAX_OUTPUT_TOKENS.min(room).max(1);
+    let mut g =
+        GenerateOptions { max_tokens: DEFAULT_MAX_OUTPUT_TOKENS.min(room).max(1), ..GenerateOptions::default() };
     let Some(o) = options else { return Ok(g) };
     if let Some(n) = o.max_output_tokens {
         g.max_tokens = usize::try_from(n)
