@@ -359,3 +359,40 @@ fn an_index_that_is_down_gives_every_remedy_and_no_secret() {
         assert!(!models.exists() || files(&models).is_empty());
     });
 }
+
+/// A model named by its path streams `chat.completion.chunk` events, which the processor turns
+/// into text and a usage chunk; an embedding call gives one vector of the model's width.
+#[test]
+fn a_model_file_by_path_streams_and_embeds() {
+    use futures_util::StreamExt;
+    let gguf = real_gguf();
+    let text = format!(
+        "---\nmodel:\n  provider: local\n  id: {}\n  options:\n    maxOutputTokens: 6\n    temperature: 0\n---\nuser:\nCount to ten.",
+        gguf.display()
+    );
+    let agent = prompty::load_str(&text, ".", "stream.prompty").unwrap();
+    let messages = prompty::prepare(&agent, &serde_json::json!({})).unwrap();
+    let executor = prompty::get_executor("local").unwrap();
+    let processor = prompty::get_processor("local").unwrap();
+    let chunks: Vec<prompty::StreamChunk> = block_on(async {
+        let events = executor.execute_stream(&agent, &messages).await.unwrap();
+        processor.process_stream(&agent, events).collect().await
+    });
+    let text: String = chunks
+        .iter()
+        .filter_map(|c| if let prompty::StreamChunk::Text(t) = c { Some(t.as_str()) } else { None })
+        .collect();
+    assert!(!text.trim().is_empty(), "{chunks:?}");
+    let usage = chunks.iter().find_map(|c| if let prompty::StreamChunk::Usage(u) = c { Some(u.clone()) } else { None });
+    let usage = usage.unwrap_or_else(|| panic!("no usage chunk: {chunks:?}"));
+    assert!(usage["completion_tokens"].as_u64().is_some_and(|n| (1..=6).contains(&n)), "{usage}");
+
+    let text =
+        format!("---\nmodel:\n  provider: local\n  apiType: embedding\n  id: {}\n---\nuser:\nA cat.", gguf.display());
+    let agent = prompty::load_str(&text, ".", "embed.prompty").unwrap();
+    let messages = prompty::prepare(&agent, &serde_json::json!({})).unwrap();
+    let raw = block_on(executor.execute_async(&agent, &messages)).unwrap();
+    assert_eq!(raw["object"], "list");
+    let vector = processor.process(&agent, raw).unwrap().into_value();
+    assert_eq!(vector.as_array().map(Vec::len), Some(576));
+}

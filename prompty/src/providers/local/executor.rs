@@ -449,4 +449,36 @@ mod tests {
             }
         }
     }
+
+    fn plan(tools: bool, decoding: Decoding) -> Plan {
+        let f = crate::FunctionDefinition {
+            name: "f".into(),
+            description: None,
+            parameters: json!({"type": "object"}),
+            strict: false,
+        };
+        Plan { tools: if tools { vec![f] } else { Vec::new() }, decoding, instruction: None }
+    }
+
+    /// With tools offered, a streamed answer is held back while it may be a tool call.
+    #[test]
+    fn streamed_text_is_held_back_while_it_may_be_a_call() {
+        // No tools: every piece goes out.
+        let mut h = Held::new(&plan(false, Decoding::Free));
+        assert_eq!(h.piece(" {"), Some(" {".into()));
+        // auto: whitespace is held, text frees it and the rest.
+        let mut h = Held::new(&plan(true, Decoding::TextOrJson(json!({}))));
+        assert_eq!(h.piece("  "), None);
+        assert_eq!(h.piece("Hi"), Some("  Hi".into()));
+        assert_eq!(h.piece(" {x}"), Some(" {x}".into()));
+        // auto: `{` first holds everything to the end.
+        let mut h = Held::new(&plan(true, Decoding::TextOrJson(json!({}))));
+        assert_eq!(h.piece("\n"), None);
+        assert_eq!(h.piece("{\"name\""), None);
+        assert_eq!(h.piece(" more"), None);
+        assert_eq!(h.text, "\n{\"name\" more");
+        // A forced call (or JSON with tools): all held.
+        let mut h = Held::new(&plan(true, Decoding::Json(json!({}))));
+        assert_eq!(h.piece("Hi"), None);
+    }
 }
