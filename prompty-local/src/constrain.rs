@@ -29,19 +29,3 @@ impl JsonSchema {
         todo!()
     }
 }
-
-// Temporary, until the constraint lands: lets the provider compile against the contract.
-impl Constraint for JsonSchema {
-    fn mask(&mut self, _vocab: &Vocabulary, _allowed: &mut [bool]) {
-        todo!()
-    }
-    fn advance(&mut self, _bytes: &[u8]) -> bool {
-        todo!()
-    }
-    fn is_complete(&self) -> bool {
-        todo!()
-    }
-    fn completion(&self) -> String {
-        todo!()
-    }
-}
