@@ -396,3 +396,66 @@ fn a_model_file_by_path_streams_and_embeds() {
     let vector = processor.process(&agent, raw).unwrap().into_value();
     assert_eq!(vector.as_array().map(Vec::len), Some(576));
 }
+
+/// Decoding is constrained: a forced tool choice gives a typed call of that tool whose arguments
+/// follow its schema, and `outputs:` give JSON of their schema.
+#[test]
+fn a_forced_tool_call_and_structured_output_parse() {
+    let gguf = real_gguf();
+    let text = format!(
+        "---\nmodel:\n  provider: local\n  id: {}\n  options:\n    maxOutputTokens: 40\n    temperature: 0\n    \
+         toolChoice: get_weather\ntools:\n  - name: get_weather\n    kind: function\n    description: The weather \
+         in a city.\n    parameters:\n      - name: city\n        kind: string\n        required: true\n---\nuser:\nWhat \
+         is the weather in Paris?",
+        gguf.display()
+    );
+    let agent = prompty::load_str(&text, ".", "tools.prompty").unwrap();
+    let messages = prompty::prepare(&agent, &serde_json::json!({})).unwrap();
+    let executor = prompty::get_executor("local").unwrap();
+    let raw = block_on(executor.execute_async(&agent, &messages)).unwrap();
+    assert_eq!(raw["choices"][0]["finish_reason"], "tool_calls", "{raw}");
+    let processed = prompty::get_processor("local").unwrap().process(&agent, raw).unwrap();
+    let calls = processed.tool_calls();
+    assert_eq!(calls.len(), 1, "{processed:?}");
+    assert_eq!(calls[0].name, "get_weather");
+    assert!(calls[0].id.starts_with("call_"), "{:?}", calls[0]);
+    let arguments: serde_json::Value = serde_json::from_str(&calls[0].arguments).unwrap();
+    assert!(arguments["city"].is_string(), "{arguments}");
+
+    // toolChoice auto, streamed: text, or (when the answer starts with `{`) a whole call of the
+    // tool, never JSON that fails to parse.
+    use futures_util::StreamExt;
+    let auto = text.replace("toolChoice: get_weather", "toolChoice: auto");
+    let agent = prompty::load_str(&auto, ".", "auto.prompty").unwrap();
+    let chunks: Vec<prompty::StreamChunk> = block_on(async {
+        let events = executor.execute_stream(&agent, &messages).await.unwrap();
+        prompty::get_processor("local").unwrap().process_stream(&agent, events).collect().await
+    });
+    let mut said = String::new();
+    for chunk in &chunks {
+        match chunk {
+            prompty::StreamChunk::Text(t) => said.push_str(t),
+            prompty::StreamChunk::ToolCall(call) => {
+                assert_eq!(call.name, "get_weather");
+                let arguments: serde_json::Value = serde_json::from_str(&call.arguments).unwrap();
+                assert!(arguments["city"].is_string(), "{arguments}");
+            }
+            prompty::StreamChunk::Usage(_) => {}
+            other => panic!("{other:?} in {chunks:?}"),
+        }
+    }
+    let called = chunks.iter().any(|c| matches!(c, prompty::StreamChunk::ToolCall(_)));
+    assert!(called != !said.trim().is_empty(), "text or a call: {chunks:?}");
+
+    let text = format!(
+        "---\nmodel:\n  provider: local\n  id: {}\n  options:\n    maxOutputTokens: 40\n    temperature: 0\noutputs:\n  \
+         - name: city\n    kind: string\n    required: true\n  - name: country\n    kind: string\n    required: \
+         true\n---\nuser:\nName a city and its country.",
+        gguf.display()
+    );
+    let agent = prompty::load_str(&text, ".", "structured.prompty").unwrap();
+    let messages = prompty::prepare(&agent, &serde_json::json!({})).unwrap();
+    let raw = block_on(executor.execute_async(&agent, &messages)).unwrap();
+    let answer = prompty::get_processor("local").unwrap().process(&agent, raw.clone()).unwrap().into_value();
+    assert!(answer["city"].is_string() && answer["country"].is_string(), "{answer} from {raw}");
+}
