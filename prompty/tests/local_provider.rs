@@ -445,7 +445,7 @@ fn a_forced_tool_call_and_structured_output_parse() {
         }
     }
     let called = chunks.iter().any(|c| matches!(c, prompty::StreamChunk::ToolCall(_)));
-    assert!(called != !said.trim().is_empty(), "text or a call: {chunks:?}");
+    assert!(called == said.trim().is_empty(), "text or a call: {chunks:?}");
 
     let text = format!(
         "---\nmodel:\n  provider: local\n  id: {}\n  options:\n    maxOutputTokens: 40\n    temperature: 0\noutputs:\n  \
