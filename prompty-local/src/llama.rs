@@ -6,7 +6,7 @@
 //! attention, activations) is plain Rust over `f32` slices, which for one token at a time costs
 //! less than building tensors for it.
 
-use crate::gguf::{format_error, limits, Gguf};
+use crate::gguf::{candle_text, format_error, limits, Gguf};
 use crate::Error;
 use candle_core::quantized::{GgmlDType, QMatMul, QTensor};
 use candle_core::{Device, Module, Tensor};
@@ -101,7 +101,7 @@ impl Linear {
 }
 
 pub(crate) fn inference(e: candle_core::Error) -> Error {
-    Error::Inference(e.to_string())
+    Error::Inference(candle_text(&e))
 }
 
 struct Layer {
@@ -165,14 +165,14 @@ fn vector(g: &mut Gguf, name: &str, n: usize) -> Result<Vec<f32>, Error> {
     let t = t
         .dequantize(&Device::Cpu)
         .and_then(|t| t.to_vec1::<f32>())
-        .map_err(|e| format_error(&g.path, format!("tensor {name}: {e}")))?;
+        .map_err(|e| format_error(&g.path, format!("tensor {name}: {}", candle_text(&e))))?;
     Ok(t)
 }
 
 fn linear(g: &mut Gguf, name: &str, out: usize, inp: usize) -> Result<Linear, Error> {
     let t = g.tensor(name, &[out, inp])?;
     let path = g.path.clone();
-    let wrap = |e: candle_core::Error| format_error(&path, format!("tensor {name}: {e}"));
+    let wrap = |e: candle_core::Error| format_error(&path, format!("tensor {name}: {}", candle_text(&e)));
     let t = match fast_dtype(t.dtype()) {
         Some(to) if inp % to.block_size() == 0 => {
             let f = t.dequantize(&Device::Cpu).map_err(wrap)?;
@@ -212,7 +212,7 @@ impl Llama {
         } else {
             let path = g.path.clone();
             let inner = QMatMul::from_arc(embeddings.clone())
-                .map_err(|e| format_error(&path, format!("tensor token_embd.weight: {e}")))?;
+                .map_err(|e| format_error(&path, format!("tensor token_embd.weight: {}", candle_text(&e))))?;
             Linear { inner, out: cfg.vocab }
         };
         let inv_freq =
