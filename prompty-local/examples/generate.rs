@@ -8,7 +8,8 @@
 //! - `PROMPT`: a user message, rendered with the model's chat template.
 //! - `MAX_TOKENS`: tokens to generate (default 128). Generation stops early at the end of the
 //!   model's turn; the count printed is what was generated.
-//! - `THREADS`: the size of the thread pool (default: `RAYON_NUM_THREADS`, else the physical cores).
+//! - `THREADS`: threads for the matrix products (default: `CANDLE_NUM_THREADS`, else
+//!   `RAYON_NUM_THREADS`, else the number of physical cores).
 //!
 //! Prints the answer on stdout as it is generated, then one line on stderr:
 //! `load_s=… prompt_tokens=… prompt_tok_s=… ttft_ms=… gen_tokens=… gen_tok_s=… finish=…`
@@ -28,7 +29,10 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     }
     let max_tokens: usize = args.get(2).map(|s| s.parse()).transpose()?.unwrap_or(128);
     if let Some(threads) = args.get(3) {
-        rayon::ThreadPoolBuilder::new().num_threads(threads.parse()?).build_global()?;
+        let threads: usize = threads.parse()?;
+        // candle sizes its matrix-product pool from this variable, once, at first use.
+        std::env::set_var("CANDLE_NUM_THREADS", threads.to_string());
+        rayon::ThreadPoolBuilder::new().num_threads(threads).build_global()?;
     }
     let t0 = Instant::now();
     let model = Model::load(args[0].as_ref())?;
