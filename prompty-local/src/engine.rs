@@ -264,10 +264,10 @@ impl Model {
         if prompt.is_empty() {
             return Err(Error::Inference("the prompt has no tokens: give at least one".into()));
         }
-        if !(options.temperature >= 0.0 && options.temperature.is_finite()) {
+        if !options.temperature.is_finite() || options.temperature < 0.0 {
             return Err(Error::Inference(format!("temperature {} is not a number >= 0", options.temperature)));
         }
-        if !(options.top_p > 0.0 && options.top_p <= 1.0) {
+        if options.top_p.is_nan() || options.top_p <= 0.0 || options.top_p > 1.0 {
             return Err(Error::Inference(format!("top_p {} is not in (0, 1]", options.top_p)));
         }
         let mut out = Emitter {

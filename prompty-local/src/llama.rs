@@ -48,18 +48,18 @@ impl Config {
         let eps = g.opt_f32(&key("attention.layer_norm_rms_epsilon"))?.unwrap_or(1e-5);
         let rope_base = g.opt_f32(&key("rope.freq_base"))?.unwrap_or(10_000.0);
         let bad = |m: String| format_error(&g.path, m);
-        if dim % heads != 0 {
+        if !dim.is_multiple_of(heads) {
             return Err(bad(format!("embedding_length {dim} is not a multiple of head_count {heads}")));
         }
-        if heads % kv_heads != 0 {
+        if !heads.is_multiple_of(kv_heads) {
             return Err(bad(format!("head_count {heads} is not a multiple of head_count_kv {kv_heads}")));
         }
         let head_dim = dim / heads;
         let rope_dim = g.opt_usize(&key("rope.dimension_count"))?.unwrap_or(head_dim);
-        if rope_dim == 0 || rope_dim > head_dim || rope_dim % 2 != 0 {
+        if rope_dim == 0 || rope_dim > head_dim || !rope_dim.is_multiple_of(2) {
             return Err(bad(format!("rope.dimension_count {rope_dim} does not fit the head size {head_dim}")));
         }
-        if !(eps > 0.0) || !(rope_base > 0.0) {
+        if eps.is_nan() || eps <= 0.0 || rope_base.is_nan() || rope_base <= 0.0 {
             return Err(bad(format!("rms epsilon {eps} or rope.freq_base {rope_base} is not positive")));
         }
         let vocab = match g.content.tensor_infos.get("token_embd.weight") {
@@ -192,8 +192,8 @@ fn has_q8_tiles() -> bool {
 fn padded_width(dtype: GgmlDType, out: usize, inp: usize) -> usize {
     const QK_K: usize = 256;
     if dtype == GgmlDType::Q8_0
-        && inp % QK_K != 0
-        && out % 16 == 0
+        && !inp.is_multiple_of(QK_K)
+        && out.is_multiple_of(16)
         && has_q8_tiles()
         && std::env::var_os("PROMPTY_LOCAL_NO_PAD").is_none()
     {
@@ -207,7 +207,7 @@ fn padded_width(dtype: GgmlDType, out: usize, inp: usize) -> usize {
 /// padded to [`padded_width`].
 fn to_linear(t: QTensor, out: usize, inp: usize) -> candle_core::Result<Linear> {
     let target = match fast_dtype(t.dtype()) {
-        Some(to) if inp % to.block_size() == 0 => to,
+        Some(to) if inp.is_multiple_of(to.block_size()) => to,
         _ => t.dtype(),
     };
     let padded = padded_width(target, out, inp);
