@@ -115,16 +115,69 @@ pub(crate) fn inference(e: candle_core::Error) -> Error {
     Error::Inference(candle_text(&e))
 }
 
+/// Matrices that read the same input (q, k, v; gate, up): one product when they could be
+/// stacked into one matrix (one pass over the input, one round of the thread pool), else one each.
+enum Group {
+    Stacked(Linear, Vec<usize>),
+    Separate(Vec<Linear>),
+}
+
+impl Group {
+    /// The outputs of each matrix for the `m` rows of `x`.
+    fn forward(&self, x: &[f32], m: usize) -> Result<Vec<Vec<f32>>, Error> {
+        match self {
+            Group::Separate(ls) => ls.iter().map(|l| l.forward(x, m)).collect(),
+            Group::Stacked(l, outs) => {
+                let y = l.forward(x, m)?;
+                let mut parts: Vec<Vec<f32>> = outs.iter().map(|&o| Vec::with_capacity(o * m)).collect();
+                for row in y.chunks(l.out) {
+                    let mut at = 0;
+                    for (part, &o) in parts.iter_mut().zip(outs) {
+                        part.extend_from_slice(&row[at..at + o]);
+                        at += o;
+                    }
+                }
+                Ok(parts)
+            }
+        }
+    }
+
+    /// `ts` (each `out × inp`, as read from the file) as a group: stacked when they share a
+    /// format that is converted anyway (see [`to_linear`]), so stacking costs no precision.
+    fn build(ts: Vec<QTensor>, outs: &[usize], inp: usize) -> candle_core::Result<Group> {
+        let dtype = ts[0].dtype();
+        let same = ts.iter().all(|t| t.dtype() == dtype);
+        let target = target_dtype(dtype, inp);
+        let total: usize = outs.iter().sum();
+        if same && (target != dtype || padded_width(target, total, inp) != inp) {
+            let fs = ts.iter().map(|t| t.dequantize(&Device::Cpu)).collect::<candle_core::Result<Vec<_>>>()?;
+            let stacked = Tensor::cat(&fs, 0)?;
+            drop(fs);
+            return Ok(Group::Stacked(quantized_linear(stacked, total, inp, target)?, outs.to_vec()));
+        }
+        let ls =
+            ts.into_iter().zip(outs).map(|(t, &o)| to_linear(t, o, inp)).collect::<candle_core::Result<Vec<_>>>()?;
+        Ok(Group::Separate(ls))
+    }
+}
+
 struct Layer {
     attn_norm: Vec<f32>,
-    wq: Linear,
-    wk: Linear,
-    wv: Linear,
+    qkv: Group,
     wo: Linear,
     ffn_norm: Vec<f32>,
-    gate: Linear,
-    up: Linear,
+    gate_up: Group,
     down: Linear,
+}
+
+/// A layer's tensors as the file stores them.
+struct RawLayer {
+    attn_norm: Vec<f32>,
+    qkv: Vec<QTensor>,
+    wo: QTensor,
+    ffn_norm: Vec<f32>,
+    gate_up: Vec<QTensor>,
+    down: QTensor,
 }
 
 /// How weights stored in a format without a fast CPU kernel in candle are kept in memory.
@@ -203,24 +256,29 @@ fn padded_width(dtype: GgmlDType, out: usize, inp: usize) -> usize {
     }
 }
 
+/// The format a matrix of format `d` with rows of `inp` is kept in.
+fn target_dtype(d: GgmlDType, inp: usize) -> GgmlDType {
+    match fast_dtype(d) {
+        Some(to) if inp.is_multiple_of(to.block_size()) => to,
+        _ => d,
+    }
+}
+
 /// `t` (`out × inp`) as a [`Linear`]: converted to Q8_0 when its format has no fast kernel, and
 /// padded to [`padded_width`].
 fn to_linear(t: QTensor, out: usize, inp: usize) -> candle_core::Result<Linear> {
-    let target = match fast_dtype(t.dtype()) {
-        Some(to) if inp.is_multiple_of(to.block_size()) => to,
-        _ => t.dtype(),
-    };
+    let target = target_dtype(t.dtype(), inp);
+    if target != t.dtype() || padded_width(target, out, inp) != inp {
+        return quantized_linear(t.dequantize(&Device::Cpu)?, out, inp, target);
+    }
+    Ok(Linear { inner: QMatMul::from_arc(Arc::new(t))?, out, padded: inp })
+}
+
+/// The `out × inp` matrix `f` quantized to `target`, padded to [`padded_width`].
+fn quantized_linear(f: Tensor, out: usize, inp: usize, target: GgmlDType) -> candle_core::Result<Linear> {
     let padded = padded_width(target, out, inp);
-    let t = if target != t.dtype() || padded != inp {
-        let mut f = t.dequantize(&Device::Cpu)?;
-        if padded != inp {
-            f = f.pad_with_zeros(1, 0, padded - inp)?;
-        }
-        QTensor::quantize(&f, target)?
-    } else {
-        t
-    };
-    Ok(Linear { inner: QMatMul::from_arc(Arc::new(t))?, out, padded })
+    let f = if padded != inp { f.pad_with_zeros(1, 0, padded - inp)? } else { f };
+    Ok(Linear { inner: QMatMul::from_arc(Arc::new(QTensor::quantize(&f, target)?))?, out, padded })
 }
 
 fn vector(g: &mut Gguf, name: &str, n: usize) -> Result<Vec<f32>, Error> {
@@ -232,10 +290,8 @@ fn vector(g: &mut Gguf, name: &str, n: usize) -> Result<Vec<f32>, Error> {
     Ok(t)
 }
 
-fn linear(g: &mut Gguf, name: &str, out: usize, inp: usize) -> Result<Linear, Error> {
-    let t = g.tensor(name, &[out, inp])?;
-    let path = g.path.clone();
-    to_linear(t, out, inp).map_err(|e| format_error(&path, format!("tensor {name}: {}", candle_text(&e))))
+fn raw(g: &mut Gguf, name: &str, out: usize, inp: usize) -> Result<QTensor, Error> {
+    g.tensor(name, &[out, inp])
 }
 
 impl Llama {
@@ -243,38 +299,65 @@ impl Llama {
     pub fn load(g: &mut Gguf, cfg: Config) -> Result<Llama, Error> {
         let (dim, kv, ffn) = (cfg.dim, cfg.kv_dim(), cfg.ffn);
         let embeddings = Arc::new(g.tensor("token_embd.weight", &[cfg.vocab, dim])?);
-        let mut layers = Vec::with_capacity(cfg.layers);
+        let mut raw_layers = Vec::with_capacity(cfg.layers);
         for i in 0..cfg.layers {
             let p = |s: &str| format!("blk.{i}.{s}.weight");
-            layers.push(Layer {
+            raw_layers.push(RawLayer {
                 attn_norm: vector(g, &p("attn_norm"), dim)?,
-                wq: linear(g, &p("attn_q"), dim, dim)?,
-                wk: linear(g, &p("attn_k"), kv, dim)?,
-                wv: linear(g, &p("attn_v"), kv, dim)?,
-                wo: linear(g, &p("attn_output"), dim, dim)?,
+                qkv: vec![
+                    raw(g, &p("attn_q"), dim, dim)?,
+                    raw(g, &p("attn_k"), kv, dim)?,
+                    raw(g, &p("attn_v"), kv, dim)?,
+                ],
+                wo: raw(g, &p("attn_output"), dim, dim)?,
                 ffn_norm: vector(g, &p("ffn_norm"), dim)?,
-                gate: linear(g, &p("ffn_gate"), ffn, dim)?,
-                up: linear(g, &p("ffn_up"), ffn, dim)?,
-                down: linear(g, &p("ffn_down"), dim, ffn)?,
+                gate_up: vec![raw(g, &p("ffn_gate"), ffn, dim)?, raw(g, &p("ffn_up"), ffn, dim)?],
+                down: raw(g, &p("ffn_down"), dim, ffn)?,
             });
         }
         let norm = vector(g, "output_norm.weight", dim)?;
         // Tied embeddings (SmolLM2 and others): without `output.weight`, the output projection
         // is the token embedding matrix.
-        let output = if g.has_tensor("output.weight") {
-            linear(g, "output.weight", cfg.vocab, dim)?
-        } else {
-            let path = g.path.clone();
-            let wrap =
-                |e: candle_core::Error| format_error(&path, format!("tensor token_embd.weight: {}", candle_text(&e)));
-            let dtype = embeddings.dtype();
-            if padded_width(dtype, cfg.vocab, dim) == dim && fast_dtype(dtype).is_none() {
-                let inner = QMatMul::from_arc(embeddings.clone()).map_err(wrap)?;
-                Linear { inner, out: cfg.vocab, padded: dim }
-            } else {
-                let copy =
-                    embeddings.dequantize(&Device::Cpu).and_then(|f| QTensor::quantize(&f, dtype)).map_err(wrap)?;
-                to_linear(copy, cfg.vocab, dim).map_err(wrap)?
+        let output = match g.has_tensor("output.weight") {
+            true => Some(raw(g, "output.weight", cfg.vocab, dim)?),
+            false => None,
+        };
+        let path = g.path.clone();
+        let wrap = |what: String| {
+            let path = path.clone();
+            move |e: candle_core::Error| format_error(&path, format!("{what}: {}", candle_text(&e)))
+        };
+        // The conversions (see `to_linear`) run on all cores: they are most of the loading time.
+        let layers = raw_layers
+            .into_par_iter()
+            .enumerate()
+            .map(|(i, r)| {
+                let w = wrap(format!("layer {i}"));
+                Ok(Layer {
+                    attn_norm: r.attn_norm,
+                    qkv: Group::build(r.qkv, &[dim, kv, kv], dim).map_err(&w)?,
+                    wo: to_linear(r.wo, dim, dim).map_err(&w)?,
+                    ffn_norm: r.ffn_norm,
+                    gate_up: Group::build(r.gate_up, &[ffn, ffn], dim).map_err(&w)?,
+                    down: to_linear(r.down, dim, ffn).map_err(&w)?,
+                })
+            })
+            .collect::<Result<Vec<_>, Error>>()?;
+        let output = match output {
+            Some(t) => to_linear(t, cfg.vocab, dim).map_err(wrap("tensor output.weight".into()))?,
+            None => {
+                let w = wrap("tensor token_embd.weight".into());
+                let dtype = embeddings.dtype();
+                if padded_width(dtype, cfg.vocab, dim) == dim && target_dtype(dtype, dim) == dtype {
+                    let inner = QMatMul::from_arc(embeddings.clone()).map_err(w)?;
+                    Linear { inner, out: cfg.vocab, padded: dim }
+                } else {
+                    // A copy of the embeddings' blocks, converted like any matrix.
+                    let data = embeddings.data().map_err(&w)?;
+                    let storage = candle_core::quantized::QStorage::from_data(data, &Device::Cpu, dtype).map_err(&w)?;
+                    let copy = QTensor::new(storage, (cfg.vocab, dim)).map_err(&w)?;
+                    to_linear(copy, cfg.vocab, dim).map_err(w)?
+                }
             }
         };
         let inv_freq =
@@ -308,9 +391,10 @@ impl Llama {
         let mut h = vec![0f32; n * dim];
         for (li, layer) in self.layers.iter().enumerate() {
             rms_norm(&x, &layer.attn_norm, cfg.eps, &mut h);
-            let mut q = layer.wq.forward(&h, n)?;
-            let mut k = layer.wk.forward(&h, n)?;
-            let v = layer.wv.forward(&h, n)?;
+            let mut qkv = layer.qkv.forward(&h, n)?.into_iter();
+            let (Some(mut q), Some(mut k), Some(v)) = (qkv.next(), qkv.next(), qkv.next()) else {
+                return Err(Error::Inference("attention projections missing".into()));
+            };
             for i in 0..n {
                 let pos = start + i;
                 for head in q[i * dim..(i + 1) * dim].chunks_mut(hd) {
@@ -328,8 +412,10 @@ impl Llama {
                 *xi += oi;
             }
             rms_norm(&x, &layer.ffn_norm, cfg.eps, &mut h);
-            let g = layer.gate.forward(&h, n)?;
-            let u = layer.up.forward(&h, n)?;
+            let mut gu = layer.gate_up.forward(&h, n)?.into_iter();
+            let (Some(g), Some(u)) = (gu.next(), gu.next()) else {
+                return Err(Error::Inference("feed-forward projections missing".into()));
+            };
             let act: Vec<f32> = g.iter().zip(&u).map(|(&g, &u)| g / (1.0 + (-g).exp()) * u).collect();
             let d = layer.down.forward(&act, n)?;
             for (xi, di) in x.iter_mut().zip(&d) {
