@@ -12,7 +12,7 @@
 //!   `RAYON_NUM_THREADS`, else the number of physical cores).
 //!
 //! Prints the answer on stdout as it is generated, then one line on stderr:
-//! `load_s=… prompt_tokens=… prompt_tok_s=… ttft_ms=… gen_tokens=… gen_tok_s=… cpu_gen_tok_s=… finish=… threads=…`
+//! `load_s=… prompt_tokens=… prompt_tok_s=… ttft_ms=… gen_tokens=… gen_tok_s=… cpu_gen_tok_s=… peak_rss_mib=… finish=… threads=…`
 //! where the prompt rate is prompt tokens over the time to the first token, and the generation
 //! rate counts the tokens after the first over the time after it; `cpu_gen_tok_s` is the same
 //! count over the CPU time the process used meanwhile (Linux; with one thread, the figure least
@@ -29,6 +29,14 @@ fn cpu_seconds() -> Option<f64> {
     let fields: Vec<&str> = stat.rsplit_once(')')?.1.split_whitespace().collect();
     let ticks: f64 = fields.get(11)?.parse::<f64>().ok()? + fields.get(12)?.parse::<f64>().ok()?;
     Some(ticks / 100.0)
+}
+
+/// The peak resident memory of this process in MiB, where `/proc` tells (Linux).
+fn peak_rss_mib() -> Option<f64> {
+    let status = std::fs::read_to_string("/proc/self/status").ok()?;
+    let line = status.lines().find(|l| l.starts_with("VmHWM:"))?;
+    let kib: f64 = line.split_whitespace().nth(1)?.parse().ok()?;
+    Some(kib / 1024.0)
 }
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
@@ -67,7 +75,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let (ttft, cpu_first) = first.unwrap_or((total, None));
     let after = out.completion_tokens.saturating_sub(1) as f64;
     eprintln!(
-        "load_s={load_s:.3} prompt_tokens={} prompt_tok_s={:.1} ttft_ms={:.1} gen_tokens={} gen_tok_s={:.1} cpu_gen_tok_s={:.1} finish={:?} threads={}",
+        "load_s={load_s:.3} prompt_tokens={} prompt_tok_s={:.1} ttft_ms={:.1} gen_tokens={} gen_tok_s={:.1} cpu_gen_tok_s={:.1} peak_rss_mib={:.0} finish={:?} threads={}",
         out.prompt_tokens,
         out.prompt_tokens as f64 / ttft,
         ttft * 1000.0,
@@ -77,6 +85,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             (Some(a), Some(b)) if b > a => after / (b - a),
             _ => 0.0,
         },
+        peak_rss_mib().unwrap_or(0.0),
         out.finish,
         rayon::current_num_threads(),
     );

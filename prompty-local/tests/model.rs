@@ -114,6 +114,20 @@ fn greedy_matches_llama_cpp() {
     assert_eq!(ours, llama_cpp, "{:?}", g.text);
 }
 
+/// The key/value cache gives what a fresh run over the longer prompt gives: a greedy run, then
+/// the prompt plus its first tokens continued again, agree.
+#[test]
+fn cached_and_batched_steps_agree() {
+    let prompt = chat("Name three animals.");
+    let (g, _) = run(&prompt, &options(12, 0.0, None));
+    let tokens = model().tokenize(&g.text).unwrap();
+    assert!(tokens.len() >= 8, "{:?}", g.text);
+    let mut longer = prompt.clone();
+    longer.extend_from_slice(&tokens[..4]);
+    let (rest, _) = run(&longer, &options(12 - 4, 0.0, None));
+    assert_eq!(model().tokenize(&rest.text).unwrap()[..4], tokens[4..8], "{:?} / {:?}", g.text, rest.text);
+}
+
 #[test]
 fn seeded_sampling_repeats_and_seeds_differ() {
     let prompt = chat("Tell me about the sea.");
