@@ -203,7 +203,11 @@ pub(crate) struct Llama {
     inv_freq: Vec<f32>,
 }
 
+/// Tokens of a prompt run through the network at once.
+const BATCH: usize = 256;
+
 /// What [`Llama::forward`] returns.
+#[derive(Clone, Copy)]
 pub(crate) enum Want {
     /// The logits of the last position.
     Logits,
@@ -368,6 +372,19 @@ impl Llama {
     /// Runs `tokens` (at the positions after those already in `cache`) through the network,
     /// appending their keys and values to `cache`.
     pub fn forward(&self, tokens: &[u32], cache: &mut Cache, want: Want) -> Result<Vec<f32>, Error> {
+        // A long prompt runs in batches, which bounds the activations held at once.
+        if tokens.len() > BATCH {
+            let mut hidden = Vec::new();
+            let mut last = Vec::new();
+            for chunk in tokens.chunks(BATCH) {
+                let out = self.forward(chunk, cache, want)?;
+                match want {
+                    Want::Hidden => hidden.extend_from_slice(&out),
+                    Want::Logits => last = out,
+                }
+            }
+            return Ok(if let Want::Hidden = want { hidden } else { last });
+        }
         let cfg = &self.cfg;
         let n = tokens.len();
         if n == 0 {

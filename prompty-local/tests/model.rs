@@ -128,6 +128,20 @@ fn cached_and_batched_steps_agree() {
     assert_eq!(model().tokenize(&rest.text).unwrap()[..4], tokens[4..8], "{:?} / {:?}", g.text, rest.text);
 }
 
+/// A prompt longer than one batch of the network (256 tokens) runs in batches.
+#[test]
+fn long_prompts_run_in_batches() {
+    let text = "The quick brown fox jumps over the lazy dog. ".repeat(40);
+    let prompt = chat(&format!("{text}\nWhat animal jumps?"));
+    assert!(prompt.len() > 400, "{}", prompt.len());
+    let (g, _) = run(&prompt, &options(6, 0.0, None));
+    assert_eq!(g.prompt_tokens, prompt.len());
+    assert!(g.completion_tokens > 0 && !g.text.is_empty());
+    let e = model().embed(&text).unwrap();
+    let norm = cosine(&e, &e).sqrt();
+    assert!((norm - 1.0).abs() < 1e-4, "{norm}");
+}
+
 #[test]
 fn seeded_sampling_repeats_and_seeds_differ() {
     let prompt = chat("Tell me about the sea.");
