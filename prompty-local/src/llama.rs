@@ -8,9 +8,10 @@
 
 use crate::gguf::{candle_text, format_error, limits, Gguf};
 use crate::Error;
-use candle_core::quantized::{GgmlDType, QMatMul, QTensor};
+use candle_core::quantized::{GgmlDType, QMatMul, QStorage, QTensor};
 use candle_core::{Device, Module, Tensor};
 use rayon::prelude::*;
+use std::borrow::Cow;
 use std::sync::Arc;
 
 /// The architectures this network runs.
@@ -272,10 +273,33 @@ fn target_dtype(d: GgmlDType, inp: usize) -> GgmlDType {
 /// padded to [`padded_width`].
 fn to_linear(t: QTensor, out: usize, inp: usize) -> candle_core::Result<Linear> {
     let target = target_dtype(t.dtype(), inp);
-    if target != t.dtype() || padded_width(target, out, inp) != inp {
+    let padded = padded_width(target, out, inp);
+    if target == t.dtype() && padded == inp {
+        return Ok(Linear { inner: QMatMul::from_arc(Arc::new(t))?, out, padded: inp });
+    }
+    // Converted a few rows at a time, so that no full-size f32 copy of a large matrix (the
+    // output projection: vocabulary × hidden) is ever held.
+    const ROWS: usize = 2048;
+    if out <= ROWS {
         return quantized_linear(t.dequantize(&Device::Cpu)?, out, inp, target);
     }
-    Ok(Linear { inner: QMatMul::from_arc(Arc::new(t))?, out, padded: inp })
+    let data = t.data()?;
+    let row_bytes = data.len() / out;
+    let mut converted: Vec<u8> = Vec::new();
+    for start in (0..out).step_by(ROWS) {
+        let rows = ROWS.min(out - start);
+        let bytes = &data[start * row_bytes..(start + rows) * row_bytes];
+        let part = QTensor::new(QStorage::from_data(Cow::Borrowed(bytes), &Device::Cpu, t.dtype())?, (rows, inp))?;
+        let mut f = part.dequantize(&Device::Cpu)?;
+        if padded != inp {
+            f = f.pad_with_zeros(1, 0, padded - inp)?;
+        }
+        converted.extend_from_slice(&QTensor::quantize(&f, target)?.data()?);
+    }
+    drop(data);
+    drop(t);
+    let storage = QStorage::from_data(Cow::Owned(converted), &Device::Cpu, target)?;
+    Ok(Linear { inner: QMatMul::from_arc(Arc::new(QTensor::new(storage, (out, padded))?))?, out, padded })
 }
 
 /// The `out × inp` matrix `f` quantized to `target`, padded to [`padded_width`].
