@@ -119,7 +119,7 @@ pub struct Vocabulary {
 /// AVX-VNNI, Q8_0 matrices whose width is not a multiple of 256 are padded with zero columns to
 /// use candle's faster kernel (exact; `PROMPTY_LOCAL_NO_PAD=1` turns this off for comparison),
 /// which keeps a repacked copy of them: for SmolLM2-135M Q4_1 (94 MiB on disk) the process peaks
-/// at about 570 MiB (240 MiB without padding; llama.cpp about 200 MiB), for about 1.5× the
+/// at about 430 MiB (240 MiB without padding; llama.cpp about 200 MiB), for about 1.5× the
 /// generation speed.
 ///
 /// Threads: the matrix products run on candle's pool, sized once, at first use, from
