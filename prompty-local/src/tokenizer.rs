@@ -1,7 +1,7 @@
 //! The tokenizer of a GGUF file (byte-level BPE), the bytes of every token, and incremental
 //! decoding of generated tokens into whole UTF-8 text.
 
-use crate::gguf::{format_error, limits, Gguf};
+use crate::gguf::{candle_text, format_error, limits, Gguf};
 use crate::{Error, Vocabulary};
 use candle_core::quantized::tokenizer::TokenizerFromGguf;
 use std::collections::HashMap;
@@ -81,7 +81,9 @@ impl Tok {
         let read = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| Tokenizer::from_gguf(&g.content)));
         let mut inner = match read {
             Ok(Ok(t)) => t,
-            Ok(Err(e)) => return Err(format_error(&g.path, format!("the tokenizer cannot be built: {e}"))),
+            Ok(Err(e)) => {
+                return Err(format_error(&g.path, format!("the tokenizer cannot be built: {}", candle_text(&e))))
+            }
             Err(_) => return Err(format_error(&g.path, "the tokenizer's metadata is malformed")),
         };
         let pre = g.opt_str("tokenizer.ggml.pre")?.unwrap_or("gpt2");
