@@ -1,35 +1,13 @@
 //! The model: loading a GGUF file, the chat template, generation and embeddings.
 
-use crate::chat_template::{ChatTemplate, CHATML};
+use crate::chat_template::{ChatMessage, ChatTemplate, CHATML};
 use crate::gguf::{format_error, limits, Gguf};
 use crate::llama::{Cache, Config, Llama, Want, SUPPORTED_ARCHITECTURES};
 use crate::sample::{sample, Rng};
-use crate::tokenizer::{Tok, Utf8Stream};
+use crate::tokenizer::{Tok, Utf8Stream, Vocabulary};
 use crate::{Constraint, Error};
 use std::ops::ControlFlow;
 use std::path::Path;
-
-/// One chat message as the model's chat template reads it (`role` is `system`, `user`,
-/// `assistant` or `tool`).
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct ChatMessage {
-    /// `system`, `user`, `assistant` or `tool`.
-    pub role: String,
-    /// The text.
-    pub content: String,
-}
-
-impl ChatMessage {
-    /// A message.
-    ///
-    /// ```
-    /// let m = prompty_local::ChatMessage::new("user", "Hi");
-    /// assert_eq!(m.role, "user");
-    /// ```
-    pub fn new(role: impl Into<String>, content: impl Into<String>) -> Self {
-        Self { role: role.into(), content: content.into() }
-    }
-}
 
 /// What a loaded model is.
 #[derive(Debug, Clone, PartialEq)]
@@ -100,15 +78,6 @@ pub struct Generation {
     pub completion_tokens: usize,
     /// Why it ended.
     pub finish: FinishReason,
-}
-
-/// The bytes of every token of a model's vocabulary, for a [`Constraint`].
-#[derive(Debug, Clone)]
-pub struct Vocabulary {
-    /// The bytes each token id decodes to; empty for control tokens (which a constraint never allows).
-    pub tokens: Vec<Vec<u8>>,
-    /// The token that ends the model's turn.
-    pub end_of_turn: u32,
 }
 
 /// A GGUF model loaded into memory. See the crate documentation.
@@ -337,15 +306,15 @@ impl Model {
         };
         let (completion_tokens, finish) = generation(&mut out)?;
         if finish != FinishReason::Cancelled {
-            let rest = utf8.finish();
+            // A cut-off constrained output is closed first: its completion may begin with the
+            // continuation bytes of a character the last token left open.
+            let closing = match (finish, constraint.as_deref()) {
+                (FinishReason::Length, Some(c)) if !c.is_complete() => utf8.push(&c.completion_bytes()),
+                _ => String::new(),
+            };
+            let rest = closing + &utf8.finish();
             if let Flow::Continue = out.push(&rest, on_text) {
                 out.flush(on_text);
-            }
-            if let (FinishReason::Length, Some(c)) = (finish, constraint.as_deref()) {
-                if !c.is_complete() {
-                    let rest = c.completion();
-                    out.emit(&rest, on_text);
-                }
             }
         }
         Ok(Generation { text: out.text, prompt_tokens: prompt.len(), completion_tokens, finish })

@@ -36,4 +36,6 @@ pub use constrain::Constraint;
 pub use error::Error;
 mod engine;
 
-pub use engine::{ChatMessage, FinishReason, GenerateOptions, Generation, Model, ModelInfo, Vocabulary};
+pub use chat_template::ChatMessage;
+pub use engine::{FinishReason, GenerateOptions, Generation, Model, ModelInfo};
+pub use tokenizer::Vocabulary;

@@ -2,7 +2,7 @@
 //! decoding of generated tokens into whole UTF-8 text.
 
 use crate::gguf::{candle_text, format_error, limits, Gguf};
-use crate::{Error, Vocabulary};
+use crate::Error;
 use candle_core::quantized::tokenizer::TokenizerFromGguf;
 use std::collections::HashMap;
 use tokenizers::pre_tokenizers::byte_level::ByteLevel;
@@ -10,6 +10,15 @@ use tokenizers::pre_tokenizers::digits::Digits;
 use tokenizers::pre_tokenizers::sequence::Sequence;
 use tokenizers::pre_tokenizers::PreTokenizerWrapper;
 use tokenizers::Tokenizer;
+
+/// The bytes of every token of a model's vocabulary, for a [`crate::Constraint`].
+#[derive(Debug, Clone)]
+pub struct Vocabulary {
+    /// The bytes each token id decodes to; empty for control tokens (which a constraint never allows).
+    pub tokens: Vec<Vec<u8>>,
+    /// The token that ends the model's turn.
+    pub end_of_turn: u32,
+}
 
 /// GGUF token types (`tokenizer.ggml.token_type`).
 const TYPE_USER_DEFINED: i64 = 4;
