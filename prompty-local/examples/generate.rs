@@ -57,9 +57,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let load_s = t0.elapsed().as_secs_f64();
     let prompt = model.render_chat(&[ChatMessage::new("user", args[1].as_str())], true)?;
     let tokens = model.tokenize(&prompt)?;
-    let mut options = GenerateOptions::default();
-    options.max_tokens = max_tokens;
-    options.temperature = 0.0;
+    let options = GenerateOptions { max_tokens, temperature: 0.0, ..GenerateOptions::default() };
     let start = Instant::now();
     let mut first: Option<(f64, Option<f64>)> = None;
     let mut stdout = std::io::stdout();

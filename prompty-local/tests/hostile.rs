@@ -114,9 +114,7 @@ fn a_tiny_valid_model_loads_and_generates() {
     let prompt = m.render_chat(&[ChatMessage::new("user", "abc")], true).unwrap();
     assert_eq!(prompt, "<|im_start|>user\nabc<|im_end|>\n<|im_start|>assistant\n", "ChatML without a template");
     let tokens = m.tokenize(&prompt).unwrap();
-    let mut o = GenerateOptions::default();
-    o.max_tokens = 5;
-    o.seed = Some(1);
+    let o = GenerateOptions { max_tokens: 5, seed: Some(1), ..GenerateOptions::default() };
     let g = m.generate(&tokens, &o, None, &mut |_| ControlFlow::Continue(())).unwrap();
     assert!(g.completion_tokens <= 5);
 }

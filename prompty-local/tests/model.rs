@@ -48,11 +48,7 @@ fn chat(user: &str) -> Vec<u32> {
 }
 
 fn options(max_tokens: usize, temperature: f32, seed: Option<u64>) -> GenerateOptions {
-    let mut o = GenerateOptions::default();
-    o.max_tokens = max_tokens;
-    o.temperature = temperature;
-    o.seed = seed;
-    o
+    GenerateOptions { max_tokens, temperature, seed, ..GenerateOptions::default() }
 }
 
 fn run(prompt: &[u32], o: &GenerateOptions) -> (prompty_local::Generation, Vec<String>) {
