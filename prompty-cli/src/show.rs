@@ -135,8 +135,14 @@ fn tree(frame: &Value, first: &str, rest: &str, out: &mut String, depth: usize) 
     }
 }
 
-/// `prompty models`: what the provider's endpoint lists.
+/// `prompty models`: what the provider's endpoint lists (for `local`: the aliases and the
+/// cache); `prompty models pull <alias>`: the download of a local model.
 pub async fn models(args: &ModelsArgs) -> CliResult {
+    if let Some(crate::ModelsAction::Pull(pull)) = &args.action {
+        let path = prompty::providers::local::pull(&pull.alias).await?;
+        crate::ui::out(&format!("{}\n", path.display())).map_err(call::write_error)?;
+        return Ok(Exit::Ok);
+    }
     let (provider, connection) = match &args.prompt {
         Some(file) => {
             let agent = call::load(file, None).await?;
@@ -161,10 +167,26 @@ pub async fn models(args: &ModelsArgs) -> CliResult {
             if let Some(window) = m.context_window {
                 let _ = write!(line, "  context {window}");
             }
+            if provider == "local" {
+                local_line(&mut line, m);
+            }
             let _ = writeln!(text, "{line}");
         }
         text
     };
     crate::ui::out(&text).map_err(call::write_error)?;
     Ok(Exit::Ok)
+}
+
+/// What a model of the local provider adds to its line: downloaded (size, path) or how to get it.
+fn local_line(line: &mut String, m: &prompty::providers::discovery::ModelInfo) {
+    let extra = m.additional_properties.as_ref();
+    let field = |k: &str| extra.and_then(|e| e.get(k));
+    let path = field("path").and_then(Value::as_str).unwrap_or_default();
+    if field("downloaded").and_then(Value::as_bool) == Some(true) {
+        let size = field("size").and_then(Value::as_u64).unwrap_or(0);
+        let _ = write!(line, "  downloaded  {:.1} MB  {path}", size as f64 / 1e6);
+    } else {
+        let _ = write!(line, "  not downloaded (prompty models pull {})  {path}", m.id);
+    }
 }

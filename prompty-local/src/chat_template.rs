@@ -1,9 +1,31 @@
 //! The model's chat template (`tokenizer.chat_template`, a Jinja template written for Python's
 //! Jinja2 as Hugging Face renders it), rendered with minijinja.
 
-use crate::{ChatMessage, Error};
+use crate::Error;
 use minijinja::value::Value;
 use minijinja::{Environment, ErrorKind, State};
+
+/// One chat message as the model's chat template reads it (`role` is `system`, `user`,
+/// `assistant` or `tool`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ChatMessage {
+    /// `system`, `user`, `assistant` or `tool`.
+    pub role: String,
+    /// The text.
+    pub content: String,
+}
+
+impl ChatMessage {
+    /// A message.
+    ///
+    /// ```
+    /// let m = prompty_local::ChatMessage::new("user", "Hi");
+    /// assert_eq!(m.role, "user");
+    /// ```
+    pub fn new(role: impl Into<String>, content: impl Into<String>) -> Self {
+        Self { role: role.into(), content: content.into() }
+    }
+}
 
 /// The template used when the file has none: ChatML (`<|im_start|>role\ncontent<|im_end|>\n`
 /// per message, and `<|im_start|>assistant\n` for the answer).

@@ -41,6 +41,43 @@ pub(crate) struct Gguf {
     file_size: u64,
 }
 
+/// The text of a candle error without the backtrace candle appends when `RUST_BACKTRACE` is set.
+pub(crate) fn candle_text(e: &candle_core::Error) -> String {
+    let text = e.to_string();
+    match text.find("\n   0: ") {
+        Some(at) => text[..at].to_string(),
+        None => text,
+    }
+}
+
+/// Whether the header sets `general.alignment` to 0 (which candle's reader divides by): the
+/// key's bytes followed by an integer type and a zero value, within the first `limit` bytes.
+fn zero_alignment(reader: &mut BufReader<File>, limit: u64) -> std::io::Result<bool> {
+    use std::io::Read;
+    const KEY: &[u8] = b"general.alignment";
+    let mut head = Vec::new();
+    reader.by_ref().take(limit).read_to_end(&mut head)?;
+    let mut from = 0;
+    while let Some(at) = head[from..].windows(KEY.len()).position(|w| w == KEY) {
+        let rest = &head[from + at + KEY.len()..];
+        if rest.len() >= 4 {
+            let ty = u32::from_le_bytes([rest[0], rest[1], rest[2], rest[3]]);
+            let size = match ty {
+                0 | 1 => 1,
+                2 | 3 => 2,
+                4 | 5 => 4,
+                10 | 11 => 8,
+                _ => 0,
+            };
+            if size > 0 && rest.len() >= 4 + size && rest[4..4 + size].iter().all(|&b| b == 0) {
+                return Ok(true);
+            }
+        }
+        from += at + 1;
+    }
+    Ok(false)
+}
+
 /// An [`Error::Format`] for `path`.
 pub(crate) fn format_error(path: &Path, message: impl Into<String>) -> Error {
     Error::Format { path: path.to_path_buf(), message: message.into() }
@@ -72,14 +109,21 @@ impl Gguf {
                 ));
             }
             use std::io::Seek;
-            reader.rewind().map_err(|source| Error::Io { path: path.to_path_buf(), source })?;
+            let io = |source| Error::Io { path: path.to_path_buf(), source };
+            reader.rewind().map_err(io)?;
+            if zero_alignment(&mut reader, 64 << 20).map_err(io)? {
+                return Err(format_error(path, "malformed GGUF header: general.alignment is 0"));
+            }
+            reader.rewind().map_err(io)?;
         }
         // candle's reader checks every length against the bytes left in the file; a few values
         // (an alignment of 0) can still make it panic: that is a malformed file, not a crash.
         let read = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| Content::read(&mut reader)));
         let content = match read {
             Ok(Ok(content)) => content,
-            Ok(Err(e)) => return Err(format_error(path, format!("malformed or truncated GGUF header: {e}"))),
+            Ok(Err(e)) => {
+                return Err(format_error(path, format!("malformed or truncated GGUF header: {}", candle_text(&e))))
+            }
             Err(payload) => {
                 return Err(format_error(path, format!("malformed GGUF header: {}", panic_text(payload.as_ref()))))
             }
@@ -239,7 +283,7 @@ impl Gguf {
         }));
         match read {
             Ok(Ok(t)) => Ok(t),
-            Ok(Err(e)) => Err(format_error(&path, format!("tensor {name} cannot be read: {e}"))),
+            Ok(Err(e)) => Err(format_error(&path, format!("tensor {name} cannot be read: {}", candle_text(&e)))),
             Err(payload) => {
                 Err(format_error(&path, format!("tensor {name} is malformed: {}", panic_text(payload.as_ref()))))
             }

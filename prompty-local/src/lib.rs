@@ -17,8 +17,7 @@
 //! let model = Model::load("SmolLM2-135M-Instruct.Q4_1.gguf".as_ref())?;
 //! let prompt = model.render_chat(&[ChatMessage::new("user", "Name a colour.")], true)?;
 //! let tokens = model.tokenize(&prompt)?;
-//! let mut options = GenerateOptions::default(); // non-exhaustive: set the fields you need
-//! options.max_tokens = 16;
+//! let options = GenerateOptions { max_tokens: 16, ..GenerateOptions::default() };
 //! let out = model.generate(&tokens, &options, None, &mut |_piece| std::ops::ControlFlow::Continue(()))?;
 //! println!("{} ({} tokens)", out.text, out.completion_tokens);
 //! # Ok::<(), prompty_local::Error>(())
@@ -36,4 +35,6 @@ pub use constrain::Constraint;
 pub use error::Error;
 mod engine;
 
-pub use engine::{ChatMessage, FinishReason, GenerateOptions, Generation, Model, ModelInfo, Vocabulary};
+pub use chat_template::ChatMessage;
+pub use engine::{FinishReason, GenerateOptions, Generation, Model, ModelInfo};
+pub use tokenizer::Vocabulary;

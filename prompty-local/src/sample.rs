@@ -71,7 +71,7 @@ pub(crate) fn sample(
     top_p: f32,
     rng: &mut Rng,
 ) -> Option<usize> {
-    if !(temperature > 0.0) {
+    if temperature.is_nan() || temperature <= 0.0 {
         return argmax(logits);
     }
     let mut cands: Vec<(usize, f32)> =

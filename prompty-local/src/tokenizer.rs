@@ -1,8 +1,8 @@
 //! The tokenizer of a GGUF file (byte-level BPE), the bytes of every token, and incremental
 //! decoding of generated tokens into whole UTF-8 text.
 
-use crate::gguf::{format_error, limits, Gguf};
-use crate::{Error, Vocabulary};
+use crate::gguf::{candle_text, format_error, limits, Gguf};
+use crate::Error;
 use candle_core::quantized::tokenizer::TokenizerFromGguf;
 use std::collections::HashMap;
 use tokenizers::pre_tokenizers::byte_level::ByteLevel;
@@ -10,6 +10,15 @@ use tokenizers::pre_tokenizers::digits::Digits;
 use tokenizers::pre_tokenizers::sequence::Sequence;
 use tokenizers::pre_tokenizers::PreTokenizerWrapper;
 use tokenizers::Tokenizer;
+
+/// The bytes of every token of a model's vocabulary, for a [`crate::Constraint`].
+#[derive(Debug, Clone)]
+pub struct Vocabulary {
+    /// The bytes each token id decodes to; empty for control tokens (which a constraint never allows).
+    pub tokens: Vec<Vec<u8>>,
+    /// The token that ends the model's turn.
+    pub end_of_turn: u32,
+}
 
 /// GGUF token types (`tokenizer.ggml.token_type`).
 const TYPE_USER_DEFINED: i64 = 4;
@@ -81,7 +90,9 @@ impl Tok {
         let read = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| Tokenizer::from_gguf(&g.content)));
         let mut inner = match read {
             Ok(Ok(t)) => t,
-            Ok(Err(e)) => return Err(format_error(&g.path, format!("the tokenizer cannot be built: {e}"))),
+            Ok(Err(e)) => {
+                return Err(format_error(&g.path, format!("the tokenizer cannot be built: {}", candle_text(&e))))
+            }
             Err(_) => return Err(format_error(&g.path, "the tokenizer's metadata is malformed")),
         };
         let pre = g.opt_str("tokenizer.ggml.pre")?.unwrap_or("gpt2");

@@ -165,6 +165,15 @@ fn api_types_the_executor_refuses_and_connection_keys_it_drops() {
     // Without a provider, options are checked against those every built-in provider reads.
     let agent = prompty::load_str("---\nmodel:\n  id: m\n  options:\n    topp: 1\n---\nHi", ".", "o.prompty").unwrap();
     assert_eq!(places(&prompty::check(&agent)), [(Severity::Warning, "unknown-model-option", Some(5), Some(5))]);
+    // An option the provider does not read: the `local` provider has no frequency penalty.
+    let text =
+        "---\nmodel:\n  id: smollm2-135m\n  provider: local\n  options:\n    frequencyPenalty: 1\n    seed: 1\n---\nHi";
+    let agent = prompty::load_str(text, ".", "l.prompty").unwrap();
+    let report = prompty::check(&agent);
+    assert_eq!(places(&report), [(Severity::Warning, "unsupported-model-option", Some(6), Some(5))]);
+    assert!(report.diagnostics.iter().any(|d| d.message.starts_with(
+        "model option `frequencyPenalty` is not supported by the `local` provider: it ignores it; it reads `temperature`"
+    )));
 }
 
 struct Gateway;

@@ -22,6 +22,7 @@ const FEATURES: &[(&str, bool)] = &[
     ("mcp", cfg!(feature = "mcp")),
     ("openapi", cfg!(feature = "openapi")),
     ("otel", cfg!(feature = "otel")),
+    ("local", cfg!(feature = "local")),
     ("tls-ring", cfg!(feature = "tls-ring")),
     ("tls-aws-lc", cfg!(feature = "tls-aws-lc")),
     ("http", cfg!(feature = "http")),

@@ -48,7 +48,7 @@ mod template;
 mod values;
 mod variants;
 
-pub use model::{BuiltinProvider, BUILTIN_PROVIDERS};
+pub use model::{BuiltinProvider, BUILTIN_PROVIDERS, LOCAL_OPTIONS};
 pub use suggest::{closest, did_you_mean, ranked};
 pub use variants::{
     check_prompts, check_variant, find_prompts, Analyzed, CheckedFile, CheckedPrompt, CheckedVariant, PromptFiles,

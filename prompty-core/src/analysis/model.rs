@@ -17,8 +17,9 @@ use super::{closest, did_you_mean, Checker, Location, Severity};
 use crate::{Agent, Connection};
 use serde_json::{Map, Value};
 
-/// A provider built into the runtime (the `openai` and `anthropic` features of `prompty`): the
-/// `model.provider` key its executor is registered under and the `model.apiType`s it serves.
+/// A provider built into the runtime (the `openai`, `anthropic` and `local` features of
+/// `prompty`): the `model.provider` key its executor is registered under, the `model.apiType`s it
+/// serves and the `model.options` it reads.
 ///
 /// ```
 /// use prompty_core::analysis::BUILTIN_PROVIDERS;
@@ -31,7 +32,23 @@ pub struct BuiltinProvider {
     pub key: &'static str,
     /// Every `model.apiType` its executor accepts (the file's default is `chat`).
     pub api_types: &'static [&'static str],
+    /// The keys of `model.options` it reads (of [`crate::ModelOptions::KNOWN_KEYS`]); a check
+    /// warns about another one set for it.
+    pub options: &'static [&'static str],
 }
+
+/// Every option of [`crate::ModelOptions::KNOWN_KEYS`]: what the HTTP providers read.
+const ALL_OPTIONS: &[&str] = &crate::ModelOptions::KNOWN_KEYS;
+
+/// The `model.options` the `local` provider (a model run inside the process) reads; it has no
+/// frequency or presence penalty, makes one tool call at a time and sends no request body.
+///
+/// ```
+/// use prompty_core::analysis::LOCAL_OPTIONS;
+/// assert!(LOCAL_OPTIONS.contains(&"seed") && !LOCAL_OPTIONS.contains(&"frequencyPenalty"));
+/// ```
+pub const LOCAL_OPTIONS: &[&str] =
+    &["temperature", "maxOutputTokens", "topP", "topK", "seed", "stopSequences", "toolChoice", "structuredOutput"];
 
 /// The API types of the OpenAI-compatible executor (`openai`, `azure`, `foundry`), with the
 /// plural spellings it also accepts.
@@ -44,14 +61,15 @@ const OPENAI_API_TYPES: &[&str] = &["chat", "embedding", "image", "responses", "
 /// ```
 /// use prompty_core::analysis::BUILTIN_PROVIDERS;
 /// let keys: Vec<&str> = BUILTIN_PROVIDERS.iter().map(|p| p.key).collect();
-/// assert_eq!(keys, ["openai", "azure", "foundry", "anthropic"]);
+/// assert_eq!(keys, ["openai", "azure", "foundry", "anthropic", "local"]);
 /// assert!(BUILTIN_PROVIDERS[0].api_types.contains(&"responses"));
 /// ```
-pub const BUILTIN_PROVIDERS: [BuiltinProvider; 4] = [
-    BuiltinProvider { key: "openai", api_types: OPENAI_API_TYPES },
-    BuiltinProvider { key: "azure", api_types: OPENAI_API_TYPES },
-    BuiltinProvider { key: "foundry", api_types: OPENAI_API_TYPES },
-    BuiltinProvider { key: "anthropic", api_types: &["chat"] },
+pub const BUILTIN_PROVIDERS: [BuiltinProvider; 5] = [
+    BuiltinProvider { key: "openai", api_types: OPENAI_API_TYPES, options: ALL_OPTIONS },
+    BuiltinProvider { key: "azure", api_types: OPENAI_API_TYPES, options: ALL_OPTIONS },
+    BuiltinProvider { key: "foundry", api_types: OPENAI_API_TYPES, options: ALL_OPTIONS },
+    BuiltinProvider { key: "anthropic", api_types: &["chat"], options: ALL_OPTIONS },
+    BuiltinProvider { key: "local", api_types: &["chat", "embedding", "embeddings"], options: LOCAL_OPTIONS },
 ];
 
 /// Whether a value as written is an `${env:}`/`${file:}` reference (or contains one).
@@ -215,6 +233,23 @@ impl Checker<'_> {
         let Some(options) = model.and_then(|m| m.get("options")).and_then(Value::as_object) else { return };
         let known = crate::ModelOptions::KNOWN_KEYS;
         for key in options.keys() {
+            if let (Provider::Builtin(p), true) = (provider, known.contains(&key.as_str())) {
+                if !p.options.contains(&key.as_str()) {
+                    let at = self.at_key("model.options", key);
+                    self.flag(
+                        Severity::Warning,
+                        "unsupported-model-option",
+                        at,
+                        key,
+                        format!(
+                            "model option `{key}` is not supported by the `{}` provider: it ignores it; it reads {}",
+                            p.key,
+                            quoted(p.options.iter().copied())
+                        ),
+                    );
+                }
+                continue;
+            }
             if known.contains(&key.as_str()) {
                 continue;
             }

@@ -242,7 +242,7 @@ impl HttpClient {
     /// Sends `request` and returns its JSON response, retrying as the policy says.
     pub(crate) async fn json(&self, request: &ApiRequest<'_>) -> Result<Value> {
         let secrets = Secrets::from_headers(&request.headers);
-        match self.send(request, false, &secrets).await? {
+        match self.send(request, Reply::Json, &secrets).await? {
             Sent::Json(v) => Ok(v),
             Sent::Stream(_) => Err(HttpError::local(request.provider, "internal error: unexpected stream").into()),
         }
@@ -252,7 +252,7 @@ impl HttpClient {
     /// this client's stream limits and with the request's secrets scrubbed from every event.
     pub(crate) async fn events(&self, request: &ApiRequest<'_>, end: sse::End) -> Result<RawStream> {
         let secrets = Secrets::from_headers(&request.headers);
-        match self.send(request, true, &secrets).await? {
+        match self.send(request, Reply::Events, &secrets).await? {
             Sent::Stream(response) => {
                 let limits = sse::Limits {
                     idle: self.config.stream_idle_timeout,
@@ -265,9 +265,21 @@ impl HttpClient {
         }
     }
 
+    /// Sends `request` (a GET of a file) and returns its successful response with the body unread,
+    /// for the caller to read within bounds of its own (a download). Retried as the policy says
+    /// until a success status arrives; `request_timeout` bounds the wait for that status only.
+    #[cfg(feature = "local")]
+    pub(crate) async fn response(&self, request: &ApiRequest<'_>) -> Result<reqwest::Response> {
+        let secrets = Secrets::from_headers(&request.headers);
+        match self.send(request, Reply::Body, &secrets).await? {
+            Sent::Stream(response) => Ok(response),
+            Sent::Json(_) => Err(HttpError::local(request.provider, "internal error: unexpected JSON").into()),
+        }
+    }
+
     /// Sends `request` through the retry loop. A URL that cannot be built is a configuration
     /// error ([`Error::Config`]): no request, no retry, no wait.
-    async fn send(&self, request: &ApiRequest<'_>, stream: bool, secrets: &Secrets) -> Result<Sent> {
+    async fn send(&self, request: &ApiRequest<'_>, reply: Reply, secrets: &Secrets) -> Result<Sent> {
         let provider = request.provider;
         let client = self.client.as_ref().map_err(|m| HttpError::local(provider, m.to_string()))?;
         let parsed;
@@ -278,7 +290,7 @@ impl HttpClient {
                 &parsed
             }
         };
-        let outcome = with_retries(&self.config.retry, || self.attempt(client, url, request, stream, secrets)).await;
+        let outcome = with_retries(&self.config.retry, || self.attempt(client, url, request, reply, secrets)).await;
         outcome.map_err(|(error, attempts)| HttpError { attempts, ..error }.scrubbed(secrets).into())
     }
 
@@ -287,9 +299,10 @@ impl HttpClient {
         client: &reqwest::Client,
         url: &reqwest::Url,
         request: &ApiRequest<'_>,
-        stream: bool,
+        reply: Reply,
         secrets: &Secrets,
     ) -> Attempt<Sent, HttpError> {
+        let stream = reply != Reply::Json;
         let provider = request.provider;
         let builder = client.request(request.method.clone(), url.clone());
         let mut builder = builder.headers(request.headers.as_ref().clone());
@@ -299,7 +312,9 @@ impl HttpClient {
         let timeout = self.config.request_timeout;
         let sent = if stream {
             // The whole-request timeout would cut the stream: bound only the wait for its start.
-            builder = builder.header(reqwest::header::ACCEPT, HeaderValue::from_static("text/event-stream"));
+            if reply == Reply::Events {
+                builder = builder.header(reqwest::header::ACCEPT, HeaderValue::from_static("text/event-stream"));
+            }
             match tokio::time::timeout(timeout, builder.send()).await {
                 Ok(sent) => sent,
                 Err(_) => {
@@ -418,6 +433,18 @@ pub(crate) async fn read_body(
         body.extend_from_slice(&chunk);
     }
     Ok(ReadBody::Complete(body))
+}
+
+/// What a request's successful response is read as.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Reply {
+    /// A JSON body, read whole within `max_response_bytes`.
+    Json,
+    /// Server-sent events (`Accept: text/event-stream`), read by the caller.
+    Events,
+    /// Any body, read by the caller.
+    #[cfg_attr(not(feature = "local"), allow(dead_code))]
+    Body,
 }
 
 enum Sent {

@@ -3,7 +3,8 @@
 //!
 //! Wire building and processing are plain functions, always compiled; the processors are registered
 //! for `openai`, `foundry` (alias `azure`) and `anthropic`. The HTTP executors that send requests
-//! are behind the cargo features `openai` and `anthropic`.
+//! are behind the cargo features `openai` and `anthropic`. The `local` provider (a GGUF model run
+//! inside the process) is behind the feature `local`, executor and processor both.
 //!
 //! ```
 //! for provider in ["openai", "foundry", "azure", "anthropic"] {
@@ -14,14 +15,17 @@
 pub mod anthropic;
 pub(crate) mod common;
 pub mod discovery;
+#[cfg(feature = "local")]
+pub mod local;
 pub mod openai;
 
 /// The HTTP layer under its former path: the same module as [`crate::http`].
 pub use crate::http;
 
 /// The models a provider's endpoint lists (spec §15), dispatched on the provider key as
-/// `model.provider` names it: `openai` (any OpenAI-compatible server: `GET {endpoint}/models`) and
-/// `anthropic`. The connection is resolved as the provider's executor resolves it (`None`: endpoint
+/// `model.provider` names it: `openai` (any OpenAI-compatible server: `GET {endpoint}/models`),
+/// `anthropic`, and `local` (the model aliases and the GGUF files in the cache folder, see
+/// `providers::local::list_models`; no request, the connection is not read). The connection is resolved as the provider's executor resolves it (`None`: endpoint
 /// and key from the environment, see [`openai::OpenAiExecutor`] and
 /// [`anthropic::AnthropicExecutor`]). Discovery is never needed to run a prompt.
 ///
@@ -68,11 +72,17 @@ pub async fn list_models(
             #[cfg(not(feature = "anthropic"))]
             Err(missing())
         }
+        "local" => {
+            #[cfg(feature = "local")]
+            return local::list_models();
+            #[cfg(not(feature = "local"))]
+            Err(missing())
+        }
         other => {
             let _ = missing;
             Err(crate::Error::Execution {
                 message: format!(
-                    "model discovery is not available for provider '{other}' (it is for openai and anthropic)"
+                    "model discovery is not available for provider '{other}' (it is for openai, anthropic and local)"
                 ),
             })
         }

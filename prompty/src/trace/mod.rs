@@ -72,7 +72,7 @@ mod time;
 
 pub use backends::{ConsoleBackend, TracyBackend};
 pub use redaction::{redact, redact_value};
-#[cfg(feature = "openai")]
+#[cfg(any(feature = "openai", feature = "local"))]
 pub(crate) use span::annotate;
 pub(crate) use span::{carry, carry_fn, in_span, in_span_async, traced_stream, Attributes, Seen, Stage};
 pub use span::{traced, traced_async};

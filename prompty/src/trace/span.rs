@@ -67,7 +67,7 @@ fn current() -> Option<Arc<Node>> {
 
 /// Adds an attribute to the span current now, recorded when it ends: what a stage learns while
 /// it runs (a structured-output fallback, ...). Nothing happens when no span records.
-#[cfg(feature = "openai")]
+#[cfg(any(feature = "openai", feature = "local"))]
 pub(crate) fn annotate(key: &str, value: impl FnOnce() -> Value) {
     CURRENT.with(|c| {
         if let Some(node) = c.borrow().as_ref().filter(|n| n.record) {
