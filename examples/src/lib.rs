@@ -34,7 +34,7 @@ pub const OFFLINE_HINT: &str = "set OPENAI_API_KEY, or OPENAI_BASE_URL alone for
 
 /// The embedded model the examples answer with when no server is configured: SmolLM2-135M-Instruct
 /// (provider `local`), downloaded once (93 MB) into the user's cache.
-pub const EMBEDDED_MODEL: &str = "smollm2-135m";
+pub const EMBEDDED_MODEL: &str = prompty::providers::local::DEFAULT_MODEL;
 
 /// Set to `1` (or `true`), the examples do not run the embedded model when no server is
 /// configured: they print what they would send and stop (or use their scripted stand-in), as
@@ -99,10 +99,7 @@ impl Answerer {
 /// ```
 pub fn embedded(agent: &prompty::Agent) -> prompty::Agent {
     let mut agent = agent.clone();
-    let model = agent.model.get_or_insert_with(Default::default);
-    model.provider = Some("local".to_owned());
-    model.id = EMBEDDED_MODEL.to_owned();
-    model.connection = None;
+    prompty::providers::local::use_local_model(&mut agent, EMBEDDED_MODEL);
     agent
 }
 

@@ -8,7 +8,7 @@ use prompty::{Agent, Connection};
 
 /// The model the fallback and a bare `--local` choose: SmolLM2-135M-Instruct, downloaded once into
 /// the user's cache (see `prompty models pull`).
-pub const DEFAULT_MODEL: &str = "smollm2-135m";
+pub use prompty::providers::local::DEFAULT_MODEL;
 
 /// Set to `1` (or `true`), nothing falls back to the embedded model: the prompt goes to its
 /// provider as written (the examples stop before the call).
@@ -33,15 +33,7 @@ pub fn choose(agent: &mut Agent, local: Option<&str>) {
         None => return,
     };
     ui::note(format!("provider local, model {id}"));
-    use_embedded(agent, id);
-}
-
-/// The model section of `agent` rewritten to provider `local`, model `id`, no connection.
-pub fn use_embedded(agent: &mut Agent, id: &str) {
-    let model = agent.model.get_or_insert_with(Default::default);
-    model.provider = Some("local".to_owned());
-    model.id = id.to_owned();
-    model.connection = None;
+    prompty::providers::local::use_local_model(agent, id);
 }
 
 /// Whether [`OFFLINE_ENV`] is set to `1` or `true`.
@@ -116,7 +108,7 @@ mod tests {
             "model:\n  id: gpt-4o\n  connection:\n    kind: key\n    apiKey: sk-test-0123456789\n  options:\n    \
              temperature: 0.2\n",
         );
-        use_embedded(&mut a, DEFAULT_MODEL);
+        prompty::providers::local::use_local_model(&mut a, DEFAULT_MODEL);
         let model = a.model.as_ref().unwrap();
         assert_eq!((model.provider.as_deref(), model.id.as_str()), (Some("local"), DEFAULT_MODEL));
         assert!(model.connection.is_none());

@@ -71,3 +71,24 @@ pub use wire::DEFAULT_MAX_OUTPUT_TOKENS;
 pub fn list_models() -> crate::Result<Vec<crate::providers::discovery::ModelInfo>> {
     store::list()
 }
+
+/// Points `agent` at the embedded model `id` (an alias such as [`DEFAULT_MODEL`], or a path to a
+/// `.gguf` file): its model section becomes provider `local`, model `id`, no connection; the
+/// options (temperature, token limit, tool choice), inputs, tools, outputs and template stay the
+/// prompt's. The `.prompty` file is not touched. This is how the examples and `prompty run`/`chat`
+/// answer when nothing configures the prompt's own provider.
+///
+/// ```
+/// let mut agent = prompty::load_str("---\nmodel: gpt-4o\n---\nuser:\nHi\n", ".", "hi.prompty")?;
+/// prompty::providers::local::use_local_model(&mut agent, prompty::providers::local::DEFAULT_MODEL);
+/// let model = agent.model.as_ref().unwrap();
+/// assert_eq!((model.provider.as_deref(), model.id.as_str()), (Some("local"), "smollm2-135m"));
+/// assert!(model.connection.is_none());
+/// # Ok::<(), prompty::Error>(())
+/// ```
+pub fn use_local_model(agent: &mut crate::Agent, id: &str) {
+    let model = agent.model.get_or_insert_with(Default::default);
+    model.provider = Some("local".to_owned());
+    model.id = id.to_owned();
+    model.connection = None;
+}
