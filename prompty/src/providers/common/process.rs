@@ -8,6 +8,18 @@ use futures_util::StreamExt;
 use serde_json::Value;
 use std::collections::VecDeque;
 
+/// The vectors of an embeddings `list` response (`data[].embedding`, in `index` order): the one
+/// vector of a single input, else an array of them.
+pub(crate) fn embedding_vectors(response: &Value) -> crate::Result<Value> {
+    let mut data: Vec<&Value> = response.get("data").and_then(Value::as_array).into_iter().flatten().collect();
+    data.sort_by_key(|d| d.get("index").and_then(Value::as_u64).unwrap_or(0));
+    match data.as_slice() {
+        [] => Err(crate::Error::Execution { message: "Empty embedding response".into() }),
+        [one] => Ok(one["embedding"].clone()),
+        many => Ok(Value::Array(many.iter().map(|d| d["embedding"].clone()).collect())),
+    }
+}
+
 /// The message of an `error` in a response body, when it has one.
 pub(crate) fn error_message(response: &Value) -> Option<String> {
     match get(response, "error")? {

@@ -2,7 +2,7 @@
 //! `chat.completion` (or its `chat.completion.chunk` events) and an embeddings `list`.
 
 use crate::lookup::get;
-use crate::providers::common::{drive, error_message, structured, PartialCall, Sink, StreamHandler};
+use crate::providers::common::{drive, embedding_vectors, error_message, structured, PartialCall, Sink, StreamHandler};
 use crate::{
     Agent, ChunkStream, Error, Outcome, Processed, Processor, RawStream, Result, StreamChunk, StreamFailure, ToolCall,
 };
@@ -33,7 +33,7 @@ impl Processor for LocalProcessor {
             return Err(Error::Execution { message: format!("the local model failed: {message}") });
         }
         match agent.model.as_ref().map_or("chat", |m| m.api_type()) {
-            "embedding" | "embeddings" => embedding(&response).map(Processed::Answer),
+            "embedding" | "embeddings" => embedding_vectors(&response).map(Processed::Answer),
             _ => chat(agent, &response),
         }
     }
@@ -72,16 +72,6 @@ fn tool_call(call: &Value) -> ToolCall {
         id: text(call.get("id")),
         name: text(f.get("name")),
         arguments: if arguments.trim().is_empty() { "{}".to_owned() } else { arguments },
-    }
-}
-
-fn embedding(response: &Value) -> Result<Value> {
-    let mut data: Vec<&Value> = response.get("data").and_then(Value::as_array).into_iter().flatten().collect();
-    data.sort_by_key(|d| d.get("index").and_then(Value::as_u64).unwrap_or(0));
-    match data.as_slice() {
-        [] => Err(Error::Execution { message: "Empty embedding response".into() }),
-        [one] => Ok(one["embedding"].clone()),
-        many => Ok(Value::Array(many.iter().map(|d| d["embedding"].clone()).collect())),
     }
 }
 

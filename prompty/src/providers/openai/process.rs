@@ -3,7 +3,7 @@
 
 use super::wire::api_type;
 use crate::lookup::get;
-use crate::providers::common::{drive, error_message, structured, PartialCall, Sink, StreamHandler};
+use crate::providers::common::{drive, embedding_vectors, error_message, structured, PartialCall, Sink, StreamHandler};
 use crate::{
     Agent, ChunkStream, Error, Outcome, Processed, Processor, RawStream, Result, StreamChunk, StreamFailure, ToolCall,
 };
@@ -63,7 +63,7 @@ pub fn process_response(agent: &Agent, response: Value) -> Result<Processed> {
     }
     match api_type(agent) {
         "chat" => process_chat(agent, &response),
-        "embedding" | "embeddings" => process_embedding(&response).map(Processed::Answer),
+        "embedding" | "embeddings" => embedding_vectors(&response).map(Processed::Answer),
         "image" | "images" => process_image(&response).map(Processed::Answer),
         "responses" => process_responses(agent, &response),
         other => {
@@ -102,16 +102,6 @@ fn chat_tool_call(call: &Value) -> ToolCall {
         id: str_of(call.get("id")),
         name: str_of(f.get("name")),
         arguments: arguments_string(f.get("arguments").or_else(|| f.get("input"))),
-    }
-}
-
-fn process_embedding(response: &Value) -> Result<Value> {
-    let mut data: Vec<&Value> = response.get("data").and_then(Value::as_array).into_iter().flatten().collect();
-    data.sort_by_key(|d| d.get("index").and_then(Value::as_u64).unwrap_or(0));
-    match data.as_slice() {
-        [] => Err(Error::Execution { message: "Empty embedding response".into() }),
-        [one] => Ok(one["embedding"].clone()),
-        many => Ok(Value::Array(many.iter().map(|d| d["embedding"].clone()).collect())),
     }
 }
 
