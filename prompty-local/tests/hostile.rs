@@ -9,8 +9,10 @@ use prompty_local::{ChatMessage, Error, GenerateOptions, Model};
 use std::ops::ControlFlow;
 use std::path::{Path, PathBuf};
 
+/// A file of this test in cargo's scratch folder for tests (under the target dir): the same names
+/// each run, so runs overwrite instead of piling up copies of the model in the system's temp dir.
 fn scratch(name: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("prompty-local-hostile-{}", std::process::id()));
+    let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("prompty-local-hostile");
     std::fs::create_dir_all(&dir).unwrap();
     dir.join(name)
 }
