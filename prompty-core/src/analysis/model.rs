@@ -545,7 +545,7 @@ mod tests {
         assert_eq!(
             f[0].4,
             "m.prompty:4:13: unknown model provider `opnai` (did you mean `openai`?): the built-in ones are `openai`, \
-             `azure`, `foundry`, `anthropic`; an executor must be registered under `opnai` at run time \
+             `azure`, `foundry`, `anthropic`, `local`; an executor must be registered under `opnai` at run time \
              (`#[prompty::executor(\"opnai\")]` or `prompty::register_executor`)"
         );
         let f = found("---\nmodel: {id: m, provider: my-gateway}\n---\nHi");
