@@ -205,10 +205,7 @@ impl Gguf {
 
     /// An array of strings of the metadata.
     pub fn str_array(&self, key: &str) -> Result<Vec<&str>, Error> {
-        let Some(v) = self.value(key) else { return Err(self.missing(key)) };
-        let Value::Array(items) = v else {
-            return Err(format_error(&self.path, format!("metadata `{key}` is not an array")));
-        };
+        let Some(items) = self.array(key)? else { return Err(self.missing(key)) };
         items
             .iter()
             .enumerate()
@@ -221,10 +218,7 @@ impl Gguf {
 
     /// An array of integers of the metadata, when present.
     pub fn opt_int_array(&self, key: &str) -> Result<Option<Vec<i64>>, Error> {
-        let Some(v) = self.value(key) else { return Ok(None) };
-        let Value::Array(items) = v else {
-            return Err(format_error(&self.path, format!("metadata `{key}` is not an array")));
-        };
+        let Some(items) = self.array(key)? else { return Ok(None) };
         items
             .iter()
             .enumerate()
@@ -242,6 +236,16 @@ impl Gguf {
             })
             .collect::<Result<Vec<_>, _>>()
             .map(Some)
+    }
+
+    /// The items of array `key` of the metadata, `None` when the key is absent; an error naming
+    /// the key when it is not an array.
+    fn array(&self, key: &str) -> Result<Option<&[Value]>, Error> {
+        match self.value(key) {
+            None => Ok(None),
+            Some(Value::Array(items)) => Ok(Some(items.as_slice())),
+            Some(_) => Err(format_error(&self.path, format!("metadata `{key}` is not an array"))),
+        }
     }
 
     /// Whether the file has tensor `name`.
