@@ -216,6 +216,18 @@ pub enum Error {
     /// conversation so far.
     #[error("{0}")]
     Turn(Box<TurnFailure>),
+
+    /// A turn's checkpoint store or event journal failed, or refused a write: the store could not
+    /// be opened or written, a record in it is unreadable, another worker holds the session's
+    /// lease, or the session's journal moved on under this worker. `store` names the store
+    /// (`sqlite:/path/turns.db`, `postgres://host/db` without credentials, `memory`).
+    #[error("the turn store {store} failed: {message}")]
+    Durability {
+        /// The store (its location, never its credentials).
+        store: String,
+        /// What failed, and what to do.
+        message: String,
+    },
 }
 
 impl Error {
@@ -263,6 +275,10 @@ impl Error {
             | Error::Execution { message }
             | Error::Cast { message, .. }
             | Error::Task(message) => r(message),
+            Error::Durability { store, message } => {
+                r(store);
+                r(message);
+            }
             Error::UnknownComponent { key, known, hint, .. } => {
                 r(key);
                 r(known);
@@ -286,7 +302,13 @@ impl Error {
             }
             Error::UnexpectedToolCalls { names } => names.iter_mut().for_each(r),
             Error::Turn(failure) => match &mut failure.stop {
-                TurnStop::Cancelled { reason } | TurnStop::Guardrail { reason, .. } => r(reason),
+                TurnStop::Cancelled { reason }
+                | TurnStop::Guardrail { reason, .. }
+                | TurnStop::OutputRejected { reason } => r(reason),
+                TurnStop::ReconciliationRequired { request_id, name } => {
+                    r(request_id);
+                    r(name);
+                }
                 TurnStop::MaxIterations { .. } => {}
                 TurnStop::UnknownTool { name } => r(name),
                 TurnStop::NoHandler(e) | TurnStop::Failed(e) | TurnStop::Model { source: e, .. } => e.scrub(remembered),
@@ -351,6 +373,20 @@ pub enum TurnStop {
     NoHandler(Box<Error>),
     /// Another step of the loop failed (the provider could not format a tool round's messages).
     Failed(Box<Error>),
+    /// A tool began to run and the turn was interrupted before its result was committed: whether
+    /// its effect happened is unknown, so the turn was not continued (the tool is not declared
+    /// idempotent). Resolve it with [`crate::engine::TurnEngine::resolve_tool`].
+    ReconciliationRequired {
+        /// The tool request's id (its effect's stable identity).
+        request_id: String,
+        /// The tool.
+        name: String,
+    },
+    /// The final-output policy rejected the answer.
+    OutputRejected {
+        /// The policy's reason.
+        reason: String,
+    },
     /// The model call failed, after the retries the loop allows.
     Model {
         /// What the last attempt failed with.
@@ -372,6 +408,13 @@ impl fmt::Display for TurnStop {
                  not given: declare it under `tools:` or pass it in `TurnOptions::tools`)"
             ),
             TurnStop::NoHandler(e) | TurnStop::Failed(e) => e.fmt(f),
+            TurnStop::ReconciliationRequired { request_id, name } => write!(
+                f,
+                "the tool call {request_id} ({name}) began and its result was never committed: whether it took \
+                 effect is unknown, so the turn needs reconciliation (check the tool's side effect, then resolve \
+                 the call with TurnEngine::resolve_tool, or declare the tool idempotent to run it again)"
+            ),
+            TurnStop::OutputRejected { reason } => write!(f, "the final-output policy rejected the answer: {reason}"),
             TurnStop::Model { source, attempts } if *attempts > 1 => {
                 write!(f, "the model call failed after {attempts} attempts: {source}")
             }

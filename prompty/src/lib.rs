@@ -227,6 +227,10 @@ mod tools;
 // The agent loop.
 mod turn;
 
+/// The turn engine: the agent loop's state machine with durable checkpoints, resume,
+/// permissions, reconciliation and replay (the specification's `turn-engine.md`).
+pub mod engine;
+
 // Typed prompts' run-time API (what include_prompty! and prompty-build generate calls).
 mod typed;
 

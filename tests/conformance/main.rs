@@ -42,6 +42,7 @@ mod process;
 mod regex;
 mod render;
 mod stream;
+mod turn;
 mod wire;
 
 use compare::{compact, Check, Rule};
@@ -87,6 +88,7 @@ fn adapter(stage: &str) -> Option<Adapter> {
         "discovery" => |_, v| discovery::map(v),
         "enrichment" => |_, v| discovery::enrichment(v),
         "agent" => |_, v| agent::run(v),
+        "turn" => |_, v| turn::run(v),
         _ => return None,
     })
 }
@@ -100,7 +102,6 @@ const NOT_IMPLEMENTED: &[(&str, &str)] = &[
         "render_segments",
         "no API returns the rendered text as segments with their provenance (spec §6.3's successor design)",
     ),
-    ("turn", "the turn-engine.md state machine (TurnEngine, its ports and event kinds) is not implemented"),
     ("replay", "the turn-engine.md reference runner and its replay journal are not implemented"),
 ];
 

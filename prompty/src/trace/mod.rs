@@ -68,7 +68,7 @@ mod backends;
 pub(crate) mod genai;
 pub mod redaction;
 mod span;
-mod time;
+pub(crate) mod time;
 
 pub use backends::{ConsoleBackend, TracyBackend};
 pub use redaction::{redact, redact_value};

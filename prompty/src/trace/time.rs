@@ -29,6 +29,13 @@ pub(crate) fn iso(t: SystemTime) -> String {
     format!("{y:04}-{mo:02}-{d:02}T{h:02}:{mi:02}:{s:02}.{us:06}")
 }
 
+/// `2026-11-25T08:10:01.123456Z`: RFC 3339, UTC.
+pub(crate) fn rfc3339(t: SystemTime) -> String {
+    let mut s = iso(t);
+    s.push('Z');
+    s
+}
+
 /// `20261125.081001` (UTC), for file names.
 pub(crate) fn stamp(t: SystemTime) -> String {
     let (y, mo, d, h, mi, s, _) = parts(t);
