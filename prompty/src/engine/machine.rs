@@ -967,17 +967,22 @@ impl Run<'_> {
 
     /// A host's result for the tool whose outcome was unknown.
     fn resolve_tool(&mut self, mut output: ToolOutput) -> Result<()> {
-        let Phase::ToolReconciliation { invocation_id, response, mut results, request } =
-            std::mem::replace(&mut self.cp.phase, Phase::Ready)
-        else {
-            let what = match &self.cp.phase {
-                Phase::ModelReconciliation { .. } => "a model response (use resolve_model)",
-                _ => "no reconciliation",
-            };
-            return Err(store_error(
-                self.engine,
-                format!("session {} waits for {what}, not a tool result", self.cp.session_id),
-            ));
+        let (invocation_id, response, mut results, request) = match std::mem::replace(&mut self.cp.phase, Phase::Ready)
+        {
+            Phase::ToolReconciliation { invocation_id, response, results, request } => {
+                (invocation_id, response, results, request)
+            }
+            other => {
+                let what = match &other {
+                    Phase::ModelReconciliation { .. } => "a model response (use resolve_model)",
+                    _ => "no reconciliation",
+                };
+                self.cp.phase = other;
+                return Err(store_error(
+                    self.engine,
+                    format!("session {} waits for {what}, not a tool result", self.cp.session_id),
+                ));
+            }
         };
         if output.request_id != request.id {
             let message =
