@@ -28,6 +28,7 @@ const RUNTIME_LAYERS: &[(&str, u32)] = &[
     ("providers", 6),
     ("invoke", 7),
     ("tools", 8),
+    ("engine", 8),
     ("turn", 9),
     ("typed", 10),
     ("check", 11),
