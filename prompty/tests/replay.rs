@@ -18,13 +18,20 @@ use std::time::Duration;
 
 const PINNED: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/replay/add.jsonl");
 
-/// `add(a, b)`, counting its runs.
-#[derive(Default)]
-struct Add(AtomicUsize);
+/// `add(a, b)`, counting its runs (across the processes of a test); idempotent or not.
+#[derive(Clone, Default)]
+struct Add {
+    runs: Arc<AtomicUsize>,
+    idempotent: bool,
+}
 
 impl ToolPort for Add {
+    fn idempotent(&self, _: &str) -> bool {
+        self.idempotent
+    }
+
     fn execute<'a>(&'a self, r: &'a ToolRequest, _: ToolContext<'a>) -> BoxFuture<'a, Result<ToolOutput, TurnStop>> {
-        self.0.fetch_add(1, Ordering::SeqCst);
+        self.runs.fetch_add(1, Ordering::SeqCst);
         let sum = r.arguments["a"].as_i64().unwrap_or(0) + r.arguments["b"].as_i64().unwrap_or(0);
         Box::pin(async move { Ok(ToolOutput::success(&r.id, &r.name, json!(sum))) })
     }
@@ -43,9 +50,9 @@ fn responses(from: usize) -> Vec<ModelResponse> {
     all.into_iter().skip(from).collect()
 }
 
-fn engine(model: ScriptedModel, store: Arc<dyn Durability>, journal: &JournalWriter) -> TurnEngine {
+fn engine(model: ScriptedModel, tools: Add, store: Arc<dyn Durability>, journal: &JournalWriter) -> TurnEngine {
     TurnEngine::new(model)
-        .tools(Add::default())
+        .tools(tools)
         .store(store)
         .clock(FixedClock("2026-06-28T00:00:00Z".into()))
         .ids(SequentialIds::default())
@@ -59,7 +66,7 @@ fn request() -> TurnRequest {
 /// The pinned scenario with a permission port, journaled into `path`.
 async fn run_scenario(path: &PathBuf, permissions: impl PermissionPort + 'static) -> TurnStatus {
     let journal = JournalWriter::create(path).unwrap();
-    let engine = engine(ScriptedModel::new(responses(0)), Arc::new(MemoryStore::new()), &journal);
+    let engine = engine(ScriptedModel::new(responses(0)), Add::default(), Arc::new(MemoryStore::new()), &journal);
     let result = engine.permissions(permissions).run(request()).await.unwrap();
     journal.finish().unwrap();
     result.commit.status
@@ -161,14 +168,16 @@ impl Durability for DiesAt {
 /// Runs the scenario into a store that dies at the first commit holding `kind`, then resumes it
 /// in a fresh engine over what was committed, both runs written into one journal at `path`. The
 /// resumed run's result and the store.
-async fn crash_and_resume(kind: EventKind, path: &PathBuf) -> (TurnEngineResult, Arc<MemoryStore>) {
+async fn crash_and_resume(kind: EventKind, tools: &Add, path: &PathBuf) -> (TurnEngineResult, Arc<MemoryStore>) {
+    // The model answered once before the crash, unless its answer is what was lost.
+    let answered = usize::from(kind != EventKind::ModelInvocationCompleted);
     let committed = Arc::new(MemoryStore::new());
     let journal = JournalWriter::create(path).unwrap();
     let dying = Arc::new(DiesAt { inner: committed.clone(), kind });
-    let crashed = engine(ScriptedModel::new(responses(0)), dying, &journal).run(request()).await;
+    let crashed = engine(ScriptedModel::new(responses(0)), tools.clone(), dying, &journal).run(request()).await;
     assert!(crashed.unwrap_err().to_string().contains("the process died"));
     // The next process: what was committed, a store that works.
-    let resumed = engine(ScriptedModel::new(responses(1)), committed.clone(), &journal);
+    let resumed = engine(ScriptedModel::new(responses(answered)), tools.clone(), committed.clone(), &journal);
     let result = resumed.resume("session-1", None).await.unwrap();
     journal.finish().unwrap();
     (result, committed)
@@ -182,7 +191,9 @@ fn pinned_records() -> Vec<ReplayRecord> {
 async fn a_turn_resumed_after_its_model_response_checkpoint_projects_as_the_uninterrupted_run() {
     let path = temp("resumed-at-checkpoint.jsonl");
     // Dies as it commits the permission request: right after the model response's checkpoint.
-    let (result, _) = crash_and_resume(EventKind::PermissionRequested, &path).await;
+    let tools = Add::default();
+    let (result, _) = crash_and_resume(EventKind::PermissionRequested, &tools, &path).await;
+    assert_eq!(tools.runs.load(Ordering::SeqCst), 1);
     assert_eq!(result.commit.status, TurnStatus::Success);
     let events = read_journal(&path).unwrap();
     let resumed = events.iter().filter(|e| e.kind == EventKind::TurnStarted && e.payload["resumed"] == json!(true));
@@ -193,11 +204,28 @@ async fn a_turn_resumed_after_its_model_response_checkpoint_projects_as_the_unin
 }
 
 #[tokio::test]
+async fn a_model_round_whose_answer_was_not_committed_is_sent_again_and_shows_twice() {
+    let path = temp("resumed-mid-model.jsonl");
+    let (result, _) = crash_and_resume(EventKind::ModelInvocationCompleted, &Add::default(), &path).await;
+    assert_eq!(result.commit.status, TurnStatus::Success);
+    let records = project(&read_journal(&path).unwrap());
+    assert_eq!(
+        normalized(&records)[1..5],
+        ["turn:turn_start:0", "turn:llm_start:0", "turn:llm_start:0", "turn:llm_complete:0"]
+    );
+    let verification = verify(&pinned_records(), &records);
+    assert_eq!((verification.expected_count, verification.actual_count, verification.mismatches[0].index), (17, 18, 3));
+    std::fs::remove_file(&path).ok();
+}
+
+#[tokio::test]
 async fn a_tool_interrupted_before_its_result_was_committed_shows_the_reconciliation() {
     let path = temp("resumed-mid-tool.jsonl");
     // Dies as it commits the tool's completion: the tool ran, its result was lost.
-    let (result, store) = crash_and_resume(EventKind::ToolExecutionCompleted, &path).await;
+    let tools = Add::default();
+    let (result, store) = crash_and_resume(EventKind::ToolExecutionCompleted, &tools, &path).await;
     assert_eq!(result.commit.status, TurnStatus::ReconciliationRequired);
+    assert_eq!(tools.runs.load(Ordering::SeqCst), 1, "not run again");
     let waiting = normalized(&project(&read_journal(&path).unwrap()));
     assert_eq!(
         waiting[7..],
@@ -206,7 +234,7 @@ async fn a_tool_interrupted_before_its_result_was_committed_shows_the_reconcilia
     );
     // The host establishes the result; a third run finishes the turn, appended to the journal.
     let journal = JournalWriter::append(&path).unwrap();
-    let host = engine(ScriptedModel::new(responses(1)), store, &journal);
+    let host = engine(ScriptedModel::new(responses(1)), Add::default(), store, &journal);
     let output = ToolOutput::success("call-1", "add", json!(5));
     let result = host.resolve_tool("session-1", output, None).await.unwrap();
     assert_eq!(result.commit.status, TurnStatus::Success);
@@ -232,6 +260,32 @@ async fn a_tool_interrupted_before_its_result_was_committed_shows_the_reconcilia
 }
 
 #[tokio::test]
+async fn an_idempotent_tool_interrupted_before_its_result_was_committed_runs_again_and_shows_twice() {
+    let path = temp("resumed-idempotent.jsonl");
+    let tools = Add { idempotent: true, ..Add::default() };
+    let (result, _) = crash_and_resume(EventKind::ToolExecutionCompleted, &tools, &path).await;
+    assert_eq!(result.commit.status, TurnStatus::Success);
+    assert_eq!(tools.runs.load(Ordering::SeqCst), 2);
+    let records = project(&read_journal(&path).unwrap());
+    assert_eq!(
+        normalized(&records)[5..12],
+        [
+            "turn:permission_requested:0:call-1-permission",
+            "turn:permission_completed:0:true",
+            "turn:tool_execution_start:0:add",
+            "turn:permission_requested:0:call-1-permission",
+            "turn:permission_completed:0:true",
+            "turn:tool_execution_start:0:add",
+            "turn:tool_execution_complete:0:add:true",
+        ]
+    );
+    let verification = verify(&pinned_records(), &records);
+    assert_eq!((verification.expected_count, verification.actual_count), (17, 20));
+    assert_eq!(verification.mismatches[0].index, 8);
+    std::fs::remove_file(&path).ok();
+}
+
+#[tokio::test]
 async fn an_unwritable_journal_is_an_error_the_caller_sees() {
     let missing = temp("no-such-folder/run.jsonl");
     let e = JournalWriter::create(&missing).unwrap_err().to_string();
@@ -239,7 +293,7 @@ async fn an_unwritable_journal_is_an_error_the_caller_sees() {
     // A device that is always full: the turn itself succeeds, the journal reports the failure.
     if cfg!(target_os = "linux") {
         let journal = JournalWriter::append("/dev/full").unwrap();
-        let result = engine(ScriptedModel::new(responses(0)), Arc::new(MemoryStore::new()), &journal)
+        let result = engine(ScriptedModel::new(responses(0)), Add::default(), Arc::new(MemoryStore::new()), &journal)
             .run(request())
             .await
             .unwrap();
