@@ -258,4 +258,6 @@ pub mod docs {
     pub struct Tracing;
     #[doc = include_str!("../../docs/local-model.md")]
     pub struct LocalModel;
+    #[doc = include_str!("../../docs/durable-turns.md")]
+    pub struct DurableTurns;
 }

@@ -12,6 +12,7 @@ mod embedded;
 mod envfile;
 mod exit;
 mod inputs;
+mod replay;
 mod run;
 mod show;
 mod ui;
@@ -29,8 +30,9 @@ macro_rules! exit_codes {
         "\
 Exit codes:
   0    success
-  1    `check` found an error (or a warning, with --deny warnings); results could not be written
-  2    usage error: bad arguments, a bad --input
+  1    `check` found an error (or a warning, with --deny warnings); `replay --verify` found a
+       difference; results could not be written
+  2    usage error: bad arguments, a bad --input, a file `replay` cannot read
   3    prompt error: the prompt, its inputs, an --inputs file or a .env file cannot be loaded,
        validated or rendered; an input name the prompt does not declare (see
        --allow-extra-inputs); anything found wrong before a request is sent (an unknown
@@ -151,6 +153,9 @@ enum Command {
     /// List the models a provider serves; `models pull` downloads one of the local provider.
     #[command(after_help = MODELS_HELP)]
     Models(ModelsArgs),
+    /// Print a turn's journal as replay records, or verify it against an expected run.
+    #[command(after_help = REPLAY_HELP)]
+    Replay(ReplayArgs),
 }
 
 const CHAT_HELP: &str = concat!(
@@ -232,6 +237,28 @@ Examples:
   prompty models --prompt prompts/chat.prompty
   prompty models --provider local
   prompty models pull smollm2-135m";
+
+const REPLAY_HELP: &str = "\
+A journal is a file of JSON lines, one engine event each, as prompty::engine::replay::JournalWriter
+writes them while a turn runs. Each event is projected onto the specification's replay records
+(ReplayJournalRecord) and printed in their normalized form, one per line:
+  session:session_start:session-1:turn-1
+  turn:llm_start:0
+  turn:tool_result:0:add:false:permission_denied
+  summary:session-1:success:turns=1:checkpoints=2
+--json prints the records as a JSON array of objects instead.
+
+--verify EXPECTED compares the records, in order, with those of EXPECTED: another journal, or a
+JSON array of normalized records (as in the specification's vectors) or of record objects (what
+--json prints). It prints the outcome and each record that differs (--json: the
+ReplayVerificationResult object). Exit code 0 when the runs match, 1 when they differ, 2 when a
+file cannot be read (its line is named).
+
+Examples:
+  prompty replay runs/turn-1.jsonl
+  prompty replay runs/turn-1.jsonl --json
+  prompty replay runs/turn-1.jsonl --verify tests/pinned/turn-1.jsonl
+  prompty replay runs/turn-1.jsonl --verify expected.json --json";
 
 /// The prompt file and its inputs.
 #[derive(Debug, Args)]
@@ -409,6 +436,20 @@ struct ModelsArgs {
     json: bool,
 }
 
+/// `prompty replay`.
+#[derive(Debug, Args)]
+struct ReplayArgs {
+    /// The journal: JSON lines of engine events.
+    journal: PathBuf,
+    /// Print the records (or, with --verify, the verification) as JSON.
+    #[arg(long)]
+    json: bool,
+    /// Verify the journal against an expected run: another journal, or a JSON array of normalized
+    /// records or record objects. Exit 1 when they differ.
+    #[arg(long, value_name = "EXPECTED")]
+    verify: Option<PathBuf>,
+}
+
 /// What `prompty models` does besides listing.
 #[derive(Debug, Subcommand)]
 enum ModelsAction {
@@ -449,7 +490,7 @@ fn env_folder(command: &Command) -> Option<Option<&std::path::Path>> {
         Command::Chat(a) => Some(call::folder_of(&a.file)),
         Command::Tools(a) => Some(call::folder_of(&a.file)),
         Command::Models(a) => Some(a.prompt.as_deref().and_then(call::folder_of)),
-        Command::Check(_) | Command::Trace(_) => None,
+        Command::Check(_) | Command::Trace(_) | Command::Replay(_) => None,
     }
 }
 
@@ -469,6 +510,7 @@ fn execute(cli: Cli) -> Result<Exit, CliError> {
     match &cli.command {
         Command::Check(args) => return check::run(args),
         Command::Trace(args) => return show::trace(args),
+        Command::Replay(args) => return replay::run(args),
         _ => {}
     }
     let runtime = tokio::runtime::Builder::new_multi_thread()
@@ -498,7 +540,7 @@ fn execute(cli: Cli) -> Result<Exit, CliError> {
             Command::Prepare(args) => show::prepare(args).await,
             Command::Tools(args) => show::tools(args).await,
             Command::Models(args) => show::models(args).await,
-            Command::Check(_) | Command::Trace(_) => unreachable!("handled above"),
+            Command::Check(_) | Command::Trace(_) | Command::Replay(_) => unreachable!("handled above"),
         }
     });
     if let Some(written) = tracy.and_then(|t| t.last_written()) {
@@ -586,8 +628,8 @@ mod tests {
                 parsed += 1;
             }
         }
-        // Each of the 8 commands and the top level.
-        assert_eq!(helps.len(), 9);
+        // Each of the 9 commands and the top level.
+        assert_eq!(helps.len(), 10);
         assert!(parsed >= 25, "only {parsed} examples");
     }
 

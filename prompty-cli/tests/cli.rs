@@ -1005,6 +1005,117 @@ fn run_writes_a_trace_that_trace_reads_back() {
     assert!(stdout.lines().any(|l| l.contains("execute") && l.ends_with(usage)), "{stdout}");
 }
 
+// ---------------------------------------------------------------- replay
+
+/// The journal of a turn recorded by `prompty/tests/replay.rs`: `add(2, 3)`, then the answer.
+const JOURNAL: &str = "prompty/tests/fixtures/replay/add.jsonl";
+
+const RECORDS: [&str; 17] = [
+    "session:session_start:session-1:turn-1",
+    "turn:turn_start:0",
+    "turn:llm_start:0",
+    "turn:llm_complete:0",
+    "session:checkpoint_created:session-1:turn-1",
+    "turn:permission_requested:0:call-1-permission",
+    "turn:permission_completed:0:true",
+    "turn:tool_execution_start:0:add",
+    "turn:tool_execution_complete:0:add:true",
+    "turn:tool_result:0:add:true",
+    "turn:messages_updated:0",
+    "turn:llm_start:1",
+    "turn:llm_complete:1",
+    "session:checkpoint_created:session-1:turn-1",
+    "turn:turn_end:2:success",
+    "session:session_end:session-1:turn-1:success",
+    "summary:session-1:success:turns=1:checkpoints=2",
+];
+
+#[test]
+fn replay_prints_a_journal_as_normalized_records_or_as_json() {
+    let out = prompty(&root()).args(["replay", JOURNAL]).output().unwrap();
+    assert!(out.status.success(), "{out:?}");
+    assert_eq!(texts(&out).0.lines().collect::<Vec<_>>(), RECORDS);
+    let out = prompty(&root()).args(["replay", JOURNAL, "--json"]).output().unwrap();
+    assert!(out.status.success(), "{out:?}");
+    let records: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(records.as_array().unwrap().len(), 17);
+    assert_eq!(
+        records[5],
+        json!({"kind": "turn", "type": "permission_requested", "sessionId": "session-1",
+        "turnId": "turn-1", "iteration": 0, "requestId": "call-1-permission"})
+    );
+    assert_eq!(
+        records[16],
+        json!({"kind": "summary", "sessionId": "session-1", "status": "success", "turns": 1,
+        "checkpoints": 2})
+    );
+}
+
+#[test]
+fn replay_verify_exits_0_when_the_runs_match_and_1_naming_each_difference() {
+    let dir = scratch("replay-verify");
+    let journal = root().join(JOURNAL);
+    // Against itself, against its normalized records, against its --json output.
+    let json_out = prompty(&root()).args(["replay", JOURNAL, "--json"]).output().unwrap().stdout;
+    std::fs::write(dir.join("records.json"), json_out).unwrap();
+    std::fs::write(dir.join("normalized.json"), serde_json::to_string(&RECORDS).unwrap()).unwrap();
+    for expected in [journal.clone(), dir.join("records.json"), dir.join("normalized.json")] {
+        let out = prompty(&dir).arg("replay").arg(&journal).arg("--verify").arg(&expected).output().unwrap();
+        assert_eq!(out.status.code(), Some(0), "{out:?}");
+        assert_eq!(texts(&out).0, "replay verification passed: 17 records match\n");
+    }
+    // A run whose tool was denied, pinned as the specification's vectors write it.
+    let mut denied: Vec<&str> = RECORDS.to_vec();
+    denied[6] = "turn:permission_completed:0:false";
+    denied.drain(7..9);
+    denied[7] = "turn:tool_result:0:add:false:permission_denied";
+    std::fs::write(dir.join("denied.json"), serde_json::to_string(&denied).unwrap()).unwrap();
+    let out = prompty(&dir).arg("replay").arg(&journal).args(["--verify", "denied.json"]).output().unwrap();
+    assert_eq!(out.status.code(), Some(1), "{out:?}");
+    let stdout = texts(&out).0;
+    assert!(stdout.starts_with("replay verification failed: "), "{stdout}");
+    assert!(stdout.contains("(expected 15 records, got 17)"), "{stdout}");
+    assert!(
+        stdout.contains(
+            "\n  record 6: expected `turn:permission_completed:0:false`, got `turn:permission_completed:0:true`"
+        ),
+        "{stdout}"
+    );
+    assert!(stdout.contains("record 16: unexpected `summary:session-1:success:turns=1:checkpoints=2`"), "{stdout}");
+    let out = prompty(&dir).arg("replay").arg(&journal).args(["--verify", "denied.json", "--json"]).output().unwrap();
+    assert_eq!(out.status.code(), Some(1), "{out:?}");
+    let verification: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(verification["status"], "failed");
+    assert_eq!((verification["expectedCount"].as_u64(), verification["actualCount"].as_u64()), (Some(15), Some(17)));
+    assert_eq!(verification["mismatches"][0]["index"], 6);
+    assert_eq!(verification["mismatches"][0]["actual"]["success"], true);
+}
+
+#[test]
+fn replay_files_it_cannot_read_are_usage_errors_naming_the_line() {
+    let dir = scratch("replay-bad");
+    let first = std::fs::read_to_string(root().join(JOURNAL)).unwrap().lines().next().unwrap().to_owned();
+    std::fs::write(dir.join("torn.jsonl"), format!("{first}\n{{\"sequence\": 2, \"kind\": \"turn_sta")).unwrap();
+    let out = prompty(&dir).args(["replay", "torn.jsonl"]).output().unwrap();
+    assert_eq!(out.status.code(), Some(2), "{out:?}");
+    assert!(texts(&out).1.starts_with("error: torn.jsonl: line 2: not an engine event"), "{out:?}");
+    assert!(out.stdout.is_empty());
+    let out = prompty(&dir).args(["replay", "missing.jsonl"]).output().unwrap();
+    assert_eq!(out.status.code(), Some(2), "{out:?}");
+    assert!(texts(&out).1.contains("missing.jsonl: cannot read it"), "{out:?}");
+    std::fs::write(dir.join("expected.json"), r#"["turn:turn_start:0", "turn:tool_result:0:add"]"#).unwrap();
+    let out =
+        prompty(&dir).arg("replay").arg(root().join(JOURNAL)).args(["--verify", "expected.json"]).output().unwrap();
+    assert_eq!(out.status.code(), Some(2), "{out:?}");
+    let stderr = texts(&out).1;
+    assert!(
+        stderr.contains("expected.json: item 1: `turn:tool_result:0:add` is not a normalized replay record"),
+        "{stderr}"
+    );
+    let out = prompty(&dir).args(["replay"]).output().unwrap();
+    assert_eq!(out.status.code(), Some(2), "{out:?}");
+}
+
 // ---------------------------------------------------------------- models
 
 #[test]

@@ -41,6 +41,7 @@ mod parse;
 mod process;
 mod regex;
 mod render;
+mod replay;
 mod stream;
 mod turn;
 mod wire;
@@ -89,6 +90,7 @@ fn adapter(stage: &str) -> Option<Adapter> {
         "enrichment" => |_, v| discovery::enrichment(v),
         "agent" => |_, v| agent::run(v),
         "turn" => |_, v| turn::run(v),
+        "replay" => |_, v| replay::run(v),
         _ => return None,
     })
 }
@@ -97,13 +99,10 @@ fn adapter(stage: &str) -> Option<Adapter> {
 /// are counted as not implemented, never as passed. A stage leaves this list when it gets an
 /// adapter and passes its vectors (the harness fails until it does). A listed stage that has an
 /// adapter is run quietly (no FAIL lines), and the table says how many of its vectors pass.
-const NOT_IMPLEMENTED: &[(&str, &str)] = &[
-    (
-        "render_segments",
-        "no API returns the rendered text as segments with their provenance (spec §6.3's successor design)",
-    ),
-    ("replay", "the turn-engine.md reference runner and its replay journal are not implemented"),
-];
+const NOT_IMPLEMENTED: &[(&str, &str)] = &[(
+    "render_segments",
+    "no API returns the rendered text as segments with their provenance (spec §6.3's successor design)",
+)];
 
 fn not_implemented(stage: &str) -> Option<&'static str> {
     NOT_IMPLEMENTED.iter().find(|(s, _)| *s == stage).map(|(_, why)| *why)

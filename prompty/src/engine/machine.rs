@@ -148,8 +148,10 @@ impl<'e> Run<'e> {
             self.cp.sequence = self.seq;
             self.cp.id = self.engine.ids.next("checkpoint");
             self.cp.created_at = self.engine.clock.now();
-            let payload =
-                json!({"checkpointId": self.cp.id, "sequence": self.cp.sequence, "phase": phase_name(&self.cp.phase)});
+            let payload = json!({
+                "checkpointId": self.cp.id, "sequence": self.cp.sequence, "phase": phase_name(&self.cp.phase),
+                "reason": checkpoint_reason(&self.cp.phase),
+            });
             self.event(EventKind::CheckpointCreated, None, Some(self.cp.iterations), payload);
             Some(self.cp.clone())
         } else {
@@ -709,6 +711,23 @@ fn phase_name(phase: &Phase) -> &'static str {
         Phase::Done { .. } => "done",
     }
 }
+
+/// The `reason` of a checkpoint with the phase it saves: after a model response (its tool
+/// requests not yet run, or its answer not yet committed), after one tool result, after a tool
+/// round's results joined the conversation, or when the turn stops for reconciliation.
+fn checkpoint_reason(phase: &Phase) -> &'static str {
+    match phase {
+        Phase::Final { .. } => CHECKPOINT_AFTER_MODEL_RESPONSE,
+        Phase::Tools { results, .. } if results.is_empty() => CHECKPOINT_AFTER_MODEL_RESPONSE,
+        Phase::Tools { .. } => "tool_result",
+        Phase::Ready => "tool_round",
+        Phase::ToolReconciliation { .. } | Phase::ModelReconciliation { .. } => "reconciliation",
+        Phase::Done { .. } => "end",
+    }
+}
+
+/// The `reason` of the checkpoint that follows a model response (what replay records count).
+pub(super) const CHECKPOINT_AFTER_MODEL_RESPONSE: &str = "model_response";
 
 fn reconciliation_reason(phase: &Phase) -> String {
     match phase {

@@ -45,6 +45,7 @@
 mod events;
 mod machine;
 mod ports;
+pub mod replay;
 mod scripted;
 pub mod store;
 mod types;
