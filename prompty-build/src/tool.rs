@@ -43,7 +43,7 @@ use syn::{
 };
 
 /// The options `#[tool(...)]` accepts.
-const OPTIONS: &str = "`name = \"...\"`, `description = \"...\"` and `namespace = \"...\"`";
+const OPTIONS: &str = "`name = \"...\"`, `description = \"...\"`, `namespace = \"...\"` and `idempotent`";
 
 /// Attributes of a parameter that belong to its argument field: its doc comment (the parameter's
 /// description) and serde/schemars field attributes. rustc rejects them on fn parameters.
@@ -54,8 +54,10 @@ const FIELD_ATTRIBUTES: [&str; 3] = ["doc", "serde", "schemars"];
 /// generated items, or every problem found as one combined error.
 ///
 /// Options: `name = "..."` (the tool's name; default: the fn's name), `namespace = "..."` (its
-/// namespace in the tool catalog; default: the crate's name) and `description = "..."`
-/// (default: the fn's doc comment).
+/// namespace in the tool catalog; default: the crate's name), `description = "..."`
+/// (default: the fn's doc comment) and `idempotent` (running the tool twice has the effect of
+/// running it once: a durable turn resumed after an interruption during a call of it runs the call
+/// again, where another tool's call needs reconciliation).
 ///
 /// ```
 /// use quote::quote;
@@ -149,6 +151,15 @@ pub fn expand(attr: TokenStream, item: TokenStream) -> syn::Result<TokenStream> 
             ::std::boxed::Box::pin(::std::future::ready(__prompty_result))
         }
     };
+    let idempotent = if options.idempotent {
+        quote! {
+            fn idempotent(&self) -> bool {
+                true
+            }
+        }
+    } else {
+        TokenStream::new()
+    };
     let fn_name = fn_ident.unraw().to_string();
     let arg_infos = params.iter().map(arg_info);
     let handle_doc = format!(
@@ -211,6 +222,8 @@ pub fn expand(attr: TokenStream, item: TokenStream) -> syn::Result<TokenStream> 
             fn definition(&self) -> ::std::option::Option<::prompty::Tool> {
                 ::std::option::Option::Some(#fn_ident::definition())
             }
+
+            #idempotent
         }
 
         #(#cfgs)*
@@ -329,6 +342,8 @@ struct Options {
     name: Option<LitStr>,
     description: Option<LitStr>,
     namespace: Option<LitStr>,
+    /// `idempotent`: running the tool twice has the effect of running it once.
+    idempotent: bool,
 }
 
 fn parse_options(attr: TokenStream, errors: &mut Errors) -> Options {
@@ -342,6 +357,16 @@ fn parse_options(attr: TokenStream, errors: &mut Errors) -> Options {
     };
     for meta in metas {
         let key = meta.path().get_ident().map(Ident::to_string);
+        if key.as_deref() == Some("idempotent") {
+            match &meta {
+                Meta::Path(path) if options.idempotent => {
+                    errors.spanned(path, "duplicate #[tool] option `idempotent`");
+                }
+                Meta::Path(_) => options.idempotent = true,
+                other => errors.spanned(other, "`idempotent` takes no value: #[tool(idempotent)]"),
+            }
+            continue;
+        }
         let slot = match key.as_deref() {
             Some("name") => &mut options.name,
             Some("description") => &mut options.description,
@@ -662,6 +687,46 @@ mod tests {
     }
 
     #[test]
+    fn idempotent_makes_the_function_say_so() {
+        let plain = expand_ok(
+            quote!(),
+            quote!(
+                fn lookup() -> String {
+                    String::new()
+                }
+            ),
+        );
+        assert!(!plain.contains("fn idempotent"), "{plain}");
+        let out = expand_ok(
+            quote!(idempotent, name = "find"),
+            quote!(
+                fn lookup() -> String {
+                    String::new()
+                }
+            ),
+        );
+        assert!(out.contains("fn idempotent (& self) -> bool { true }"), "{out}");
+        assert_eq!(
+            messages(
+                quote!(idempotent, idempotent),
+                quote!(
+                    fn f() {}
+                )
+            ),
+            ["duplicate #[tool] option `idempotent`"]
+        );
+        assert_eq!(
+            messages(
+                quote!(idempotent = "yes"),
+                quote!(
+                    fn f() {}
+                )
+            ),
+            ["`idempotent` takes no value: #[tool(idempotent)]"]
+        );
+    }
+
+    #[test]
     fn no_doc_comment_means_no_description() {
         let out = expand_ok(
             quote!(),
@@ -740,7 +805,7 @@ mod tests {
             ),
         );
         let expected = [
-            "unknown #[tool] option `nme`: the options are `name = \"...\"`, `description = \"...\"` and `namespace = \"...\"`",
+            "unknown #[tool] option `nme`: the options are `name = \"...\"`, `description = \"...\"`, `namespace = \"...\"` and `idempotent`",
             "expected a string literal: #[tool(name = \"...\")]",
             "tool functions cannot be `unsafe`: the model calls them with any arguments",
             "tool functions cannot be generic: the argument types must be concrete so their JSON schema is known",
@@ -799,7 +864,7 @@ mod tests {
                     fn f() {}
                 )
             ),
-            ["unknown #[tool] option `serde::rename`: the options are `name = \"...\"`, `description = \"...\"` and `namespace = \"...\"`"]
+            ["unknown #[tool] option `serde::rename`: the options are `name = \"...\"`, `description = \"...\"`, `namespace = \"...\"` and `idempotent`"]
         );
         let msgs = messages(
             quote!(= "x"),
@@ -809,7 +874,8 @@ mod tests {
         );
         assert!(
             msgs[0].ends_with(
-                "the #[tool] options are `name = \"...\"`, `description = \"...\"` and `namespace = \"...\"`"
+                "the #[tool] options are `name = \"...\"`, `description = \"...\"`, `namespace = \"...\"` and \
+                 `idempotent`"
             ),
             "{msgs:?}"
         );

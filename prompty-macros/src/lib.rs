@@ -50,7 +50,10 @@ fn plugin(component: Component, attr: TokenStream, item: TokenStream) -> TokenSt
 /// (`get_weather {}` is a value to hand to `prompty::Tools`).
 ///
 /// Options: `#[tool(name = "weather")]` (default: the fn's name), `#[tool(description = "...")]`
-/// (default: the doc comment).
+/// (default: the doc comment), `#[tool(namespace = "...")]` (its namespace in the tool catalog;
+/// default: the crate's name), `#[tool(idempotent)]` (running it twice has the effect of running
+/// it once: a durable turn resumed after an interruption during a call of it runs the call again,
+/// where another tool's call needs reconciliation).
 #[proc_macro_attribute]
 pub fn tool(attr: TokenStream, item: TokenStream) -> TokenStream {
     let item = proc_macro2::TokenStream::from(item);

@@ -265,10 +265,10 @@ pub use tools::mcp;
 pub use tools::openapi;
 pub use tools::*;
 pub use turn::{
-    run_turn, run_turn_async, run_turn_stream, turn, turn_async, turn_stream, AgentEvent, CancellationToken,
-    ContextBudget, EventLog, Guardrails, PromptRef, SinkResult, Steering, TurnOptions, TurnOutput, TurnStream, Verdict,
-    DEFAULT_LLM_RETRIES, DEFAULT_MAX_ITERATIONS, DEFAULT_MAX_TOOL_CALLS, DEFAULT_MAX_TOOL_RESULT_BYTES,
-    MAX_AGENT_DEPTH, STEERING_CAPACITY,
+    resume_turn, resume_turn_async, run_turn, run_turn_async, run_turn_stream, turn, turn_async, turn_stream,
+    AgentEvent, CancellationToken, ContextBudget, EventLog, Guardrails, PromptRef, SinkResult, Steering, TurnOptions,
+    TurnOutput, TurnStream, Verdict, DEFAULT_LLM_RETRIES, DEFAULT_MAX_ITERATIONS, DEFAULT_MAX_TOOL_CALLS,
+    DEFAULT_MAX_TOOL_RESULT_BYTES, MAX_AGENT_DEPTH, STEERING_CAPACITY,
 };
 
 /// The built-in components, registered at link time: renderers `jinja2` (alias `jinja`) and
@@ -350,6 +350,22 @@ pub mod __private {
 /// [`execute_tool`] it is an [`Error::Tool`] (`panicked: <message>` for a panic), and in the
 /// agent loop ([`turn`]), sync or async, one call after the other or in parallel, it is the
 /// result `Error: Tool '<name>' failed: <message>` the model reads, with an `error` event.
+///
+/// Options: `name = "..."`, `description = "..."`, `namespace = "..."` (its namespace in the tool
+/// catalog; default: the crate's name), and `idempotent`: running the tool twice has the effect
+/// of running it once, so a durable turn ([`TurnOptions::durable`]) resumed after an interruption
+/// during a call of it runs the call again, where any other tool's interrupted call ends the
+/// resumed turn with [`TurnStop::ReconciliationRequired`].
+///
+/// ```
+/// /// The price of an article (reading twice is harmless).
+/// #[prompty::tool(idempotent)]
+/// fn price(article: String) -> f64 {
+///     if article == "tea" { 3.5 } else { 1.0 }
+/// }
+/// use prompty::ToolFunction;
+/// assert!(price {}.idempotent());
+/// ```
 #[cfg(feature = "macros")]
 #[doc(inline)]
 pub use prompty_macros::tool;

@@ -1048,3 +1048,17 @@ impl Run<'_> {
         self.drive().await
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn backoff_grows_and_is_capped() {
+        let base = Duration::from_millis(100);
+        assert!(backoff(base, 1) >= base && backoff(base, 1) < base * 2);
+        assert!(backoff(base, 3) >= base * 4);
+        assert_eq!(backoff(Duration::from_secs(10), 30), MAX_BACKOFF);
+        assert_eq!(backoff(Duration::MAX, u32::MAX), MAX_BACKOFF);
+    }
+}

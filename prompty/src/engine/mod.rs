@@ -377,15 +377,15 @@ impl TurnEngine {
         self
     }
 
-    /// The limit of model invocations in one turn (at least 1); the next one fails the turn with
-    /// [`TurnStop::MaxIterations`].
+    /// The limit of model invocations in one turn; the next one fails the turn with
+    /// [`TurnStop::MaxIterations`] (with 0, the turn fails before its first invocation).
     ///
     /// ```
     /// let engine = prompty::engine::TurnEngine::new(prompty::engine::ScriptedModel::new(Vec::new())).max_iterations(3);
     /// # let _ = engine;
     /// ```
     pub fn max_iterations(mut self, n: u32) -> Self {
-        self.max_iterations = n.max(1);
+        self.max_iterations = n;
         self
     }
 

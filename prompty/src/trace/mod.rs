@@ -74,7 +74,9 @@ pub use backends::{ConsoleBackend, TracyBackend};
 pub use redaction::{redact, redact_value};
 #[cfg(any(feature = "openai", feature = "local"))]
 pub(crate) use span::annotate;
-pub(crate) use span::{carry, carry_fn, in_span, in_span_async, traced_stream, Attributes, Seen, Stage};
+pub(crate) use span::{
+    carry, carry_fn, in_span, in_span_async, traced_stream, within, Attributes, OpenSpan, Seen, SpanPlace, Stage,
+};
 pub use span::{traced, traced_async};
 
 use serde_json::{Map, Value};

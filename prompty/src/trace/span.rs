@@ -397,6 +397,47 @@ impl<F: Future> Future for Scoped<F> {
     }
 }
 
+/// A span opened by hand: for a stage whose work is not one future or closure (an iteration of
+/// the turn engine, whose model call and tools are separate calls of its ports). Work runs inside
+/// it through [`OpenSpan::within`]; [`OpenSpan::finish`] ends it. Dropped unfinished, it records
+/// nothing (like a span whose future was dropped).
+pub(crate) struct OpenSpan {
+    active: Active,
+}
+
+impl OpenSpan {
+    /// Starts a span under the span current now, when anything listens (see [`in_span`]).
+    pub(crate) fn start(stage: Stage, inputs: impl FnOnce(&mut Attributes) -> Value) -> Option<OpenSpan> {
+        Active::start(stage, inputs).map(|active| OpenSpan { active })
+    }
+
+    /// Where work runs inside this span: hand it to [`within`].
+    pub(crate) fn place(&self) -> SpanPlace {
+        SpanPlace { node: Arc::clone(&self.active.node), tspan: self.active.tspan.clone() }
+    }
+
+    /// Ends the span with the outcome of its work.
+    pub(crate) fn finish<T>(self, out: &Result<T>, result: impl FnOnce(&T, &mut Map<String, Value>) -> Value) {
+        self.active.finish(out, result);
+    }
+}
+
+/// The place of an [`OpenSpan`] in the tree, cheap to clone.
+#[derive(Clone)]
+pub(crate) struct SpanPlace {
+    node: Arc<Node>,
+    tspan: tracing::Span,
+}
+
+/// Runs `fut` inside the span of `place` (its spans are that span's children); with no place,
+/// `fut` itself.
+pub(crate) fn within<F: Future>(place: Option<SpanPlace>, fut: F) -> impl Future<Output = F::Output> {
+    match place {
+        None => Either::Left(fut),
+        Some(SpanPlace { node, tspan }) => Either::Right(Scoped { node: Some(node), tspan, fut: Box::pin(fut) }),
+    }
+}
+
 /// Runs `f` in a span of `stage`; `inputs` and `result` are only called when something listens.
 /// An error leaves it [`Error::redacted`] (listened to or not): a secret that landed in a field
 /// no one expected is not in it.

@@ -270,6 +270,11 @@ impl Emitter {
         Emitter { sink, log }
     }
 
+    /// Whether events go anywhere (a sink or a log).
+    pub(crate) fn is_active(&self) -> bool {
+        self.sink.is_some() || self.log.is_some()
+    }
+
     /// Emits the event `make` builds (only called when there is a sink or a log).
     pub(crate) fn emit(&self, make: impl FnOnce() -> AgentEvent) {
         if self.sink.is_none() && self.log.is_none() {

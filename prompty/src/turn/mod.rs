@@ -6,6 +6,20 @@
 //! | [`turn`], [`turn_async`] | a prompt (or its path) and inputs | the final answer, cast to `T` |
 //! | [`run_turn`], [`run_turn_async`] | an agent and a conversation | [`TurnOutput`]: answer, conversation, iterations |
 //! | [`turn_stream`], [`run_turn_stream`] | either | a [`TurnStream`] of the final answer's chunks |
+//! | [`resume_turn`], [`resume_turn_async`] | an agent and a durable session | the [`TurnOutput`] of its last turn, continued |
+//!
+//! Every one of them runs on the turn engine ([`crate::engine::TurnEngine`]): this module is the
+//! engine's adapter to a `.prompty` file, not a loop of its own. The prompt's machinery becomes the
+//! engine's ports (`ports.rs`): its executor and processor the model port (whole or streamed calls,
+//! remote tool lists, the forced tool choice relaxed after the first tool round, the output
+//! guardrail, retries sharing the HTTP layer's request budget, the provider's formatting of each
+//! tool round from the raw response kept in the checkpoint); its tools the tool port (unknown
+//! tools, the per-response call limit, arguments, bindings, the tool kinds, bounded results,
+//! attachments, idempotency); its refusals, approvals and tool guardrail the permission port;
+//! steering, the context budget and the input guardrail a context transform. `run.rs` builds the
+//! engine from them and reads its result; the [`AgentEvent`]s come from the engine's events and
+//! from the ports. With [`TurnOptions::durable`] the engine commits the turn's events and
+//! checkpoints to a store as it goes, and [`resume_turn`] continues it after an interruption.
 //!
 //! Where the spec's prose and its conformance vectors disagree, the loop follows the vectors:
 //! - the iteration limit counts model calls: with `max_iterations(10)` the loop makes ten calls,
@@ -18,12 +32,15 @@
 //!   (see [`ContextBudget`]);
 //! - a denied tool reads `Tool denied by guardrail: <reason>`.
 //!
-//! Parallel tool calls (spec §13.6, optional) are supported: [`TurnOptions::parallel_tool_calls`].
+//! Parallel tool calls (spec §13.6, optional) are supported: [`TurnOptions::parallel_tool_calls`]
+//! (the engine's `parallel_tools`: the calls are authorized in order, run concurrently, and their
+//! results committed in call order).
 
 mod context;
-mod engine;
 mod events;
 mod options;
+mod ports;
+mod run;
 mod stream;
 
 pub use events::{AgentEvent, EventLog, SinkResult};
@@ -35,7 +52,7 @@ pub use stream::TurnStream;
 
 use crate::tools::scope::{ChildRunner, ChildTurn};
 use crate::{Agent, BoxFuture, Message, Result};
-use engine::{Loop, Mode};
+use run::PromptTurn;
 use serde::de::DeserializeOwned;
 use serde_json::{json, Map, Value};
 use std::borrow::Cow;
@@ -226,10 +243,7 @@ pub(crate) async fn run_loop(
     inputs: &Value,
     options: TurnOptions,
 ) -> Result<TurnOutput> {
-    let agent = crate::prepare::load::env_resolved(agent)?;
-    let agent = with_call_tools(&agent, &options);
-    let inputs = input_map(inputs);
-    Loop::new(&agent, messages, &inputs, &options)?.run(Mode::Call).await
+    PromptTurn::new(agent, input_map(inputs), options, None)?.run(messages).await
 }
 
 /// The recorded result of a turn: the answer and the number of model calls.
@@ -341,4 +355,66 @@ pub fn run_turn_stream<'a>(
     options: TurnOptions,
 ) -> TurnStream<'a> {
     TurnStream::new(Cow::Borrowed(agent), messages, input_map(inputs), options)
+}
+
+/// Continues the last turn of a durable session ([`TurnOptions::durable`]) after an interruption,
+/// in this process or another: from its last checkpoint in the store, with the ports of `agent`
+/// (the prompt the turn ran, loaded again) and `inputs` (what its tools' bindings read). A model
+/// response already committed is not requested again, a tool result already committed is not
+/// computed again; a turn that had ended is given back as it ended.
+///
+/// `options` must name the store and the same session (`TurnOptions::durable(store,
+/// session_id)`); give it the tools, guardrails and events the turn had. A tool whose call began
+/// and whose result was never committed runs again only if it is idempotent
+/// ([`TurnOptions::idempotent`], `#[prompty::tool(idempotent)]`); otherwise the turn fails with
+/// [`crate::TurnStop::ReconciliationRequired`] naming the call (check its effect, then continue
+/// with [`crate::engine::TurnEngine::resolve_tool`]).
+///
+/// ```
+/// use prompty::engine::{Durability, MemoryStore};
+/// use prompty::{Agent, BoxFuture, Executor, Message, Role, TurnOptions};
+/// use serde_json::{json, Value};
+/// use std::sync::Arc;
+/// struct Hello;
+/// impl Executor for Hello {
+///     fn execute_async<'a>(&'a self, _: &'a Agent, _: &'a [Message]) -> BoxFuture<'a, prompty::Result<Value>> {
+///         Box::pin(async { Ok(json!({"choices": [{"message": {"content": "Hello"}}]})) })
+///     }
+/// }
+/// prompty::register_executor("resume-doc", Hello);
+/// prompty::register_processor("resume-doc", prompty::providers::openai::OpenAiProcessor);
+/// let agent = Agent::from_value(json!({"model": {"id": "m", "provider": "resume-doc"}}))?;
+///
+/// let store: Arc<dyn Durability> = Arc::new(MemoryStore::new()); // or a store on disk
+/// let options = || TurnOptions::new().durable(Arc::clone(&store), "session-1");
+/// let out = prompty::run_turn(&agent, vec![Message::new(Role::User, "Hi")], &json!({}), options())?;
+/// // Later, maybe in another process: the turn had ended, so it is given back as it ended.
+/// let again = prompty::resume_turn(&agent, "session-1", &json!({}), options())?;
+/// assert_eq!((again.result, again.messages), (out.result, out.messages));
+/// # Ok::<(), prompty::Error>(())
+/// ```
+pub fn resume_turn(agent: &Agent, session_id: &str, inputs: &Value, options: TurnOptions) -> Result<TurnOutput> {
+    crate::blocking::block_on(resume_turn_async(agent, session_id, inputs, options))?
+}
+
+/// Async form of [`resume_turn`]; gives the same results.
+///
+/// ```no_run
+/// # async fn f(store: std::sync::Arc<dyn prompty::engine::Durability>) -> prompty::Result<()> {
+/// let agent = prompty::load_async("prompts/agent.prompty").await?;
+/// let options = prompty::TurnOptions::new().durable(store, "session-1");
+/// let out = prompty::resume_turn_async(&agent, "session-1", &serde_json::json!({}), options).await?;
+/// println!("{}", out.result);
+/// # Ok(()) }
+/// ```
+pub async fn resume_turn_async(
+    agent: &Agent,
+    session_id: &str,
+    inputs: &Value,
+    options: TurnOptions,
+) -> Result<TurnOutput> {
+    let resume = async { PromptTurn::new(agent, input_map(inputs), options, None)?.resume(session_id).await };
+    let recorded = |_: &mut crate::trace::Attributes| json!({"session": session_id, "inputs": inputs});
+    let stage = crate::trace::Stage::new("turn", "prompty.turn");
+    crate::trace::in_span_async(stage, recorded, resume, turn_result).await
 }

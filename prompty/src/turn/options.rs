@@ -2,9 +2,10 @@
 //! [`Guardrails`], [`Steering`], [`ContextBudget`].
 
 use super::events::{AgentEvent, EventLog, EventSink, SinkResult};
+use crate::engine::Durability;
 use crate::{Error, Message, Result, ToolCall, ToolFunction, Tools};
 use serde_json::Value;
-use std::collections::VecDeque;
+use std::collections::{BTreeSet, VecDeque};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
@@ -85,6 +86,19 @@ pub struct TurnOptions {
     pub(crate) after_forced_tool: crate::ToolChoice,
     /// How many agentic tool turns this turn runs inside (0 for a turn the program started).
     pub(crate) depth: usize,
+    /// Where the turn's events and checkpoints go, and under which session.
+    pub(crate) durable: Option<Durable>,
+    /// The turn's id (generated when `None`).
+    pub(crate) turn_id: Option<String>,
+    /// Tools whose interrupted calls may run again on resume.
+    pub(crate) idempotent: BTreeSet<String>,
+}
+
+/// The store and session of a durable turn ([`TurnOptions::durable`]).
+#[derive(Clone)]
+pub(crate) struct Durable {
+    pub(crate) store: Arc<dyn Durability>,
+    pub(crate) session_id: String,
 }
 
 impl Default for TurnOptions {
@@ -105,6 +119,9 @@ impl Default for TurnOptions {
             max_tool_result_bytes: DEFAULT_MAX_TOOL_RESULT_BYTES,
             after_forced_tool: crate::ToolChoice::Auto,
             depth: 0,
+            durable: None,
+            turn_id: None,
+            idempotent: BTreeSet::new(),
         }
     }
 }
@@ -126,6 +143,9 @@ impl std::fmt::Debug for TurnOptions {
             .field("max_tool_calls", &self.max_tool_calls)
             .field("max_tool_result_bytes", &self.max_tool_result_bytes)
             .field("after_forced_tool", &self.after_forced_tool)
+            .field("durable", &self.durable.as_ref().map(|d| (d.store.describe(), &d.session_id)))
+            .field("turn_id", &self.turn_id)
+            .field("idempotent", &self.idempotent)
             .finish()
     }
 }
@@ -403,6 +423,56 @@ impl TurnOptions {
     /// ```
     pub fn after_forced_tool(mut self, choice: crate::ToolChoice) -> Self {
         self.after_forced_tool = choice;
+        self
+    }
+}
+
+impl TurnOptions {
+    /// Makes the turn durable: its events and checkpoints are committed to `store` under the
+    /// session `session_id` as it runs (the turn engine's journal, [`crate::engine`]), so that
+    /// [`crate::resume_turn`] can continue it in this or another process after an interruption,
+    /// without calling the model again for a response already committed and without running a
+    /// committed tool again. A tool whose call began and whose result was never committed is not
+    /// run again unless it is idempotent ([`TurnOptions::idempotent`], `#[prompty::tool(idempotent)]`):
+    /// the resumed turn then fails with [`crate::TurnStop::ReconciliationRequired`] naming the call.
+    ///
+    /// A failure of the store ends the turn with [`crate::Error::Durability`]; what was committed
+    /// before stays resumable. Without this option a turn keeps its journal in memory, for its
+    /// own length only. Agentic child turns (`kind: prompty` tools) are never durable themselves.
+    ///
+    /// ```
+    /// let store = std::sync::Arc::new(prompty::engine::MemoryStore::new());
+    /// let options = prompty::TurnOptions::new().durable(store, "session-42");
+    /// assert!(format!("{options:?}").contains("session-42"));
+    /// ```
+    pub fn durable(mut self, store: Arc<dyn Durability>, session_id: impl Into<String>) -> Self {
+        self.durable = Some(Durable { store, session_id: session_id.into() });
+        self
+    }
+
+    /// The turn's id in its session's journal (default: a random `turn-<32 hex digits>`).
+    ///
+    /// ```
+    /// let options = prompty::TurnOptions::new().turn_id("turn-1");
+    /// assert!(format!("{options:?}").contains("turn-1"));
+    /// ```
+    pub fn turn_id(mut self, id: impl Into<String>) -> Self {
+        self.turn_id = Some(id.into());
+        self
+    }
+
+    /// Declares the tool `name` idempotent: running it twice has the effect of running it once,
+    /// so when a durable turn is resumed after an interruption during a call of it, the call runs
+    /// again instead of requiring reconciliation. For a tool handed to the turn or declared in the
+    /// prompt (an MCP or OpenAPI tool, a `kind: prompty` tool); a `#[prompty::tool(idempotent)]`
+    /// fn says so itself.
+    ///
+    /// ```
+    /// let options = prompty::TurnOptions::new().idempotent("get_weather");
+    /// assert!(format!("{options:?}").contains("get_weather"));
+    /// ```
+    pub fn idempotent(mut self, name: impl Into<String>) -> Self {
+        self.idempotent.insert(name.into());
         self
     }
 }

@@ -1,8 +1,8 @@
 //! [`TurnStream`]: a turn run with streamed model calls, read as a stream of the final answer's
 //! chunks.
 
-use super::engine::{Loop, Mode};
-use super::{with_call_tools, TurnOptions, TurnOutput};
+use super::run::PromptTurn;
+use super::{TurnOptions, TurnOutput};
 use crate::{Agent, BoxFuture, Error, Message, Outcome, Result, StreamChunk, StreamFailure};
 use futures_core::Stream;
 use serde_json::{Map, Value};
@@ -64,11 +64,7 @@ impl<'a> TurnStream<'a> {
         let (tx, chunks) = unbounded_channel();
         let count = messages.len();
         let run: BoxFuture<'a, Result<TurnOutput>> = Box::pin(async move {
-            let run = async {
-                let agent = crate::prepare::load::env_resolved(&agent)?;
-                let agent = with_call_tools(&agent, &options);
-                Loop::new(&agent, messages, &inputs, &options)?.run(Mode::Stream(tx)).await
-            };
+            let run = async { PromptTurn::new(&agent, inputs, options, Some(tx))?.run(messages).await };
             let stage = crate::trace::Stage::new("turn", "prompty.turn");
             crate::trace::in_span_async(
                 stage,

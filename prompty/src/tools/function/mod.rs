@@ -61,6 +61,20 @@ pub trait ToolFunction: Send + Sync + 'static {
     fn definition(&self) -> Option<Tool> {
         None
     }
+
+    /// Whether running the tool twice has the effect of running it once (a lookup, a write keyed
+    /// by its arguments). A durable turn resumed after an interruption during a call of an
+    /// idempotent tool runs the call again; any other tool's interrupted call needs reconciliation
+    /// ([`crate::TurnStop::ReconciliationRequired`]). `#[prompty::tool(idempotent)]` fns say true;
+    /// by default false. (For a closure, [`crate::TurnOptions::idempotent`].)
+    ///
+    /// ```
+    /// use prompty::ToolFunction;
+    /// assert!(!prompty::tool_fn_sync(|_| Ok(serde_json::json!(1))).idempotent());
+    /// ```
+    fn idempotent(&self) -> bool {
+        false
+    }
 }
 
 struct AsyncFn<F>(F);
