@@ -224,12 +224,12 @@ mod invoke;
 // Tool kinds (function, prompty, mcp, openapi, custom) and the catalog built on them.
 mod tools;
 
-// The agent loop.
-mod turn;
-
 /// The turn engine: the agent loop's state machine with durable checkpoints, resume,
 /// permissions, reconciliation and replay (the specification's `turn-engine.md`).
 pub mod engine;
+
+// The agent loop of a prompt: the turn engine with the prompt's ports.
+mod turn;
 
 // Typed prompts' run-time API (what include_prompty! and prompty-build generate calls).
 mod typed;

@@ -857,3 +857,280 @@ fn a_huge_tool_result_is_cut_before_it_reaches_the_model() {
     assert!(tool.len() < 1100, "{}", tool.len());
     assert!(tool.ends_with("[cut: 5000000 bytes, limit 1000]"), "{}", &tool[tool.len() - 40..]);
 }
+
+// Durable turns: `TurnOptions::durable` and `resume_turn`.
+
+use prompty::engine::{Checkpoint, Commit, Durability, EngineEvent, EventKind, Lease, MemoryStore, SessionInfo};
+use std::sync::atomic::AtomicBool;
+
+type Pick = dyn Fn(&EngineEvent) -> bool + Send + Sync;
+
+/// A store that keeps what it is given as a store on disk does (each commit written as JSON and
+/// read back) and refuses the first commit holding an event `interrupt` picks: the turn stops
+/// there as a process that died would, with everything committed before it kept.
+struct Interrupting {
+    inner: MemoryStore,
+    interrupt: Box<Pick>,
+    fired: AtomicBool,
+}
+
+impl Interrupting {
+    fn new(interrupt: impl Fn(&EngineEvent) -> bool + Send + Sync + 'static) -> Arc<Self> {
+        Arc::new(Interrupting {
+            inner: MemoryStore::new(),
+            interrupt: Box::new(interrupt),
+            fired: AtomicBool::new(false),
+        })
+    }
+
+    fn fired(&self) -> bool {
+        self.fired.load(Ordering::SeqCst)
+    }
+}
+
+fn through_json<T: serde::Serialize + serde::de::DeserializeOwned>(value: &T) -> T {
+    serde_json::from_str(&serde_json::to_string(value).unwrap()).unwrap()
+}
+
+impl Durability for Interrupting {
+    fn describe(&self) -> String {
+        "interrupting memory".into()
+    }
+
+    fn commit<'a>(&'a self, commit: &'a Commit) -> BoxFuture<'a, prompty::Result<()>> {
+        if !self.fired() && commit.events.iter().any(|e| (self.interrupt)(e)) {
+            self.fired.store(true, Ordering::SeqCst);
+            let message = "the process stopped".to_owned();
+            return Box::pin(async move { Err(Error::Durability { store: "interrupting memory".into(), message }) });
+        }
+        let stored = Commit {
+            session_id: commit.session_id.clone(),
+            events: through_json(&commit.events),
+            checkpoint: commit.checkpoint.as_ref().map(through_json),
+            owner: commit.owner.clone(),
+        };
+        Box::pin(async move { self.inner.commit(&stored).await })
+    }
+
+    fn checkpoint<'a>(&'a self, session_id: &'a str) -> BoxFuture<'a, prompty::Result<Option<Checkpoint>>> {
+        self.inner.checkpoint(session_id)
+    }
+
+    fn last_sequence<'a>(&'a self, session_id: &'a str) -> BoxFuture<'a, prompty::Result<u64>> {
+        self.inner.last_sequence(session_id)
+    }
+
+    fn events<'a>(&'a self, session_id: &'a str, after: u64) -> BoxFuture<'a, prompty::Result<Vec<EngineEvent>>> {
+        self.inner.events(session_id, after)
+    }
+
+    fn sessions(&self) -> BoxFuture<'_, prompty::Result<Vec<SessionInfo>>> {
+        self.inner.sessions()
+    }
+
+    fn acquire<'a>(
+        &'a self,
+        session_id: &'a str,
+        owner: &'a str,
+        ttl: Duration,
+    ) -> BoxFuture<'a, prompty::Result<Lease>> {
+        self.inner.acquire(session_id, owner, ttl)
+    }
+
+    fn release<'a>(&'a self, session_id: &'a str, owner: &'a str) -> BoxFuture<'a, prompty::Result<()>> {
+        self.inner.release(session_id, owner)
+    }
+}
+
+/// An event of a tool named `tool`.
+fn of_tool(kind: EventKind, tool: &'static str) -> impl Fn(&EngineEvent) -> bool + Send + Sync {
+    move |e| e.kind == kind && e.payload["toolName"] == tool
+}
+
+/// A model that asks for `lookup` and `book` (with a sentence beside the calls), then answers.
+fn booking_model(key: &str) -> Arc<Scripted> {
+    model(key, |k, msgs| match k {
+        0 => {
+            let mut r = calls(&[("c1", "lookup", r#"{"city": "Oslo"}"#), ("c2", "book", r#"{"city": "Oslo"}"#)]);
+            r["choices"][0]["message"]["content"] = json!("Let me look that up.");
+            Ok(r)
+        }
+        _ => {
+            let results: Vec<String> = msgs.iter().filter(|m| m.role == Role::Tool).map(Message::text).collect();
+            Ok(answer(&format!("done: {}", results.join(", "))))
+        }
+    })
+}
+
+/// Counting tools `lookup` and `book` for the turn's options.
+fn booking_tools(lookups: &Arc<AtomicUsize>, bookings: &Arc<AtomicUsize>) -> TurnOptions {
+    let (l, b) = (Arc::clone(lookups), Arc::clone(bookings));
+    TurnOptions::new()
+        .tool(
+            "lookup",
+            sync_tool(move |a| Ok(json!(format!("{} is open #{}", a["city"], l.fetch_add(1, Ordering::SeqCst))))),
+        )
+        .tool("book", sync_tool(move |_| Ok(json!(format!("booking #{}", b.fetch_add(1, Ordering::SeqCst))))))
+}
+
+fn roles(messages: &[Message]) -> Vec<Role> {
+    messages.iter().map(|m| m.role).collect()
+}
+
+#[test]
+fn a_durable_turn_resumed_after_an_interruption_repeats_no_committed_model_call_or_tool() {
+    // Interrupted after `lookup`'s result was committed, before `book` began.
+    let store = Interrupting::new(of_tool(EventKind::ToolExecutionStarted, "book"));
+    let m = booking_model("t-durable");
+    let a = agent("t-durable", &["lookup", "book"]);
+    let (lookups, bookings) = (Arc::new(AtomicUsize::new(0)), Arc::new(AtomicUsize::new(0)));
+    let options = || booking_tools(&lookups, &bookings).durable(store.clone(), "session-1");
+    let err = prompty::run_turn(&a, user("Book Oslo"), &json!({}), options()).unwrap_err();
+    assert!(matches!(&err, Error::Durability { message, .. } if message == "the process stopped"), "{err}");
+    assert!(store.fired());
+    assert_eq!(
+        (m.calls.load(Ordering::SeqCst), lookups.load(Ordering::SeqCst), bookings.load(Ordering::SeqCst)),
+        (1, 1, 0)
+    );
+
+    // Resumed (new ports, the checkpoint read back from JSON): the committed response is not
+    // requested again and `lookup` does not run again; `book` runs, then the model answers.
+    let (options, events) = options().record_events();
+    let out = prompty::resume_turn(&a, "session-1", &json!({}), options).unwrap();
+    assert_eq!(out.result, json!("done: \"Oslo\" is open #0, booking #0"));
+    assert_eq!(
+        (m.calls.load(Ordering::SeqCst), lookups.load(Ordering::SeqCst), bookings.load(Ordering::SeqCst)),
+        (2, 1, 1)
+    );
+    assert_eq!(out.iterations, 2);
+    assert_eq!(
+        roles(&out.messages),
+        [Role::System, Role::User, Role::Assistant, Role::Tool, Role::Tool, Role::Assistant]
+    );
+    // The provider formatted the round from the raw response kept in the checkpoint: the text it
+    // wrote beside its calls is there.
+    assert_eq!(out.messages[2].text(), "Let me look that up.");
+    assert_eq!(out.messages[2].tool_calls.len(), 2);
+    assert_eq!(m.seen.lock().unwrap()[1], out.messages[..5]);
+    assert_eq!(events.kinds(), ["tool_call_start", "tool_result", "messages_updated", "done"]);
+    assert!(
+        matches!(&events.events()[2], AgentEvent::MessagesUpdated { messages } if messages[..] == out.messages[..5])
+    );
+
+    // The same turn uninterrupted ends with the same conversation.
+    booking_model("t-durable-whole");
+    let whole = agent("t-durable-whole", &["lookup", "book"]);
+    let (l2, b2) = (Arc::new(AtomicUsize::new(0)), Arc::new(AtomicUsize::new(0)));
+    let uninterrupted = prompty::run_turn(&whole, user("Book Oslo"), &json!({}), booking_tools(&l2, &b2)).unwrap();
+    assert_eq!(uninterrupted.messages, out.messages);
+
+    // The journal: one session, its turn committed, resumed once.
+    let rt = tokio::runtime::Builder::new_current_thread().build().unwrap();
+    let sessions = rt.block_on(store.sessions()).unwrap();
+    assert_eq!(sessions.len(), 1);
+    assert_eq!(sessions[0].status, Some(prompty::engine::TurnStatus::Success));
+    let journal = rt.block_on(store.events("session-1", 0)).unwrap();
+    let resumed = journal.iter().filter(|e| e.kind == EventKind::TurnStarted && e.payload["resumed"] == true).count();
+    assert_eq!(resumed, 1);
+    // Resuming a turn that has ended gives it back as it ended, calling nothing.
+    let again = prompty::resume_turn(
+        &a,
+        "session-1",
+        &json!({}),
+        booking_tools(&lookups, &bookings).durable(store.clone(), "session-1"),
+    )
+    .unwrap();
+    assert_eq!((again.result, again.messages), (out.result, out.messages));
+    assert_eq!((m.calls.load(Ordering::SeqCst), bookings.load(Ordering::SeqCst)), (2, 1));
+}
+
+#[test]
+fn a_committed_answer_is_committed_on_resume_without_calling_the_model() {
+    let store = Interrupting::new(|e| e.kind == EventKind::TurnCommitted);
+    let m = model("t-durable-answer", |_, _| Ok(answer("forty-two")));
+    let a = agent("t-durable-answer", &[]);
+    let options = || TurnOptions::new().durable(store.clone(), "session-2").turn_id("turn-7");
+    assert!(matches!(prompty::run_turn(&a, user("?"), &json!({}), options()), Err(Error::Durability { .. })));
+    let out = prompty::resume_turn(&a, "session-2", &json!({}), options()).unwrap();
+    assert_eq!((out.result, out.iterations), (json!("forty-two"), 1));
+    assert_eq!(m.calls.load(Ordering::SeqCst), 1, "the answer was committed: the model is not called again");
+    let rt = tokio::runtime::Builder::new_current_thread().build().unwrap();
+    let journal = rt.block_on(store.events("session-2", 0)).unwrap();
+    assert!(journal.iter().all(|e| e.turn_id == "turn-7"));
+}
+
+#[test]
+fn a_tool_interrupted_in_flight_needs_reconciliation_unless_it_is_idempotent() {
+    // `book` ran and the process stopped before its result was committed.
+    let in_flight = || Interrupting::new(of_tool(EventKind::ToolExecutionCompleted, "book"));
+    let store = in_flight();
+    let m = booking_model("t-reconcile");
+    let a = agent("t-reconcile", &["lookup", "book"]);
+    let (lookups, bookings) = (Arc::new(AtomicUsize::new(0)), Arc::new(AtomicUsize::new(0)));
+    let options = |store: &Arc<Interrupting>| booking_tools(&lookups, &bookings).durable(store.clone(), "session-3");
+    assert!(matches!(prompty::run_turn(&a, user("Book"), &json!({}), options(&store)), Err(Error::Durability { .. })));
+    assert_eq!(bookings.load(Ordering::SeqCst), 1);
+    let f = failure(prompty::resume_turn(&a, "session-3", &json!({}), options(&store)).unwrap_err());
+    assert!(
+        matches!(&f.stop, TurnStop::ReconciliationRequired { request_id, name } if request_id == "c2" && name == "book"),
+        "{f}"
+    );
+    assert!(f.to_string().contains("the tool call c2 (book)"), "{f}");
+    assert_eq!((m.calls.load(Ordering::SeqCst), bookings.load(Ordering::SeqCst)), (1, 1), "nothing ran again");
+    assert_eq!(roles(&f.messages), [Role::System, Role::User]);
+    assert_eq!(f.iterations, 1);
+
+    // Declared idempotent for this turn: the interrupted call runs again.
+    let store = in_flight();
+    let m = booking_model("t-reconcile-idem");
+    let a = agent("t-reconcile-idem", &["lookup", "book"]);
+    bookings.store(0, Ordering::SeqCst);
+    assert!(prompty::run_turn(&a, user("Book"), &json!({}), options(&store)).is_err());
+    let out = prompty::resume_turn(&a, "session-3", &json!({}), options(&store).idempotent("book")).unwrap();
+    assert_eq!(out.result, json!("done: \"Oslo\" is open #1, booking #1"));
+    assert_eq!((m.calls.load(Ordering::SeqCst), bookings.load(Ordering::SeqCst)), (2, 2));
+}
+
+static TABLES_BOOKED: AtomicUsize = AtomicUsize::new(0);
+
+/// Books a table (the restaurant's system keeps one booking per city and name).
+#[prompty::tool(idempotent)]
+fn book_table(city: String) -> String {
+    format!("table #{} in {city}", TABLES_BOOKED.fetch_add(1, Ordering::SeqCst))
+}
+
+#[test]
+fn an_idempotent_tool_fn_is_run_again_after_an_interruption_in_flight() {
+    let store = Interrupting::new(of_tool(EventKind::ToolExecutionCompleted, "book_table"));
+    let m = model("t-idem-fn", |k, msgs| match k {
+        0 => Ok(calls(&[("c1", "book_table", r#"{"city": "Rome"}"#)])),
+        _ => Ok(answer(&msgs.last().unwrap().text())),
+    });
+    let a = agent("t-idem-fn", &["book_table"]);
+    let options = || TurnOptions::new().tool("book_table", book_table {}).durable(store.clone(), "session-4");
+    assert!(prompty::run_turn(&a, user("Book"), &json!({}), options()).is_err());
+    assert_eq!(TABLES_BOOKED.load(Ordering::SeqCst), 1);
+    let out = prompty::resume_turn(&a, "session-4", &json!({}), options()).unwrap();
+    assert_eq!(out.result, json!("table #1 in Rome"));
+    assert_eq!((m.calls.load(Ordering::SeqCst), TABLES_BOOKED.load(Ordering::SeqCst)), (2, 2));
+}
+
+#[test]
+fn resuming_needs_the_store_and_a_recorded_session() {
+    model("t-resume-bad", |_, _| Ok(answer("x")));
+    let a = agent("t-resume-bad", &[]);
+    let err = prompty::resume_turn(&a, "s", &json!({}), TurnOptions::new()).unwrap_err();
+    assert!(
+        matches!(&err, Error::Config { message, .. } if message.contains("TurnOptions::durable(store, \"s\")")),
+        "{err}"
+    );
+    let store: Arc<dyn Durability> = Arc::new(MemoryStore::new());
+    let err =
+        prompty::resume_turn(&a, "s", &json!({}), TurnOptions::new().durable(store.clone(), "other")).unwrap_err();
+    assert!(matches!(&err, Error::Config { message, .. } if message.contains("session other")), "{err}");
+    let err = prompty::resume_turn(&a, "s", &json!({}), TurnOptions::new().durable(store, "s")).unwrap_err();
+    assert!(
+        matches!(&err, Error::Durability { message, .. } if message.contains("no turn of session s is recorded")),
+        "{err}"
+    );
+}
