@@ -224,8 +224,8 @@ mod invoke;
 // Tool kinds (function, prompty, mcp, openapi, custom) and the catalog built on them.
 mod tools;
 
-/// The turn engine: the agent loop's state machine with durable checkpoints, resume,
-/// permissions, reconciliation and replay (the specification's `turn-engine.md`).
+// The turn engine: the agent loop's state machine with durable checkpoints, resume,
+// permissions, reconciliation and replay (the specification's `turn-engine.md`).
 pub mod engine;
 
 // The agent loop of a prompt: the turn engine with the prompt's ports.
