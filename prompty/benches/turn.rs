@@ -4,8 +4,9 @@
 //!
 //! 1. **In process** (no I/O): `run_turn` against a scripted executor that answers at once, beside
 //!    the same work done by hand (two `run` calls on the same conversations and the tool call).
-//!    The difference, per iteration, is the loop's own CPU: iteration checks, events off, argument
-//!    parsing, tool dispatch, the round's messages, cloning the raw response.
+//!    The difference, per iteration, is the loop's own CPU: the turn engine's steps, its journal
+//!    events and checkpoints (committed to no store: the turn is not durable), argument parsing,
+//!    tool dispatch, the round's messages, the raw response kept for the round.
 //! 2. **Over HTTP**: a minimal HTTP/1.1 keep-alive server on 127.0.0.1 (its own thread) answers a
 //!    request without a tool result with a tool call, and one with a tool result with the final
 //!    answer. One `turn_async` (prepare + two calls + the tool) beside two `invoke_async` calls of

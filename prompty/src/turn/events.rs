@@ -23,6 +23,9 @@ use std::sync::{Arc, Mutex};
 /// [`crate::TurnOutput::messages`]) keeps the tool results in call order. Match a result to its
 /// call by `id`, not by position.
 ///
+/// A resumed turn ([`crate::resume_turn`]) emits the events of what it does after the
+/// interruption only (a tool round resumed from its checkpoint has no `Starting agent loop`).
+///
 /// [`crate::TurnOptions::record_events`] collects the events of a turn;
 /// [`crate::TurnOptions::on_event`] hands each to a function as it happens.
 ///
