@@ -92,6 +92,10 @@ pub struct TurnOptions {
     pub(crate) turn_id: Option<String>,
     /// Tools whose interrupted calls may run again on resume.
     pub(crate) idempotent: BTreeSet<String>,
+    /// The host's data kept with a durable turn.
+    pub(crate) metadata: serde_json::Map<String, serde_json::Value>,
+    /// Effects run once the turn is committed.
+    pub(crate) post_commit: Vec<Arc<dyn crate::engine::PostCommitEffect>>,
 }
 
 /// The store and session of a durable turn ([`TurnOptions::durable`]).
@@ -122,6 +126,8 @@ impl Default for TurnOptions {
             durable: None,
             turn_id: None,
             idempotent: BTreeSet::new(),
+            metadata: serde_json::Map::new(),
+            post_commit: Vec::new(),
         }
     }
 }
@@ -146,6 +152,8 @@ impl std::fmt::Debug for TurnOptions {
             .field("durable", &self.durable.as_ref().map(|d| (d.store.describe(), &d.session_id)))
             .field("turn_id", &self.turn_id)
             .field("idempotent", &self.idempotent)
+            .field("metadata", &self.metadata.keys().collect::<Vec<_>>())
+            .field("post_commit", &self.post_commit.iter().map(|e| e.name()).collect::<Vec<_>>())
             .finish()
     }
 }
@@ -473,6 +481,40 @@ impl TurnOptions {
     /// ```
     pub fn idempotent(mut self, name: impl Into<String>) -> Self {
         self.idempotent.insert(name.into());
+        self
+    }
+
+    /// Keeps `value` under `key` with a durable turn: in its start event and every checkpoint,
+    /// where [`crate::engine::Checkpoint::metadata`] gives it back (the command line keeps the
+    /// prompt's path and inputs there, for `prompty resume`). Values are not secrets: they are
+    /// stored as they are.
+    ///
+    /// ```
+    /// let options = prompty::TurnOptions::new().metadata("prompt", serde_json::json!("prompts/agent.prompty"));
+    /// assert!(format!("{options:?}").contains("prompt"));
+    /// ```
+    pub fn metadata(mut self, key: impl Into<String>, value: serde_json::Value) -> Self {
+        self.metadata.insert(key.into(), value);
+        self
+    }
+
+    /// Runs `effect` after the turn is committed (the engine's post-commit effects: it gets an
+    /// identity derived from the session and turn and must be idempotent — a durable turn resumed
+    /// after a crash during the effects runs them again). A failing effect never fails the turn.
+    ///
+    /// ```
+    /// struct Notify;
+    /// impl prompty::engine::PostCommitEffect for Notify {
+    ///     fn name(&self) -> &str { "notify" }
+    ///     fn run<'a>(&'a self, _: &'a prompty::engine::TurnCommit, _: &'a str) -> prompty::BoxFuture<'a, prompty::Result<()>> {
+    ///         Box::pin(async { Ok(()) })
+    ///     }
+    /// }
+    /// let options = prompty::TurnOptions::new().post_commit(Notify);
+    /// assert!(format!("{options:?}").contains("notify"));
+    /// ```
+    pub fn post_commit(mut self, effect: impl crate::engine::PostCommitEffect + 'static) -> Self {
+        self.post_commit.push(Arc::new(effect));
         self
     }
 }

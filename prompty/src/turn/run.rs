@@ -62,6 +62,9 @@ impl PromptTurn {
             // loop's own CPU).
             engine = engine.ids(SequentialIds::default()).clock(FixedClock(String::new()));
         }
+        for effect in &options.post_commit {
+            engine = engine.post_commit(SharedEffect(Arc::clone(effect)));
+        }
         if shared.emitter.is_active() {
             let observer = Arc::clone(&shared);
             engine = engine.observe(move |event| observer.observe(event));
@@ -79,6 +82,7 @@ impl PromptTurn {
         };
         let mut request = TurnRequest::new(session, turn, messages);
         request.cancel = options.cancel.clone();
+        request.metadata = options.metadata.clone();
         let result = self.engine.run(request).await;
         self.outcome(result)
     }
@@ -240,5 +244,22 @@ mod tests {
         assert_eq!(rt.block_on(store.last_sequence(LOCAL_SESSION)).unwrap(), 2);
         assert!(rt.block_on(store.events(LOCAL_SESSION, 0)).unwrap().is_empty());
         assert!(rt.block_on(store.checkpoint(LOCAL_SESSION)).unwrap().is_none());
+    }
+}
+
+/// A post-commit effect of [`TurnOptions::post_commit`], shared by the turns of one options value.
+struct SharedEffect(Arc<dyn crate::engine::PostCommitEffect>);
+
+impl crate::engine::PostCommitEffect for SharedEffect {
+    fn name(&self) -> &str {
+        self.0.name()
+    }
+
+    fn run<'a>(
+        &'a self,
+        commit: &'a crate::engine::TurnCommit,
+        effect_id: &'a str,
+    ) -> crate::BoxFuture<'a, Result<()>> {
+        self.0.run(commit, effect_id)
     }
 }
