@@ -9,6 +9,9 @@
 //! - [`on_runtime`] runs a future on it and awaits the result from any runtime: an MCP server
 //!   started for one request keeps running for the next instead of dying with the runtime of the
 //!   call that started it.
+//! - [`unblock`] runs blocking work (a SQLite transaction that waits for a file lock and an fsync)
+//!   on its blocking pool and awaits it from any runtime, a current-thread one included, without
+//!   stalling that runtime's thread.
 
 use crate::{Error, Result};
 use std::future::Future;
@@ -48,10 +51,18 @@ where
 
 /// Runs `future` as a task of the shared runtime and awaits its output from any runtime (or from
 /// [`block_on`]). `what` names the work in the error when the task fails (`an MCP task`).
-#[cfg_attr(not(feature = "mcp"), allow(dead_code))]
+#[cfg_attr(not(any(feature = "mcp", feature = "postgres")), allow(dead_code))]
 pub(crate) async fn on_runtime<T: Send + 'static>(
     what: &str,
     future: impl Future<Output = Result<T>> + Send + 'static,
 ) -> Result<T> {
     runtime()?.spawn(future).await.map_err(|e| Error::Task(format!("{what} failed: {e}")))?
+}
+
+/// Runs blocking `work` on the shared runtime's blocking pool and awaits its output from any
+/// runtime. `what` names the work in the error when it panics (`a SQLite transaction`). The work
+/// runs to its end even when the awaiting future is dropped.
+#[cfg_attr(not(feature = "sqlite"), allow(dead_code))]
+pub(crate) async fn unblock<T: Send + 'static>(what: &str, work: impl FnOnce() -> T + Send + 'static) -> Result<T> {
+    runtime()?.spawn_blocking(work).await.map_err(|e| Error::Task(format!("{what} failed: {e}")))
 }

@@ -1,10 +1,10 @@
 //! Durability: where a turn's events and checkpoints go (the specification's `DurabilityPort`).
 //!
-//! | store | feature | for |
-//! |---|---|---|
-//! | [`MemoryStore`] | — | tests, one process, nothing survives it |
-//! | `SqliteStore` | `sqlite` | one machine: one file, WAL, no server |
-//! | `PostgresStore` | `postgres` | many workers on many machines, leases |
+//! | store | feature | location for [`open`] | for |
+//! |---|---|---|---|
+//! | [`MemoryStore`] | — | `memory:` | tests, one process, nothing survives it |
+//! | `SqliteStore` | `sqlite` | `sqlite:PATH`, or a path ending in `.db`, `.sqlite`, `.sqlite3` | one machine: one file, WAL, no server |
+//! | `PostgresStore` | `postgres` | `postgres://user@host:port/db` (or `postgresql://`) | many workers on many machines, leases on the database's clock |
 //!
 //! A [`Commit`] is written atomically: its events are appended to the session's journal and its
 //! checkpoint, when it has one, replaces the session's last — all or nothing. The events of a
@@ -15,12 +15,21 @@
 
 mod memory;
 pub use memory::MemoryStore;
+#[cfg(feature = "postgres")]
+mod postgres;
+#[cfg(feature = "postgres")]
+pub use postgres::PostgresStore;
+#[cfg(feature = "sqlite")]
+mod sqlite;
+#[cfg(feature = "sqlite")]
+pub use sqlite::{SqliteStore, SQLITE_BUSY_TIMEOUT};
 
 use super::events::EngineEvent;
 use super::types::{ContextSnapshot, ContextState, ModelReconciliation, ModelResponse, ToolOutput, ToolRequest};
 use crate::{BoxFuture, Message, Result};
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
+use std::sync::Arc;
 use std::time::Duration;
 
 /// How a turn ended.
@@ -353,4 +362,134 @@ pub(crate) fn check_sequence(session_id: &str, tail: u64, events: &[EngineEvent]
         }
     }
     Ok(())
+}
+
+/// Opens the store at `location`: `memory:`, `sqlite:PATH` (or a bare path ending in `.db`,
+/// `.sqlite` or `.sqlite3`; the file is created when missing), or `postgres://user@host:port/db`
+/// (`postgresql://` too; the tables are created when missing). A store whose feature (`sqlite`,
+/// `postgres`) this build lacks is an error naming it.
+///
+/// ```
+/// # tokio::runtime::Builder::new_current_thread().build().unwrap().block_on(async {
+/// let store = prompty::engine::store::open("memory:").await?;
+/// assert_eq!(store.describe(), "memory");
+/// assert!(prompty::engine::store::open("mongodb://db").await.is_err());
+/// # Ok::<(), prompty::Error>(()) }).unwrap();
+/// ```
+pub async fn open(location: &str) -> Result<Arc<dyn Durability>> {
+    match Location::parse(location)? {
+        Location::Memory => Ok(Arc::new(MemoryStore::new())),
+        #[cfg(feature = "sqlite")]
+        Location::Sqlite(path) => {
+            let store = crate::blocking::unblock("opening a SQLite store", move || SqliteStore::open(path)).await??;
+            Ok(Arc::new(store))
+        }
+        #[cfg(not(feature = "sqlite"))]
+        Location::Sqlite(path) => Err(crate::Error::Durability {
+            store: format!("sqlite:{path}"),
+            message: "this build of prompty has no SQLite store: enable its feature `sqlite` \
+                      (prompty = { features = [\"sqlite\"] })"
+                .into(),
+        }),
+        #[cfg(feature = "postgres")]
+        Location::Postgres(url) => Ok(Arc::new(PostgresStore::connect(url).await?)),
+        #[cfg(not(feature = "postgres"))]
+        Location::Postgres(url) => Err(crate::Error::Durability {
+            store: without_credentials(url),
+            message: "this build of prompty has no PostgreSQL store: enable its feature `postgres` \
+                      (prompty = { features = [\"postgres\"] })"
+                .into(),
+        }),
+    }
+}
+
+/// A parsed store location.
+#[derive(Debug, PartialEq)]
+enum Location<'a> {
+    Memory,
+    Sqlite(String),
+    Postgres(&'a str),
+}
+
+impl<'a> Location<'a> {
+    fn parse(location: &'a str) -> Result<Location<'a>> {
+        let text = location.trim();
+        if text == "memory" || text == "memory:" {
+            return Ok(Location::Memory);
+        }
+        if text.starts_with("postgres://") || text.starts_with("postgresql://") {
+            return Ok(Location::Postgres(text));
+        }
+        if let Some(path) = text.strip_prefix("sqlite:") {
+            if path.is_empty() {
+                return Err(crate::Error::Durability {
+                    store: "sqlite:".into(),
+                    message: "the location names no file: write sqlite:PATH (sqlite:turns.db)".into(),
+                });
+            }
+            return Ok(Location::Sqlite(path.to_owned()));
+        }
+        let bare = !text.contains("://") && !text.is_empty();
+        let lower = text.to_ascii_lowercase();
+        if bare && [".db", ".sqlite", ".sqlite3"].iter().any(|ext| lower.ends_with(ext)) {
+            return Ok(Location::Sqlite(text.to_owned()));
+        }
+        Err(crate::Error::Durability {
+            store: without_credentials(text),
+            message: "unknown store location: use memory:, sqlite:PATH (or a path ending in .db, .sqlite or .sqlite3) \
+                      or postgres://user@host:port/database"
+                .into(),
+        })
+    }
+}
+
+/// `location` without the password of a `scheme://user:password@host` form (and without a query
+/// that names a password), for messages.
+fn without_credentials(location: &str) -> String {
+    if let Some((before, query)) = location.split_once('?') {
+        if query.to_ascii_lowercase().contains("password") {
+            return without_credentials(before);
+        }
+    }
+    let Some(scheme_end) = location.find("://") else { return location.to_owned() };
+    let rest = &location[scheme_end + 3..];
+    let authority_end = rest.find(['/', '?', '#']).unwrap_or(rest.len());
+    match rest[..authority_end].rfind('@') {
+        Some(at) => {
+            let user = rest[..at].split(':').next().unwrap_or("");
+            format!("{}{user}@{}", &location[..scheme_end + 3], &rest[at + 1..])
+        }
+        None => location.to_owned(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn locations() {
+        assert_eq!(Location::parse("memory:").unwrap(), Location::Memory);
+        assert_eq!(Location::parse(" memory ").unwrap(), Location::Memory);
+        assert_eq!(Location::parse("sqlite:/tmp/t.db").unwrap(), Location::Sqlite("/tmp/t.db".into()));
+        assert_eq!(Location::parse("sqlite:turns").unwrap(), Location::Sqlite("turns".into()));
+        assert_eq!(Location::parse("data/turns.db").unwrap(), Location::Sqlite("data/turns.db".into()));
+        assert_eq!(Location::parse("T.SQLITE3").unwrap(), Location::Sqlite("T.SQLITE3".into()));
+        assert_eq!(Location::parse("postgres://u@h/db").unwrap(), Location::Postgres("postgres://u@h/db"));
+        assert_eq!(Location::parse("postgresql://h/db").unwrap(), Location::Postgres("postgresql://h/db"));
+        for bad in ["", "sqlite:", "turns.json", "mysql://u:hunter2secret@h/turns.db", "memory:x"] {
+            let e = Location::parse(bad).unwrap_err().to_string();
+            assert!(!e.contains("hunter2secret"), "{e}");
+            assert!(e.contains("sqlite:"), "{e}");
+        }
+    }
+
+    #[test]
+    fn credentials_are_left_out() {
+        assert_eq!(without_credentials("postgres://ann:pw@h:5/db?x=1"), "postgres://ann@h:5/db?x=1");
+        assert_eq!(without_credentials("postgres://h/db"), "postgres://h/db");
+        assert_eq!(without_credentials("postgres://a:b@c@h/db"), "postgres://a@h/db");
+        assert_eq!(without_credentials("turns.db"), "turns.db");
+        assert_eq!(without_credentials("postgres://h/db?user=a&password=pw"), "postgres://h/db");
+    }
 }
