@@ -97,29 +97,30 @@ pub enum Answer {
     Cancelled,
 }
 
-/// Sends `messages` to the model (through the agent loop when `turn`), streaming the answer's
-/// text to stdout as it arrives when `stream`, until it answers or `interrupt` completes.
+/// Sends `messages` to the model (through the agent loop with `turn`'s options when it is given),
+/// streaming the answer's text to stdout as it arrives when `stream`, until it answers or
+/// `interrupt` completes.
 pub async fn call(
     agent: &Agent,
     messages: Vec<Message>,
     inputs: &Map<String, Value>,
-    turn: bool,
+    turn: Option<TurnOptions>,
     stream: bool,
     interrupt: impl Future<Output = ()>,
 ) -> CliResult<Answer> {
     let work = async {
         let inputs = Value::Object(inputs.clone());
         match (turn, stream) {
-            (true, false) => Ok(prompty::run_turn_async(agent, messages, &inputs, turn_options()).await?.result),
-            (false, false) => Ok(prompty::run_async(agent, &messages).await?),
-            (true, true) => {
-                let mut chunks = prompty::run_turn_stream(agent, messages, &inputs, turn_options());
+            (Some(options), false) => Ok(prompty::run_turn_async(agent, messages, &inputs, options).await?.result),
+            (None, false) => Ok(prompty::run_async(agent, &messages).await?),
+            (Some(options), true) => {
+                let mut chunks = prompty::run_turn_stream(agent, messages, &inputs, options);
                 while let Some(chunk) = chunks.next().await {
                     print_chunk(&chunk)?;
                 }
                 Ok(chunks.finish().await?.result)
             }
-            (false, true) => {
+            (None, true) => {
                 let mut chunks = prompty::run_stream(agent, &messages).await?;
                 let (mut text, mut calls) = (String::new(), Vec::new());
                 while let Some(chunk) = chunks.next().await {

@@ -126,7 +126,9 @@ pub async fn run(args: &ChatArgs) -> CliResult {
         };
         let turn_of = async {
             let messages = build(&agent, &fixed, &message, &thread, &history, &conversation, &line).await?;
-            let answer = call::call(&agent, messages.clone(), &inputs, turn, true, call::ctrl_c()).await?;
+            let answer =
+                call::call(&agent, messages.clone(), &inputs, turn.then(call::turn_options), true, call::ctrl_c())
+                    .await?;
             Ok((messages, answer))
         };
         let outcome = call::traced("cli-chat-turn", &serde_json::json!({"line": line}), turn_of).await;

@@ -14,6 +14,7 @@ mod exit;
 mod inputs;
 mod replay;
 mod run;
+mod session;
 mod show;
 mod ui;
 
@@ -37,7 +38,8 @@ Exit codes:
        validated or rendered; an input name the prompt does not declare (see
        --allow-extra-inputs); anything found wrong before a request is sent (an unknown
        apiType, a toolChoice naming an undeclared tool, a connection that cannot be resolved)
-  4    provider error: the model call, a tool server or the network failed
+  4    provider error: the model call, a tool server, the network or the turn store failed; a
+       resumed turn needs reconciliation
   130  cancelled with Ctrl-C
 
 .env files are read from the prompt's folder, then from the working directory; a variable already
@@ -100,11 +102,17 @@ Examples:
   prompty run prompts/chat.prompty -i question=Hi --model gpt-4o-mini --trace runs -v
   prompty run prompts/chat.prompty -i question=Hi --local
   prompty run prompts/chat.prompty -i question=Hi --local ./models/qwen2.5-0.5b-q8_0.gguf
+  prompty run prompts/agent.prompty -i question=\"Weather in Oslo?\" --session trip-1
   OPENAI_BASE_URL=http://127.0.0.1:8080/v1 prompty run prompts/extract.prompty \\
       --inputs inputs.json --structured-output jsonObjectSchema
 
 A batch (--inputs FILE.jsonl) prints one JSON line per input line, in input order, failures
 included; the exit code is that of the first line that failed.
+
+With --session ID the run is a durable turn: each step (the model's answer, each tool result) is
+committed to the store (--store, else PROMPTY_STORE, else a SQLite file in the user's state
+folder) with the prompt's path, the inputs and the model choice, and `prompty resume ID`
+continues it after an interruption; `prompty sessions` lists the store's sessions.
 
 ",
     environment!(),
@@ -156,7 +164,43 @@ enum Command {
     /// Print a turn's journal as replay records, or verify it against an expected run.
     #[command(after_help = REPLAY_HELP)]
     Replay(ReplayArgs),
+    /// Continue a durable turn (`run --session ID`) from its last checkpoint.
+    #[command(after_help = RESUME_HELP)]
+    Resume(ResumeArgs),
+    /// List the durable turns of a store, or show one.
+    #[command(after_help = SESSIONS_HELP)]
+    Sessions(SessionsArgs),
 }
+
+const RESUME_HELP: &str = concat!(
+    "\
+The session's last turn continues where it stopped: a model answer already received is not
+asked for again, a tool call already committed does not run again. The prompt, the inputs and
+the model choice are those `prompty run --session` recorded. A tool call that began and was
+never committed is not run again (unless the tool is idempotent): the turn then stops needing
+reconciliation (exit 4), naming the call.
+
+The store: --store, else PROMPTY_STORE, else sqlite:$XDG_STATE_HOME/prompty-rs/turns.db (else
+~/.local/state/prompty-rs/turns.db). Locations: sqlite:PATH, postgres://user@host:port/db, memory:.
+
+Examples:
+  prompty run prompts/agent.prompty -i question=\"Weather in Oslo?\" --session trip-1
+  prompty resume trip-1
+  prompty resume trip-1 --store postgres://prompty@127.0.0.1:5432/turns --json
+
+",
+    exit_codes!()
+);
+
+const SESSIONS_HELP: &str = "\
+The store: --store, else PROMPTY_STORE, else sqlite:$XDG_STATE_HOME/prompty-rs/turns.db (else
+~/.local/state/prompty-rs/turns.db).
+
+Examples:
+  prompty sessions
+  prompty sessions show trip-1
+  prompty sessions --store sqlite:./turns.db --json
+";
 
 const CHAT_HELP: &str = concat!(
     "\
@@ -323,6 +367,52 @@ struct RunArgs {
     /// Write a .tracy file of the run into this folder.
     #[arg(long, value_name = "DIR")]
     trace: Option<PathBuf>,
+    /// Run the turn durably in this session: every step is committed to the store (--store), so
+    /// that `prompty resume ID` continues it after an interruption.
+    #[arg(long, value_name = "ID")]
+    session: Option<String>,
+    /// The store of --session: sqlite:PATH, postgres://user@host:port/db or memory: (default:
+    /// PROMPTY_STORE, else a SQLite file in the user's state folder).
+    #[arg(long, value_name = "LOCATION", requires = "session")]
+    store: Option<String>,
+}
+
+/// `prompty resume`.
+#[derive(Debug, Args)]
+struct ResumeArgs {
+    /// The session (the id given to `run --session`).
+    session: String,
+    /// The store: sqlite:PATH, postgres://user@host:port/db (default: PROMPTY_STORE, else a SQLite
+    /// file in the user's state folder).
+    #[arg(long, value_name = "LOCATION")]
+    store: Option<String>,
+    /// Print the result as one line of JSON.
+    #[arg(long)]
+    json: bool,
+}
+
+/// `prompty sessions`.
+#[derive(Debug, Args)]
+struct SessionsArgs {
+    #[command(subcommand)]
+    action: Option<SessionsAction>,
+    /// The store: sqlite:PATH, postgres://user@host:port/db (default: PROMPTY_STORE, else a SQLite
+    /// file in the user's state folder).
+    #[arg(long, value_name = "LOCATION", global = true)]
+    store: Option<String>,
+    /// Print JSON: the list of sessions, or the session with its checkpoint and events.
+    #[arg(long, global = true)]
+    json: bool,
+}
+
+/// What `prompty sessions` does besides listing.
+#[derive(Debug, Subcommand)]
+enum SessionsAction {
+    /// The session's last turn: its status, its last checkpoint, its events.
+    Show {
+        /// The session.
+        session: String,
+    },
 }
 
 /// `prompty chat`.
@@ -490,7 +580,8 @@ fn env_folder(command: &Command) -> Option<Option<&std::path::Path>> {
         Command::Chat(a) => Some(call::folder_of(&a.file)),
         Command::Tools(a) => Some(call::folder_of(&a.file)),
         Command::Models(a) => Some(a.prompt.as_deref().and_then(call::folder_of)),
-        Command::Check(_) | Command::Trace(_) | Command::Replay(_) => None,
+        Command::Check(_) | Command::Trace(_) | Command::Replay(_) | Command::Sessions(_) => None,
+        Command::Resume(_) => Some(None),
     }
 }
 
@@ -540,6 +631,8 @@ fn execute(cli: Cli) -> Result<Exit, CliError> {
             Command::Prepare(args) => show::prepare(args).await,
             Command::Tools(args) => show::tools(args).await,
             Command::Models(args) => show::models(args).await,
+            Command::Resume(args) => session::resume(args).await,
+            Command::Sessions(args) => session::sessions(args).await,
             Command::Check(_) | Command::Trace(_) | Command::Replay(_) => unreachable!("handled above"),
         }
     });
@@ -618,18 +711,20 @@ mod tests {
             assert!(!found.is_empty(), "`prompty {command} --help` has no examples");
             for (line, args) in found {
                 let cli = Cli::try_parse_from(&args).unwrap_or_else(|e| panic!("`{line}` does not parse:\n{e}"));
-                // An example runs the command whose help shows it (`trace`'s shows the run that
-                // writes the file first).
+                // An example runs the command whose help shows it (`trace`'s and `resume`'s show
+                // the run that writes the file or starts the session first).
                 let name = format!("{:?}", cli.command).split('(').next().unwrap().to_lowercase();
                 assert!(
-                    command.is_empty() || name == *command || (*command == "trace" && name == "run"),
+                    command.is_empty()
+                        || name == *command
+                        || (matches!(*command, "trace" | "resume") && name == "run"),
                     "`{line}`, in the help of `{command}`, runs `{name}`"
                 );
                 parsed += 1;
             }
         }
-        // Each of the 9 commands and the top level.
-        assert_eq!(helps.len(), 10);
+        // Each of the 11 commands and the top level.
+        assert_eq!(helps.len(), 12);
         assert!(parsed >= 25, "only {parsed} examples");
     }
 

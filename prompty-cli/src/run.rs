@@ -4,6 +4,7 @@ use crate::call::{self, Answer};
 use crate::embedded;
 use crate::exit::{CliError, CliResult, Exit};
 use crate::inputs::{self, BatchLine};
+use crate::session;
 use crate::ui;
 use crate::RunArgs;
 use futures_util::StreamExt;
@@ -18,6 +19,11 @@ pub async fn run(args: &RunArgs) -> CliResult {
     let mut agent = call::load(&args.prompt.file, args.model.as_deref()).await?;
     if let Some(file) = args.prompt.inputs.as_deref().filter(|f| inputs::is_batch(f)) {
         let given = inputs::pairs(&args.prompt.input, &agent)?;
+        if args.session.is_some() {
+            return Err(CliError::usage(
+                "--session runs one durable turn: it cannot be used with a batch (--inputs FILE.jsonl)",
+            ));
+        }
         let lines = inputs::batch_file(file)?;
         embedded::choose(&mut agent, args.local.as_deref());
         return batch(&agent, lines, &given, args).await;
@@ -28,10 +34,20 @@ pub async fn run(args: &RunArgs) -> CliResult {
         &agent,
         args.prompt.extra.allow_extra_inputs,
     )?;
-    let turn = call::uses_turn(&agent);
+    // A durable turn runs through the agent loop even without tools (one model call, committed).
+    let turn = (call::uses_turn(&agent) || args.session.is_some()).then(call::turn_options);
     let (inputs, messages) = prepare(&agent, &Value::Object(all)).await?;
     // After the inputs are checked: the note about the embedded model only when it is asked.
     embedded::choose(&mut agent, args.local.as_deref());
+    let turn = match (turn, &args.session) {
+        (Some(options), Some(id)) => {
+            let store = session::open(args.store.as_deref()).await?;
+            let recorded = session::metadata(&args.prompt.file, &inputs, args.model.as_deref(), args.local.as_deref());
+            let options = recorded.into_iter().fold(options.durable(store, id), |o, (k, v)| o.metadata(k, v));
+            Some(options)
+        }
+        (turn, _) => turn,
+    };
     match call::call(&agent, messages, &inputs, turn, args.stream, call::ctrl_c()).await? {
         Answer::Cancelled => Err(CliError::cancelled()),
         Answer::Done(result) => {
@@ -73,7 +89,8 @@ async fn one(
         inputs::check_declared(agent, &sources, args.prompt.extra.allow_extra_inputs)?;
         all.extend(given.clone());
         let (inputs, messages) = prepare(agent, &Value::Object(all)).await?;
-        match call::call(agent, messages, &inputs, turn, false, std::future::pending()).await? {
+        match call::call(agent, messages, &inputs, turn.then(call::turn_options), false, std::future::pending()).await?
+        {
             Answer::Done(result) => Ok(result),
             Answer::Cancelled => Err(CliError::cancelled()),
         }

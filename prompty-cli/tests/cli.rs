@@ -1421,3 +1421,63 @@ fn models_of_the_local_provider_are_listed_and_pulled_from_the_index() {
     assert!(out.status.success(), "{out:?}");
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+// ---------------------------------------------------------------- durable turns
+
+#[test]
+fn a_durable_run_is_listed_shown_and_resumed_without_calling_the_model_again() {
+    let server = aimock();
+    let dir = scratch("sessions");
+    let store = format!("sqlite:{}", dir.join("state").join("turns.db").display());
+    let out = prompty(&dir)
+        .args(["run"])
+        .arg(chat_prompt())
+        .args(["-i", "question=hello", "--session", "greeting-1", "--store", &store])
+        .env("OPENAI_BASE_URL", format!("{}/v1", server.url()))
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{out:?}");
+    assert_eq!(texts(&out).0, "Hi there!\n");
+    let calls = server.requests_to("/v1/chat/completions").len();
+
+    let out = prompty(&dir).args(["sessions", "--store", &store]).output().unwrap();
+    assert!(out.status.success(), "{out:?}");
+    let listed = texts(&out).0;
+    assert!(
+        listed.starts_with("SESSION\t") && listed.contains("greeting-1\t") && listed.contains("\tsuccess\t"),
+        "{listed}"
+    );
+
+    let out = prompty(&dir).args(["sessions", "show", "greeting-1", "--store", &store, "--json"]).output().unwrap();
+    let shown: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(shown["session"]["status"], "success");
+    assert!(shown["checkpoint"]["metadata"]["prompt"].as_str().unwrap().ends_with("chat.prompty"));
+    let kinds: Vec<&str> = shown["events"].as_array().unwrap().iter().map(|e| e["kind"].as_str().unwrap()).collect();
+    assert_eq!(kinds.first(), Some(&"turn_started"));
+    assert!(kinds.contains(&"turn_committed"), "{kinds:?}");
+
+    // The turn ended: resuming gives its answer back and sends nothing.
+    let out = prompty(&dir).args(["resume", "greeting-1", "--store", &store]).output().unwrap();
+    assert!(out.status.success(), "{out:?}");
+    assert_eq!(texts(&out).0, "Hi there!\n");
+    assert_eq!(server.requests_to("/v1/chat/completions").len(), calls);
+
+    let out = prompty(&dir).args(["resume", "no-such-session", "--store", &store]).output().unwrap();
+    assert_eq!(out.status.code(), Some(2), "{out:?}");
+    assert!(texts(&out).1.contains("no session no-such-session"), "{out:?}");
+}
+
+#[test]
+fn a_store_that_cannot_be_reached_exits_4_without_showing_its_password() {
+    let dir = scratch("store-error");
+    let port = common::free_port();
+    let url = format!("postgres://prompty:s3cret-Pw-123@127.0.0.1:{port}/turns");
+    let out = prompty(&dir).args(["sessions", "--store", &url]).output().unwrap();
+    assert_eq!(out.status.code(), Some(4), "{out:?}");
+    let (stdout, stderr) = texts(&out);
+    assert!(!stdout.contains("s3cret") && !stderr.contains("s3cret"), "{stderr}");
+    assert!(stderr.contains(&format!("127.0.0.1:{port}")), "{stderr}");
+    let out = prompty(&dir).args(["sessions", "--store", "mongodb://db/x"]).output().unwrap();
+    assert_eq!(out.status.code(), Some(4), "{out:?}");
+    assert!(texts(&out).1.contains("unknown store location"), "{out:?}");
+}

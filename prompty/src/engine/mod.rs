@@ -57,6 +57,10 @@ pub use ports::{
     SystemClock, ToolContext, ToolPort,
 };
 pub use scripted::{NoTools, ScriptedModel};
+#[cfg(feature = "postgres")]
+pub use store::PostgresStore;
+#[cfg(feature = "sqlite")]
+pub use store::SqliteStore;
 pub use store::{Checkpoint, Commit, Durability, Lease, MemoryStore, Phase, SessionInfo, TurnStatus};
 pub use types::{
     ContextDecision, ContextSnapshot, ContextState, DelegatedStateReference, Disposition, ModelReconciliation,
