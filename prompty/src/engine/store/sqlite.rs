@@ -190,7 +190,7 @@ impl SqliteStore {
     /// # Ok::<(), prompty::Error>(())
     /// ```
     pub async fn integrity_check(&self) -> Result<()> {
-        self.call("an integrity check", |conn| integrity(conn)).await
+        self.call("an integrity check", integrity).await
     }
 
     /// Runs `work` with the connection on the blocking pool.
