@@ -120,6 +120,8 @@
 //! | `openapi` | no | `kind: openapi` tools: every operation of an OpenAPI 3.0/3.1 or Swagger 2.0 document, called over HTTP ([`openapi`]) |
 //! | `otel` | no | [`otel::OtelBackend`]: every span exported to an OpenTelemetry collector over OTLP/HTTP (protobuf), GenAI semantic conventions, batched on a thread of its own |
 //! | `tls-aws-lc` | no | rustls with the `aws-lc-rs` provider instead of `ring` (FIPS-capable; builds the aws-lc C library with cmake); wins when both are on |
+//! | `sqlite` | no | durable turns in one SQLite file ([`engine::store::SqliteStore`], `sqlite:PATH` for [`engine::store::open`]): WAL, a durable commit per step, several processes of one machine; SQLite compiled in with `cc`, no system library |
+//! | `postgres` | no | durable turns in PostgreSQL ([`engine::store::PostgresStore`], `postgres://…` for [`engine::store::open`]): many workers on many machines, leases on the database's clock; no TLS (127.0.0.1, unix sockets, private networks) |
 //!
 //! Request building and response processing of every provider are always compiled (a prompt can
 //! be inspected without a network); the HTTP layer ([`http`]: client, retries, secrets, TLS)
@@ -181,6 +183,8 @@
 #![cfg_attr(not(feature = "openapi"), doc = "[`openapi`]: crate#cargo-features")]
 #![cfg_attr(not(feature = "otel"), doc = "[`otel::OtelBackend`]: crate#cargo-features")]
 #![cfg_attr(not(feature = "http"), doc = "[`http::ensure_tls_provider`]: crate#cargo-features")]
+#![cfg_attr(not(feature = "sqlite"), doc = "[`engine::store::SqliteStore`]: crate#cargo-features")]
+#![cfg_attr(not(feature = "postgres"), doc = "[`engine::store::PostgresStore`]: crate#cargo-features")]
 // docs.rs (`--cfg docsrs`, every feature on) marks each feature-gated item with its feature.
 #![cfg_attr(docsrs, feature(doc_cfg))]
 #![deny(missing_docs)]

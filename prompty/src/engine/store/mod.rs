@@ -451,7 +451,14 @@ fn without_credentials(location: &str) -> String {
             return without_credentials(before);
         }
     }
-    let Some(scheme_end) = location.find("://") else { return location.to_owned() };
+    let Some(scheme_end) = location.find("://") else {
+        // libpq's `key=value` form: a password in it cannot be cut out reliably (quoting).
+        return if location.to_ascii_lowercase().contains("password") {
+            "a connection string (not shown: it has a password)".to_owned()
+        } else {
+            location.to_owned()
+        };
+    };
     let rest = &location[scheme_end + 3..];
     let authority_end = rest.find(['/', '?', '#']).unwrap_or(rest.len());
     match rest[..authority_end].rfind('@') {
@@ -491,5 +498,6 @@ mod tests {
         assert_eq!(without_credentials("postgres://a:b@c@h/db"), "postgres://a@h/db");
         assert_eq!(without_credentials("turns.db"), "turns.db");
         assert_eq!(without_credentials("postgres://h/db?user=a&password=pw"), "postgres://h/db");
+        assert!(!without_credentials("host=/tmp password='p w'").contains("p w"));
     }
 }

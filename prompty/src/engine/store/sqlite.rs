@@ -59,7 +59,8 @@ INSERT INTO prompty_schema (id, version) VALUES (1, 1);
 ///   the step is on disk, and a process killed in the middle leaves the file as it was before it.
 /// - Calls run on the blocking pool of prompty's shared runtime, one at a time per store (one
 ///   connection behind a mutex): a commit waiting for a lock or an fsync never stalls the caller's
-///   runtime, a current-thread one included.
+///   runtime, a current-thread one included. A call whose future is dropped still runs to its
+///   end (a commit then lands as if its process had died right after it).
 /// - Bounds: a session keeps every event of its turns (the file grows with them; SQLite's limit
 ///   on one stored JSON text is 1 GB); one connection per store.
 ///
@@ -190,7 +191,7 @@ impl SqliteStore {
     /// # Ok::<(), prompty::Error>(())
     /// ```
     pub async fn integrity_check(&self) -> Result<()> {
-        self.call("an integrity check", |conn| integrity(conn)).await
+        self.call("an integrity check", integrity).await
     }
 
     /// Runs `work` with the connection on the blocking pool.
