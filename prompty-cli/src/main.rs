@@ -715,9 +715,7 @@ mod tests {
                 // the run that writes the file or starts the session first).
                 let name = format!("{:?}", cli.command).split('(').next().unwrap().to_lowercase();
                 assert!(
-                    command.is_empty()
-                        || name == *command
-                        || (matches!(*command, "trace" | "resume") && name == "run"),
+                    command.is_empty() || name == *command || (matches!(*command, "trace" | "resume") && name == "run"),
                     "`{line}`, in the help of `{command}`, runs `{name}`"
                 );
                 parsed += 1;

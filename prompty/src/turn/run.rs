@@ -212,6 +212,23 @@ impl Durability for Unkept {
     }
 }
 
+/// A post-commit effect of [`TurnOptions::post_commit`], shared by the turns of one options value.
+struct SharedEffect(Arc<dyn crate::engine::PostCommitEffect>);
+
+impl crate::engine::PostCommitEffect for SharedEffect {
+    fn name(&self) -> &str {
+        self.0.name()
+    }
+
+    fn run<'a>(
+        &'a self,
+        commit: &'a crate::engine::TurnCommit,
+        effect_id: &'a str,
+    ) -> crate::BoxFuture<'a, Result<()>> {
+        self.0.run(commit, effect_id)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -244,22 +261,5 @@ mod tests {
         assert_eq!(rt.block_on(store.last_sequence(LOCAL_SESSION)).unwrap(), 2);
         assert!(rt.block_on(store.events(LOCAL_SESSION, 0)).unwrap().is_empty());
         assert!(rt.block_on(store.checkpoint(LOCAL_SESSION)).unwrap().is_none());
-    }
-}
-
-/// A post-commit effect of [`TurnOptions::post_commit`], shared by the turns of one options value.
-struct SharedEffect(Arc<dyn crate::engine::PostCommitEffect>);
-
-impl crate::engine::PostCommitEffect for SharedEffect {
-    fn name(&self) -> &str {
-        self.0.name()
-    }
-
-    fn run<'a>(
-        &'a self,
-        commit: &'a crate::engine::TurnCommit,
-        effect_id: &'a str,
-    ) -> crate::BoxFuture<'a, Result<()>> {
-        self.0.run(commit, effect_id)
     }
 }
