@@ -205,3 +205,25 @@ fn a_turn_killed_inside_a_tool_needs_reconciliation_and_never_runs_it_again() {
         assert_eq!(lines(&case.effects), ["milk"], "the tool is never run again");
     }
 }
+
+#[test]
+fn a_session_held_by_another_live_worker_is_not_resumed() {
+    let agent = agent();
+    let case = Case::new("held");
+    kill_at(&case, "during_model");
+    let store = SqliteStore::open(&case.db).expect("the store");
+    let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
+    assert!(
+        runtime.block_on(store.acquire("session-1", "worker-a", std::time::Duration::from_secs(600))).unwrap().acquired
+    );
+    let ttl = std::time::Duration::from_secs(30);
+    let err =
+        prompty::resume_turn(&agent, "session-1", &json!({}), case.options().worker("worker-b", ttl)).unwrap_err();
+    assert!(err.to_string().contains("held by worker-a"), "{err}");
+    runtime.block_on(store.release("session-1", "worker-a")).unwrap();
+    let out = prompty::resume_turn(&agent, "session-1", &json!({}), case.options().worker("worker-b", ttl)).unwrap();
+    assert_eq!(out.result, "Recorded: noted milk");
+    assert_eq!(lines(&case.effects), ["milk"]);
+    let sessions = runtime.block_on(store.sessions()).unwrap();
+    assert_eq!(sessions[0].lease_owner, None, "the worker gave its lease back");
+}

@@ -96,6 +96,8 @@ pub struct TurnOptions {
     pub(crate) metadata: serde_json::Map<String, serde_json::Value>,
     /// Effects run once the turn is committed.
     pub(crate) post_commit: Vec<Arc<dyn crate::engine::PostCommitEffect>>,
+    /// The worker name and lease time of a durable turn.
+    pub(crate) worker: Option<(String, Duration)>,
 }
 
 /// The store and session of a durable turn ([`TurnOptions::durable`]).
@@ -128,6 +130,7 @@ impl Default for TurnOptions {
             idempotent: BTreeSet::new(),
             metadata: serde_json::Map::new(),
             post_commit: Vec::new(),
+            worker: None,
         }
     }
 }
@@ -154,6 +157,7 @@ impl std::fmt::Debug for TurnOptions {
             .field("idempotent", &self.idempotent)
             .field("metadata", &self.metadata.keys().collect::<Vec<_>>())
             .field("post_commit", &self.post_commit.iter().map(|e| e.name()).collect::<Vec<_>>())
+            .field("worker", &self.worker)
             .finish()
     }
 }
@@ -515,6 +519,21 @@ impl TurnOptions {
     /// ```
     pub fn post_commit(mut self, effect: impl crate::engine::PostCommitEffect + 'static) -> Self {
         self.post_commit.push(Arc::new(effect));
+        self
+    }
+
+    /// Runs a durable turn as the worker `name` ([`crate::engine::TurnEngine::worker`]): the
+    /// session's lease is taken before the turn runs or resumes (refused with
+    /// [`crate::Error::Durability`] while another live worker holds it), renewed by every commit
+    /// for `ttl`, and given back at the end. For many processes sharing one store (PostgreSQL):
+    /// a dead worker's session can be resumed by another once `ttl` has passed.
+    ///
+    /// ```
+    /// let options = prompty::TurnOptions::new().worker("worker-7", std::time::Duration::from_secs(60));
+    /// assert!(format!("{options:?}").contains("worker-7"));
+    /// ```
+    pub fn worker(mut self, name: impl Into<String>, ttl: Duration) -> Self {
+        self.worker = Some((name.into(), ttl));
         self
     }
 }

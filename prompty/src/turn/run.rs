@@ -62,6 +62,9 @@ impl PromptTurn {
             // loop's own CPU).
             engine = engine.ids(SequentialIds::default()).clock(FixedClock(String::new()));
         }
+        if let (Some((name, ttl)), false) = (&options.worker, local) {
+            engine = engine.worker(name.clone(), *ttl);
+        }
         for effect in &options.post_commit {
             engine = engine.post_commit(SharedEffect(Arc::clone(effect)));
         }
