@@ -27,10 +27,10 @@ mod postgres;
 #[allow(dead_code)]
 mod server;
 
-use prompty::engine::store::{self, SqliteStore};
+use prompty::engine::store::{self, Intercepted, Interception, SqliteStore};
 use prompty::engine::{
-    Checkpoint, Commit, Durability, EngineEvent, EventKind, Lease, MemoryStore, ModelResponse, ScriptedModel,
-    SessionInfo, ToolContext, ToolOutput, ToolPort, ToolRequest, TurnEngine, TurnRequest, TurnStatus,
+    Commit, Durability, EventKind, MemoryStore, ModelResponse, ScriptedModel, ToolContext, ToolOutput, ToolPort,
+    ToolRequest, TurnEngine, TurnRequest, TurnStatus,
 };
 use prompty::{BoxFuture, Message, Role, TurnStop};
 use serde_json::json;
@@ -38,40 +38,6 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 const ANSWER: &str = r#"{"id":"chatcmpl-bench","object":"chat.completion","created":1700000000,"model":"gpt-4o","choices":[{"index":0,"message":{"role":"assistant","content":"It is 21°C and sunny in Paris.","refusal":null},"logprobs":null,"finish_reason":"stop"}],"usage":{"prompt_tokens":60,"completion_tokens":9,"total_tokens":69}}"#;
-
-/// A store that keeps a copy of every commit it is given.
-struct Recorder {
-    inner: MemoryStore,
-    commits: Mutex<Vec<Commit>>,
-}
-
-impl Durability for Recorder {
-    fn describe(&self) -> String {
-        "recorder".into()
-    }
-    fn commit<'a>(&'a self, commit: &'a Commit) -> BoxFuture<'a, prompty::Result<()>> {
-        self.commits.lock().unwrap().push(commit.clone());
-        self.inner.commit(commit)
-    }
-    fn checkpoint<'a>(&'a self, s: &'a str) -> BoxFuture<'a, prompty::Result<Option<Checkpoint>>> {
-        self.inner.checkpoint(s)
-    }
-    fn last_sequence<'a>(&'a self, s: &'a str) -> BoxFuture<'a, prompty::Result<u64>> {
-        self.inner.last_sequence(s)
-    }
-    fn events<'a>(&'a self, s: &'a str, after: u64) -> BoxFuture<'a, prompty::Result<Vec<EngineEvent>>> {
-        self.inner.events(s, after)
-    }
-    fn sessions(&self) -> BoxFuture<'_, prompty::Result<Vec<SessionInfo>>> {
-        self.inner.sessions()
-    }
-    fn acquire<'a>(&'a self, s: &'a str, o: &'a str, ttl: Duration) -> BoxFuture<'a, prompty::Result<Lease>> {
-        self.inner.acquire(s, o, ttl)
-    }
-    fn release<'a>(&'a self, s: &'a str, o: &'a str) -> BoxFuture<'a, prompty::Result<()>> {
-        self.inner.release(s, o)
-    }
-}
 
 /// The weather tool of the turn.
 struct Weather;
@@ -107,10 +73,16 @@ fn engine(store: Arc<dyn Durability>) -> TurnEngine {
 
 /// The commits of the first tool round of a turn, as the engine makes them.
 fn one_iteration(rt: &tokio::runtime::Runtime) -> Vec<Commit> {
-    let recorder = Arc::new(Recorder { inner: MemoryStore::new(), commits: Mutex::new(Vec::new()) });
-    let result = rt.block_on(engine(recorder.clone()).run(TurnRequest::new("rec", "turn-1", conversation()))).unwrap();
+    let kept = Arc::new(Mutex::new(Vec::new()));
+    let keep = Arc::clone(&kept);
+    let recorder = Intercepted::new(Arc::new(MemoryStore::new()), move |commit: &Commit| {
+        keep.lock().unwrap().push(commit.clone());
+        Interception::Write
+    });
+    let result =
+        rt.block_on(engine(Arc::new(recorder)).run(TurnRequest::new("rec", "turn-1", conversation()))).unwrap();
     assert_eq!(result.commit.status, TurnStatus::Success);
-    let commits = recorder.commits.lock().unwrap().clone();
+    let commits = kept.lock().unwrap().clone();
     let has = |c: &Commit, kind| c.events.iter().any(|e| e.kind == kind);
     let start = commits.iter().position(|c| has(c, EventKind::ContextPrepared)).expect("an invocation");
     let end = commits.iter().position(|c| has(c, EventKind::ConversationUpdated)).expect("a round");

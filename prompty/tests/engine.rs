@@ -316,47 +316,17 @@ fn parallel_tools_run_together_and_commit_in_request_order() {
 }
 
 /// A store that fails every commit after the first `ok` ones: a process that dies at that point.
-struct Dies {
-    inner: Arc<MemoryStore>,
-    ok: AtomicUsize,
-}
-
-impl Dies {
-    fn after(inner: &Arc<MemoryStore>, ok: usize) -> Arc<Dies> {
-        Arc::new(Dies { inner: Arc::clone(inner), ok: AtomicUsize::new(ok) })
-    }
-}
-
-impl Durability for Dies {
-    fn describe(&self) -> String {
-        "dies".into()
-    }
-    fn commit<'a>(&'a self, commit: &'a Commit) -> BoxFuture<'a, prompty::Result<()>> {
-        if self.ok.fetch_update(Ordering::SeqCst, Ordering::SeqCst, |n| n.checked_sub(1)).is_err() {
-            return Box::pin(async {
-                Err(Error::Durability { store: "dies".into(), message: "the process died".into() })
-            });
+fn dies_after(inner: &Arc<MemoryStore>, ok: usize) -> Arc<dyn Durability> {
+    let left = AtomicUsize::new(ok);
+    Arc::new(store::Intercepted::new(inner.clone(), move |_| {
+        match left.fetch_update(Ordering::SeqCst, Ordering::SeqCst, |n| n.checked_sub(1)) {
+            Ok(_) => store::Interception::Write,
+            Err(_) => store::Interception::Refuse(Error::Durability {
+                store: "dies".into(),
+                message: "the process died".into(),
+            }),
         }
-        self.inner.commit(commit)
-    }
-    fn checkpoint<'a>(&'a self, s: &'a str) -> BoxFuture<'a, prompty::Result<Option<Checkpoint>>> {
-        self.inner.checkpoint(s)
-    }
-    fn last_sequence<'a>(&'a self, s: &'a str) -> BoxFuture<'a, prompty::Result<u64>> {
-        self.inner.last_sequence(s)
-    }
-    fn events<'a>(&'a self, s: &'a str, after: u64) -> BoxFuture<'a, prompty::Result<Vec<EngineEvent>>> {
-        self.inner.events(s, after)
-    }
-    fn sessions(&self) -> BoxFuture<'_, prompty::Result<Vec<SessionInfo>>> {
-        self.inner.sessions()
-    }
-    fn acquire<'a>(&'a self, s: &'a str, o: &'a str, ttl: Duration) -> BoxFuture<'a, prompty::Result<Lease>> {
-        self.inner.acquire(s, o, ttl)
-    }
-    fn release<'a>(&'a self, s: &'a str, o: &'a str) -> BoxFuture<'a, prompty::Result<()>> {
-        self.inner.release(s, o)
-    }
+    }))
 }
 
 fn two_tool_script() -> Vec<ModelResponse> {
@@ -376,10 +346,10 @@ fn resume_at_every_commit_repeats_no_effect_and_ends_like_an_uninterrupted_run()
     let whole = runtime
         .block_on(engine(ScriptedModel::new(two_tool_script()), &tools).run(TurnRequest::new("s", "t", user("go"))))
         .unwrap();
-    for dies_after in 1..=10 {
+    for died_after in 1..=10 {
         let store = Arc::new(MemoryStore::new());
         let tools = Tools { idempotent: false, ..Tools::default() };
-        let first = engine(ScriptedModel::new(two_tool_script()), &tools).store(Dies::after(&store, dies_after));
+        let first = engine(ScriptedModel::new(two_tool_script()), &tools).store(dies_after(&store, died_after));
         let err = runtime.block_on(first.run(TurnRequest::new("s", "t", user("go")))).unwrap_err();
         assert!(matches!(err, Error::Durability { .. }), "{err}");
         // The model's responses not yet committed are given again; committed ones never are.
@@ -396,11 +366,11 @@ fn resume_at_every_commit_repeats_no_effect_and_ends_like_an_uninterrupted_run()
             .ids(SequentialIds::default());
         let r = runtime.block_on(second.resume("s", None)).unwrap();
         let runs = tools.runs();
-        let started_not_completed = matches!(dies_after, 4 | 6);
+        let started_not_completed = matches!(died_after, 4 | 6);
         if started_not_completed {
             // The process died after a tool's start was committed and before its result was.
-            assert_eq!(r.commit.status, TurnStatus::ReconciliationRequired, "dies after {dies_after}");
-            let pending = if dies_after == 4 { "a" } else { "b" };
+            assert_eq!(r.commit.status, TurnStatus::ReconciliationRequired, "dies after {died_after}");
+            let pending = if died_after == 4 { "a" } else { "b" };
             assert!(
                 matches!(&r.stop, Some(TurnStop::ReconciliationRequired { request_id, .. }) if request_id == pending)
             );
@@ -411,18 +381,18 @@ fn resume_at_every_commit_repeats_no_effect_and_ends_like_an_uninterrupted_run()
             assert_eq!(r.commit.messages, whole.commit.messages);
             assert_eq!(runs.iter().filter(|id| *id == pending).count(), 1, "the pending tool is not run again");
         } else {
-            assert_eq!(r.commit.status, TurnStatus::Success, "dies after {dies_after}: {:?}", r.commit.reason);
-            assert_eq!(r.commit.messages, whole.commit.messages, "dies after {dies_after}");
+            assert_eq!(r.commit.status, TurnStatus::Success, "dies after {died_after}: {:?}", r.commit.reason);
+            assert_eq!(r.commit.messages, whole.commit.messages, "dies after {died_after}");
         }
         let mut seen = HashMap::new();
         for id in tools.runs() {
             *seen.entry(id).or_insert(0) += 1;
         }
-        assert!(seen.values().all(|n| *n == 1), "a tool ran twice after dying at commit {dies_after}: {seen:?}");
+        assert!(seen.values().all(|n| *n == 1), "a tool ran twice after dying at commit {died_after}: {seen:?}");
         assert!(model.invocations().len() <= 2 - committed_responses, "a committed response was asked for again");
         // One journal, numbered without gaps across the two runs.
         let events = runtime.block_on(store.events("s", 0)).unwrap();
-        assert!(events.iter().enumerate().all(|(i, e)| e.sequence == i as u64 + 1), "dies after {dies_after}");
+        assert!(events.iter().enumerate().all(|(i, e)| e.sequence == i as u64 + 1), "dies after {died_after}");
     }
 }
 
@@ -431,7 +401,7 @@ fn an_idempotent_tool_in_flight_is_run_again_on_resume() {
     let runtime = rt();
     let store = Arc::new(MemoryStore::new());
     let tools = Tools { idempotent: true, ..Tools::default() };
-    let first = engine(ScriptedModel::new(two_tool_script()), &tools).store(Dies::after(&store, 4));
+    let first = engine(ScriptedModel::new(two_tool_script()), &tools).store(dies_after(&store, 4));
     assert!(runtime.block_on(first.run(TurnRequest::new("s", "t", user("go")))).is_err());
     assert_eq!(tools.runs(), ["a"]);
     let second = engine(ScriptedModel::new(two_tool_script().split_off(1)), &tools).store(store.clone());
@@ -576,7 +546,7 @@ fn a_committed_turn_whose_effects_never_completed_runs_them_on_resume() {
     let ids = Arc::new(Mutex::new(Vec::new()));
     // Commits: turn_started, context, response+checkpoint, turn_committed, post_commit_started — then death.
     let e = TurnEngine::new(ScriptedModel::new(vec![ModelResponse::output(json!("hi"))]))
-        .store(Dies::after(&store, 5))
+        .store(dies_after(&store, 5))
         .post_commit(Consolidate { ids: Arc::clone(&ids), fail: false });
     let r = runtime.block_on(e.run(TurnRequest::new("s", "t", user("go")))).unwrap();
     assert!(r.post_commit_error.is_some());

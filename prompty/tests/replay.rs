@@ -4,17 +4,17 @@
 //! resumed; journals that cannot be written.
 
 use prompty::engine::replay::{pin, project, read_journal, verify, JournalWriter, ReplayRecord, PIN_ENV};
+use prompty::engine::store::{Intercepted, Interception};
 use prompty::engine::{
-    AllowAll, Checkpoint, Commit, DenyAll, Durability, EngineEvent, EventKind, FixedClock, Lease, MemoryStore,
-    ModelResponse, PermissionPort, ScriptedModel, SequentialIds, SessionInfo, ToolContext, ToolOutput, ToolPort,
-    ToolRequest, TurnEngine, TurnEngineResult, TurnRequest, TurnStatus,
+    AllowAll, DenyAll, Durability, EventKind, FixedClock, MemoryStore, ModelResponse, PermissionPort, ScriptedModel,
+    SequentialIds, ToolContext, ToolOutput, ToolPort, ToolRequest, TurnEngine, TurnEngineResult, TurnRequest,
+    TurnStatus,
 };
 use prompty::{BoxFuture, Error, Message, Role, TurnStop};
 use serde_json::json;
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
-use std::time::Duration;
 
 const PINNED: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/replay/add.jsonl");
 
@@ -129,40 +129,14 @@ async fn a_missing_pin_is_an_error_unless_recording() {
 
 /// A memory store whose commits fail from the first one holding an event of `kind`: the process
 /// died before that commit was durable.
-struct DiesAt {
-    inner: Arc<MemoryStore>,
-    kind: EventKind,
-}
-
-impl Durability for DiesAt {
-    fn describe(&self) -> String {
-        "dies-at".into()
-    }
-    fn commit<'a>(&'a self, commit: &'a Commit) -> BoxFuture<'a, prompty::Result<()>> {
-        if commit.events.iter().any(|e| e.kind == self.kind) {
-            let message = format!("the process died before committing {}", self.kind);
-            return Box::pin(async move { Err(Error::Durability { store: "dies-at".into(), message }) });
+fn dies_at(inner: Arc<MemoryStore>, kind: EventKind) -> Arc<dyn Durability> {
+    Arc::new(Intercepted::new(inner, move |commit| {
+        if commit.events.iter().any(|e| e.kind == kind) {
+            let message = format!("the process died before committing {kind}");
+            return Interception::Refuse(Error::Durability { store: "dies-at".into(), message });
         }
-        self.inner.commit(commit)
-    }
-    fn checkpoint<'a>(&'a self, session_id: &'a str) -> BoxFuture<'a, prompty::Result<Option<Checkpoint>>> {
-        self.inner.checkpoint(session_id)
-    }
-    fn last_sequence<'a>(&'a self, session_id: &'a str) -> BoxFuture<'a, prompty::Result<u64>> {
-        self.inner.last_sequence(session_id)
-    }
-    fn events<'a>(&'a self, session_id: &'a str, after: u64) -> BoxFuture<'a, prompty::Result<Vec<EngineEvent>>> {
-        self.inner.events(session_id, after)
-    }
-    fn sessions(&self) -> BoxFuture<'_, prompty::Result<Vec<SessionInfo>>> {
-        self.inner.sessions()
-    }
-    fn acquire<'a>(&'a self, s: &'a str, owner: &'a str, ttl: Duration) -> BoxFuture<'a, prompty::Result<Lease>> {
-        self.inner.acquire(s, owner, ttl)
-    }
-    fn release<'a>(&'a self, s: &'a str, owner: &'a str) -> BoxFuture<'a, prompty::Result<()>> {
-        self.inner.release(s, owner)
-    }
+        Interception::Write
+    }))
 }
 
 /// Runs the scenario into a store that dies at the first commit holding `kind`, then resumes it
@@ -173,7 +147,7 @@ async fn crash_and_resume(kind: EventKind, tools: &Add, path: &PathBuf) -> (Turn
     let answered = usize::from(kind != EventKind::ModelInvocationCompleted);
     let committed = Arc::new(MemoryStore::new());
     let journal = JournalWriter::create(path).unwrap();
-    let dying = Arc::new(DiesAt { inner: committed.clone(), kind });
+    let dying = dies_at(committed.clone(), kind);
     let crashed = engine(ScriptedModel::new(responses(0)), tools.clone(), dying, &journal).run(request()).await;
     assert!(crashed.unwrap_err().to_string().contains("the process died"));
     // The next process: what was committed, a store that works.

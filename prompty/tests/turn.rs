@@ -860,27 +860,36 @@ fn a_huge_tool_result_is_cut_before_it_reaches_the_model() {
 
 // Durable turns: `TurnOptions::durable` and `resume_turn`.
 
-use prompty::engine::{Checkpoint, Commit, Durability, EngineEvent, EventKind, Lease, MemoryStore, SessionInfo};
+use prompty::engine::store::{Intercepted, Interception};
+use prompty::engine::{Commit, Durability, EngineEvent, EventKind, MemoryStore};
 use std::sync::atomic::AtomicBool;
-
-type Pick = dyn Fn(&EngineEvent) -> bool + Send + Sync;
 
 /// A store that keeps what it is given as a store on disk does (each commit written as JSON and
 /// read back) and refuses the first commit holding an event `interrupt` picks: the turn stops
 /// there as a process that died would, with everything committed before it kept.
 struct Interrupting {
-    inner: MemoryStore,
-    interrupt: Box<Pick>,
-    fired: AtomicBool,
+    store: Arc<dyn Durability>,
+    fired: Arc<AtomicBool>,
 }
 
 impl Interrupting {
-    fn new(interrupt: impl Fn(&EngineEvent) -> bool + Send + Sync + 'static) -> Arc<Self> {
-        Arc::new(Interrupting {
-            inner: MemoryStore::new(),
-            interrupt: Box::new(interrupt),
-            fired: AtomicBool::new(false),
-        })
+    fn new(interrupt: impl Fn(&EngineEvent) -> bool + Send + Sync + 'static) -> Interrupting {
+        let fired = Arc::new(AtomicBool::new(false));
+        let seen = Arc::clone(&fired);
+        let store = Intercepted::new(Arc::new(MemoryStore::new()), move |commit: &Commit| {
+            if !seen.load(Ordering::SeqCst) && commit.events.iter().any(&interrupt) {
+                seen.store(true, Ordering::SeqCst);
+                let message = "the process stopped".to_owned();
+                return Interception::Refuse(Error::Durability { store: "interrupting memory".into(), message });
+            }
+            Interception::Replace(Box::new(Commit {
+                session_id: commit.session_id.clone(),
+                events: through_json(&commit.events),
+                checkpoint: commit.checkpoint.as_ref().map(through_json),
+                owner: commit.owner.clone(),
+            }))
+        });
+        Interrupting { store: Arc::new(store), fired }
     }
 
     fn fired(&self) -> bool {
@@ -890,56 +899,6 @@ impl Interrupting {
 
 fn through_json<T: serde::Serialize + serde::de::DeserializeOwned>(value: &T) -> T {
     serde_json::from_str(&serde_json::to_string(value).unwrap()).unwrap()
-}
-
-impl Durability for Interrupting {
-    fn describe(&self) -> String {
-        "interrupting memory".into()
-    }
-
-    fn commit<'a>(&'a self, commit: &'a Commit) -> BoxFuture<'a, prompty::Result<()>> {
-        if !self.fired() && commit.events.iter().any(|e| (self.interrupt)(e)) {
-            self.fired.store(true, Ordering::SeqCst);
-            let message = "the process stopped".to_owned();
-            return Box::pin(async move { Err(Error::Durability { store: "interrupting memory".into(), message }) });
-        }
-        let stored = Commit {
-            session_id: commit.session_id.clone(),
-            events: through_json(&commit.events),
-            checkpoint: commit.checkpoint.as_ref().map(through_json),
-            owner: commit.owner.clone(),
-        };
-        Box::pin(async move { self.inner.commit(&stored).await })
-    }
-
-    fn checkpoint<'a>(&'a self, session_id: &'a str) -> BoxFuture<'a, prompty::Result<Option<Checkpoint>>> {
-        self.inner.checkpoint(session_id)
-    }
-
-    fn last_sequence<'a>(&'a self, session_id: &'a str) -> BoxFuture<'a, prompty::Result<u64>> {
-        self.inner.last_sequence(session_id)
-    }
-
-    fn events<'a>(&'a self, session_id: &'a str, after: u64) -> BoxFuture<'a, prompty::Result<Vec<EngineEvent>>> {
-        self.inner.events(session_id, after)
-    }
-
-    fn sessions(&self) -> BoxFuture<'_, prompty::Result<Vec<SessionInfo>>> {
-        self.inner.sessions()
-    }
-
-    fn acquire<'a>(
-        &'a self,
-        session_id: &'a str,
-        owner: &'a str,
-        ttl: Duration,
-    ) -> BoxFuture<'a, prompty::Result<Lease>> {
-        self.inner.acquire(session_id, owner, ttl)
-    }
-
-    fn release<'a>(&'a self, session_id: &'a str, owner: &'a str) -> BoxFuture<'a, prompty::Result<()>> {
-        self.inner.release(session_id, owner)
-    }
 }
 
 /// An event of a tool named `tool`.
@@ -984,7 +943,7 @@ fn a_durable_turn_resumed_after_an_interruption_repeats_no_committed_model_call_
     let m = booking_model("t-durable");
     let a = agent("t-durable", &["lookup", "book"]);
     let (lookups, bookings) = (Arc::new(AtomicUsize::new(0)), Arc::new(AtomicUsize::new(0)));
-    let options = || booking_tools(&lookups, &bookings).durable(store.clone(), "session-1");
+    let options = || booking_tools(&lookups, &bookings).durable(store.store.clone(), "session-1");
     let err = prompty::run_turn(&a, user("Book Oslo"), &json!({}), options()).unwrap_err();
     assert!(matches!(&err, Error::Durability { message, .. } if message == "the process stopped"), "{err}");
     assert!(store.fired());
@@ -1026,10 +985,10 @@ fn a_durable_turn_resumed_after_an_interruption_repeats_no_committed_model_call_
 
     // The journal: one session, its turn committed, resumed once.
     let rt = tokio::runtime::Builder::new_current_thread().build().unwrap();
-    let sessions = rt.block_on(store.sessions()).unwrap();
+    let sessions = rt.block_on(store.store.sessions()).unwrap();
     assert_eq!(sessions.len(), 1);
     assert_eq!(sessions[0].status, Some(prompty::engine::TurnStatus::Success));
-    let journal = rt.block_on(store.events("session-1", 0)).unwrap();
+    let journal = rt.block_on(store.store.events("session-1", 0)).unwrap();
     let resumed = journal.iter().filter(|e| e.kind == EventKind::TurnStarted && e.payload["resumed"] == true).count();
     assert_eq!(resumed, 1);
     // Resuming a turn that has ended gives it back as it ended, calling nothing.
@@ -1037,7 +996,7 @@ fn a_durable_turn_resumed_after_an_interruption_repeats_no_committed_model_call_
         &a,
         "session-1",
         &json!({}),
-        booking_tools(&lookups, &bookings).durable(store.clone(), "session-1"),
+        booking_tools(&lookups, &bookings).durable(store.store.clone(), "session-1"),
     )
     .unwrap();
     assert_eq!((again.result, again.messages), (out.result, out.messages));
@@ -1049,13 +1008,13 @@ fn a_committed_answer_is_committed_on_resume_without_calling_the_model() {
     let store = Interrupting::new(|e| e.kind == EventKind::TurnCommitted);
     let m = model("t-durable-answer", |_, _| Ok(answer("forty-two")));
     let a = agent("t-durable-answer", &[]);
-    let options = || TurnOptions::new().durable(store.clone(), "session-2").turn_id("turn-7");
+    let options = || TurnOptions::new().durable(store.store.clone(), "session-2").turn_id("turn-7");
     assert!(matches!(prompty::run_turn(&a, user("?"), &json!({}), options()), Err(Error::Durability { .. })));
     let out = prompty::resume_turn(&a, "session-2", &json!({}), options()).unwrap();
     assert_eq!((out.result, out.iterations), (json!("forty-two"), 1));
     assert_eq!(m.calls.load(Ordering::SeqCst), 1, "the answer was committed: the model is not called again");
     let rt = tokio::runtime::Builder::new_current_thread().build().unwrap();
-    let journal = rt.block_on(store.events("session-2", 0)).unwrap();
+    let journal = rt.block_on(store.store.events("session-2", 0)).unwrap();
     assert!(journal.iter().all(|e| e.turn_id == "turn-7"));
 }
 
@@ -1067,7 +1026,7 @@ fn a_tool_interrupted_in_flight_needs_reconciliation_unless_it_is_idempotent() {
     let m = booking_model("t-reconcile");
     let a = agent("t-reconcile", &["lookup", "book"]);
     let (lookups, bookings) = (Arc::new(AtomicUsize::new(0)), Arc::new(AtomicUsize::new(0)));
-    let options = |store: &Arc<Interrupting>| booking_tools(&lookups, &bookings).durable(store.clone(), "session-3");
+    let options = |store: &Interrupting| booking_tools(&lookups, &bookings).durable(store.store.clone(), "session-3");
     assert!(matches!(prompty::run_turn(&a, user("Book"), &json!({}), options(&store)), Err(Error::Durability { .. })));
     assert_eq!(bookings.load(Ordering::SeqCst), 1);
     let f = failure(prompty::resume_turn(&a, "session-3", &json!({}), options(&store)).unwrap_err());
@@ -1107,7 +1066,7 @@ fn an_idempotent_tool_fn_is_run_again_after_an_interruption_in_flight() {
         _ => Ok(answer(&msgs.last().unwrap().text())),
     });
     let a = agent("t-idem-fn", &["book_table"]);
-    let options = || TurnOptions::new().tool("book_table", book_table {}).durable(store.clone(), "session-4");
+    let options = || TurnOptions::new().tool("book_table", book_table {}).durable(store.store.clone(), "session-4");
     assert!(prompty::run_turn(&a, user("Book"), &json!({}), options()).is_err());
     assert_eq!(TABLES_BOOKED.load(Ordering::SeqCst), 1);
     let out = prompty::resume_turn(&a, "session-4", &json!({}), options()).unwrap();

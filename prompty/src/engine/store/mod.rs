@@ -13,7 +13,9 @@
 //! names itself in [`Commit::owner`] must hold the session's lease ([`Durability::acquire`]), and
 //! each of its commits renews it.
 
+mod intercepted;
 mod memory;
+pub use intercepted::{Intercepted, Interception};
 pub use memory::MemoryStore;
 #[cfg(feature = "postgres")]
 mod postgres;
