@@ -22,33 +22,16 @@ pub fn default_location() -> String {
     format!("sqlite:{}", state.join("prompty-rs").join("turns.db").display())
 }
 
-/// Opens the store `location` (else `PROMPTY_STORE`, else [`default_location`]); the folder of a
-/// SQLite file is created.
+/// Opens the store `location` (else `PROMPTY_STORE`, else [`default_location`]); a SQLite
+/// store creates its file's folder.
 pub async fn open(location: Option<&str>) -> CliResult<Arc<dyn Durability>> {
     let location = match location {
         Some(l) => l.to_owned(),
         None => std::env::var("PROMPTY_STORE").ok().filter(|v| !v.is_empty()).unwrap_or_else(default_location),
     };
-    if let Some(folder) = sqlite_path(&location).and_then(|p| p.parent().map(Path::to_owned)) {
-        if !folder.as_os_str().is_empty() {
-            std::fs::create_dir_all(&folder).map_err(|e| {
-                CliError::new(Exit::Failure, format!("cannot create the store's folder {}: {e}", folder.display()))
-            })?;
-        }
-    }
     let store = prompty::engine::store::open(&location).await?;
     ui::note(format!("turn store: {}", store.describe()));
     Ok(store)
-}
-
-/// The file of a SQLite location.
-fn sqlite_path(location: &str) -> Option<PathBuf> {
-    if let Some(path) = location.strip_prefix("sqlite:") {
-        return Some(PathBuf::from(path));
-    }
-    let lower = location.to_ascii_lowercase();
-    (!location.contains("://") && [".db", ".sqlite", ".sqlite3"].iter().any(|e| lower.ends_with(e)))
-        .then(|| PathBuf::from(location))
 }
 
 /// What `run --session` keeps with the turn, for `resume`.

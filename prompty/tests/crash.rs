@@ -39,7 +39,8 @@ impl Executor for Model {
 /// no flush, no exit handler runs.
 fn crash_here(state: &str) {
     if std::env::var("PROMPTY_CRASH_AT").as_deref() == Ok(state) {
-        let _ = Command::new("kill").args(["-9", &std::process::id().to_string()]).status();
+        // The shell's own `kill`: no procps needed.
+        let _ = Command::new("sh").args(["-c", "kill -9 $PPID"]).status();
         std::thread::sleep(std::time::Duration::from_secs(60));
         panic!("SIGKILL did not arrive");
     }

@@ -84,15 +84,6 @@ fn count(n: usize) -> u32 {
     u32::try_from(n).unwrap_or(u32::MAX)
 }
 
-/// The text of a final output, as the assistant message that ends the conversation.
-fn output_text(output: &Value) -> String {
-    match output {
-        Value::String(s) => s.clone(),
-        Value::Null => String::new(),
-        other => other.to_string(),
-    }
-}
-
 /// One run of a turn.
 struct Run<'e> {
     engine: &'e TurnEngine,
@@ -601,7 +592,7 @@ impl<'e> Run<'e> {
     /// The answer's messages, appended to the conversation.
     fn append_answer(&mut self, response: &ModelResponse, output: &Value) {
         if response.assistant_messages.is_empty() {
-            self.cp.messages.push(Message::new(Role::Assistant, output_text(output)));
+            self.cp.messages.push(Message::new(Role::Assistant, super::types::model_text(output)));
         } else {
             self.cp.messages.extend(response.assistant_messages.iter().cloned());
         }

@@ -49,6 +49,7 @@ pub mod replay;
 mod scripted;
 pub mod store;
 mod types;
+pub(crate) use types::model_text;
 
 pub use events::{EngineEvent, EventKind};
 pub use ports::{

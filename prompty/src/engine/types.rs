@@ -286,11 +286,16 @@ impl ToolOutput {
     /// assert_eq!(r.text(), r#"{"a":1}"#);
     /// ```
     pub fn text(&self) -> String {
-        match &self.output {
-            Value::String(s) => s.clone(),
-            Value::Null => String::new(),
-            other => other.to_string(),
-        }
+        model_text(&self.output)
+    }
+}
+
+/// A JSON value as the text a model reads: a string as it is, anything else compactly (`null` too).
+/// The one rendering of tool results and final answers into messages.
+pub(crate) fn model_text(value: &Value) -> String {
+    match value {
+        Value::String(s) => s.clone(),
+        other => other.to_string(),
     }
 }
 

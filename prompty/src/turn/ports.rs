@@ -216,14 +216,6 @@ fn retryable(e: &Error) -> bool {
     }
 }
 
-/// A tool's result as the text the model reads: a string as it is, other JSON compactly.
-fn result_text(value: Value) -> String {
-    match value {
-        Value::String(s) => s,
-        other => other.to_string(),
-    }
-}
-
 /// A tool result of at most `limit` bytes: a longer one is cut at a character boundary and says so.
 fn bounded(mut text: String, limit: usize) -> String {
     let total = text.len();
@@ -593,7 +585,7 @@ impl ToolPort for PromptTools {
             };
             let output = match in_span_async(stage, recorded, run_tool(&resolved, args, ctx), |v, _| v.clone()).await {
                 Ok(value) => {
-                    let text = bounded(result_text(value), s.options.max_tool_result_bytes);
+                    let text = bounded(crate::engine::model_text(&value), s.options.max_tool_result_bytes);
                     let mut output = ToolOutput::success(&call.id, &call.name, Value::String(text));
                     let parts: Vec<ContentPart> = attachments.into_inner().unwrap_or_else(|e| e.into_inner());
                     if !parts.is_empty() {

@@ -131,8 +131,8 @@ fn damaged(what: String, e: impl std::fmt::Display) -> String {
 }
 
 impl SqliteStore {
-    /// Opens the store in the file at `path`, creating the file and its tables when missing (the
-    /// folder must exist). Blocks while another process holds the file's write lock, up to
+    /// Opens the store in the file at `path`, creating the file, its folder and its tables when
+    /// missing. Blocks while another process holds the file's write lock, up to
     /// [`SQLITE_BUSY_TIMEOUT`].
     ///
     /// ```
@@ -146,6 +146,10 @@ impl SqliteStore {
         let path = std::path::absolute(path.as_ref()).unwrap_or_else(|_| path.as_ref().to_path_buf());
         let location = format!("sqlite:{}", path.display());
         let fail = |message: String| crate::Error::Durability { store: location.clone(), message };
+        if let Some(folder) = path.parent() {
+            std::fs::create_dir_all(folder)
+                .map_err(|e| fail(format!("cannot create the folder {}: {e}", folder.display())))?;
+        }
         let mut conn = Connection::open(&path).map_err(|e| fail(sql("cannot open the file")(e)))?;
         conn.busy_timeout(SQLITE_BUSY_TIMEOUT).map_err(|e| fail(sql("cannot set the busy timeout")(e)))?;
         let mode: String = conn
