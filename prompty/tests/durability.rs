@@ -488,10 +488,13 @@ async fn open_rejects_what_is_not_a_store() {
         assert!(e.contains(says), "{location:?}: {e}");
     }
     let dir = temp_dir("open");
-    // A folder that does not exist, and a file that is not a database.
-    let e = store::open(&format!("sqlite:{}/missing/turns.db", dir.display())).await.err().unwrap().to_string();
-    assert!(e.contains("cannot open the file") && e.contains("exist"), "{e}");
+    // A folder that does not exist is created; one that cannot be (under a file) is refused, and so
+    // is a file that is not a database.
+    store::open(&format!("sqlite:{}/missing/turns.db", dir.display())).await.unwrap();
+    assert!(dir.join("missing").join("turns.db").is_file());
     std::fs::write(dir.join("text.db"), "this is not a database, only text that is long enough ".repeat(100)).unwrap();
+    let e = store::open(&format!("sqlite:{}/text.db/sub/turns.db", dir.display())).await.err().unwrap().to_string();
+    assert!(e.contains("cannot create the folder") && e.contains("text.db"), "{e}");
     let e = store::open(&format!("{}/text.db", dir.display())).await.err().unwrap().to_string();
     assert!(e.contains("not a SQLite database"), "{e}");
     std::fs::remove_dir_all(&dir).unwrap();
