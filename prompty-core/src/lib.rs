@@ -30,6 +30,7 @@
 pub mod analysis;
 mod cache;
 mod error;
+pub mod eval;
 mod finished;
 mod frontmatter;
 pub mod jinja;

@@ -244,6 +244,9 @@ mod check;
 // PromptRegistry: ids, locales, overrides, appenders.
 pub mod prompts;
 
+// Evaluations: prompts over cases, assertions, judges, reports.
+pub mod eval;
+
 pub use check::check;
 pub use error::{Error, FormatError, HttpFailure, Result, TurnFailure, TurnStop};
 pub use invoke::{cast, invoke, invoke_async, invoke_stream, run, run_async, run_stream};

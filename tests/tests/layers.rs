@@ -33,6 +33,7 @@ const RUNTIME_LAYERS: &[(&str, u32)] = &[
     ("typed", 10),
     ("check", 11),
     ("prompts", 12),
+    ("eval", 13),
 ];
 
 const CRATES: &[&str] = &["prompty-core", "prompty-local", "prompty", "prompty-build", "prompty-macros", "prompty-cli"];

@@ -1,0 +1,224 @@
+//! What an evaluation run found: [`EvalReport`] (serialized, it is the JSON report and the
+//! baseline a later run compares against).
+
+use crate::Message;
+use serde::{Deserialize, Serialize};
+use serde_json::{Map, Value};
+
+/// The version of the JSON report's shape ([`EvalReport::version`]).
+pub const REPORT_VERSION: u32 = 1;
+
+/// One run of an eval file: its columns (prompt × model), its cases with one cell per column,
+/// and the totals.
+///
+/// ```
+/// let report = prompty::eval::EvalReport::default();
+/// let json = serde_json::to_value(&report).unwrap();
+/// assert_eq!(json["summary"]["passed"], 0);
+/// ```
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+#[non_exhaustive]
+pub struct EvalReport {
+    /// [`REPORT_VERSION`].
+    pub version: u32,
+    /// The eval file, as named on the command line.
+    pub file: String,
+    /// What the eval file says it evaluates.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub description: Option<String>,
+    /// When the run started (RFC 3339, UTC).
+    pub started_at: String,
+    /// How long the run took, in milliseconds.
+    pub duration_ms: u64,
+    /// The columns of the grid: each prompt under test with each model.
+    pub columns: Vec<Column>,
+    /// The cases run (after tag filters), in file order.
+    pub cases: Vec<CaseRow>,
+    /// Totals over every cell.
+    pub summary: Summary,
+    /// The baseline run this one was compared against, when one was given.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub baseline: Option<BaselineInfo>,
+}
+
+/// A column of the grid: a prompt under test, with a model when the eval file lists models.
+///
+/// ```
+/// let c = prompty::eval::Column { id: "chat/mini".into(), prompt: "chat".into(), model: Some("mini".into()) };
+/// assert_eq!(c.id, "chat/mini");
+/// ```
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Column {
+    /// `prompt` or `prompt/model`: unique within the report, stable across runs.
+    pub id: String,
+    /// The prompt's label.
+    pub prompt: String,
+    /// The model's label, when the eval file lists models.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub model: Option<String>,
+}
+
+/// One case: its inputs and one cell per column.
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+#[non_exhaustive]
+pub struct CaseRow {
+    /// The case's name (unique within the file).
+    pub name: String,
+    /// Where it is written (`file:line`).
+    pub at: String,
+    /// Its tags.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub tags: Vec<String>,
+    /// The inputs it ran with.
+    pub vars: Map<String, Value>,
+    /// Its reference answer.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub expected: Option<Value>,
+    /// One cell per column, in column order.
+    pub cells: Vec<Cell>,
+}
+
+/// Whether a cell passed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Status {
+    /// Its score reached the threshold (or every assertion passed).
+    #[default]
+    Pass,
+    /// An assertion failed.
+    Fail,
+    /// The prompt could not run (the model call failed, an input was refused, ...).
+    Error,
+}
+
+/// How a cell moved against the baseline.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Change {
+    /// Passed in the baseline, not now.
+    Regression,
+    /// Did not pass in the baseline, passes now.
+    Improvement,
+    /// Same status.
+    Same,
+    /// Not in the baseline.
+    New,
+}
+
+/// One case run with one column's prompt and model.
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+#[non_exhaustive]
+pub struct Cell {
+    /// The column's id.
+    pub column: String,
+    /// Pass, fail or error.
+    pub status: Status,
+    /// Weighted score of the assertions, in 0..1.
+    pub score: f64,
+    /// The threshold the score was held to (`None`: every assertion had to pass).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub threshold: Option<f64>,
+    /// The answer: text, or the structured output.
+    pub output: Value,
+    /// The conversation: the prepared messages, tool rounds, the answer.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub messages: Vec<Message>,
+    /// Each assertion's outcome.
+    pub assertions: Vec<AssertionResult>,
+    /// Wall time of the case, in milliseconds (model calls and tools; a replayed response counts
+    /// what it took when recorded).
+    pub latency_ms: u64,
+    /// Tokens over the case's model calls.
+    pub usage: TokenUsage,
+    /// Model calls made.
+    pub model_calls: u32,
+    /// Whether every model response came from the response cache.
+    pub cached: bool,
+    /// Why the case could not run.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub error: Option<String>,
+    /// Against the baseline, when one was given.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub change: Option<Change>,
+    /// The baseline's score of this cell.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub baseline_score: Option<f64>,
+}
+
+/// Tokens read and written.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct TokenUsage {
+    /// Input tokens.
+    pub input: u64,
+    /// Output tokens.
+    pub output: u64,
+}
+
+/// One assertion's outcome.
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+#[non_exhaustive]
+pub struct AssertionResult {
+    /// The kind (`contains`, `judge`, ...).
+    pub kind: String,
+    /// Its name in reports.
+    pub label: String,
+    /// Whether it passed (after `not`).
+    pub pass: bool,
+    /// Its score in 0..1 (1 or 0 for yes/no checks; a judge's or similarity's own score).
+    pub score: f64,
+    /// Its weight.
+    pub weight: f64,
+    /// Why: what was expected and what was found, or the judge's reason.
+    pub reason: String,
+}
+
+/// Totals of a run.
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Summary {
+    /// Cells that passed.
+    pub passed: usize,
+    /// Cells that failed an assertion.
+    pub failed: usize,
+    /// Cells that could not run.
+    pub errors: usize,
+    /// Cells that passed in the baseline and do not now.
+    pub regressions: usize,
+    /// Cells that pass now and did not in the baseline.
+    pub improvements: usize,
+    /// Mean score per column id.
+    pub mean_score: std::collections::BTreeMap<String, f64>,
+    /// Tokens over every cell.
+    pub usage: TokenUsage,
+    /// Model calls answered from the cache, and made.
+    pub cache_hits: u64,
+    /// Model calls sent to a model.
+    pub cache_misses: u64,
+}
+
+/// The baseline a run was compared against.
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct BaselineInfo {
+    /// The baseline's file, as given.
+    pub file: String,
+    /// When the baseline run started.
+    pub started_at: String,
+}
+
+impl EvalReport {
+    /// Whether every cell passed.
+    ///
+    /// ```
+    /// assert!(prompty::eval::EvalReport::default().passed());
+    /// ```
+    pub fn passed(&self) -> bool {
+        self.summary.failed == 0 && self.summary.errors == 0
+    }
+}
