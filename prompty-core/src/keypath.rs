@@ -134,14 +134,40 @@ fn entry_key(line: &str, col: usize) -> Option<&str> {
 /// mappings and lists by indentation. Falls back to the deepest entry it could find; `None` when
 /// not even the first key is found. Used only to point error messages at a line.
 pub(crate) fn locate(yaml: &str, path: &KeyPath) -> Option<usize> {
+    let walk = walk(yaml, path);
+    if walk.empty_region {
+        None
+    } else {
+        walk.found
+    }
+}
+
+/// The line of the deepest entry of a key path found in block style, and how many of its
+/// segments lead there (the rest may lie inside a flow collection on that line: `vars: {a: 1}`).
+pub(crate) fn locate_prefix(yaml: &str, path: &KeyPath) -> Option<(usize, usize)> {
+    let walk = walk(yaml, path);
+    walk.found.map(|line| (line, walk.depth))
+}
+
+struct Walk {
+    found: Option<usize>,
+    depth: usize,
+    /// The walk stopped at an entry with no block-style children.
+    empty_region: bool,
+}
+
+fn walk(yaml: &str, path: &KeyPath) -> Walk {
     let lines: Vec<&str> = yaml.lines().collect();
     // Region: [start, end) lines, children at the first content line's indentation (after `- `).
     let (mut start, mut end) = (0usize, lines.len());
     // Column where the children of the current region begin (`None` = first content line decides).
     let mut child_col: Option<usize> = None;
     let mut found = None;
+    let mut depth = 0;
     for seg in &path.0 {
-        let first = (start..end).find(|&i| is_content(lines[i]))?;
+        let Some(first) = (start..end).find(|&i| is_content(lines[i])) else {
+            return Walk { found, depth, empty_region: true };
+        };
         let col = child_col.unwrap_or_else(|| indent_of(lines[first]));
         // Children: content lines whose entry begins exactly at `col`.
         let children: Vec<usize> = (start..end)
@@ -162,8 +188,9 @@ pub(crate) fn locate(yaml: &str, path: &KeyPath) -> Option<usize> {
             }
             Seg::Index(n) => children.get(*n).copied(),
         };
-        let Some(line) = pick else { return found };
+        let Some(line) = pick else { return Walk { found, depth, empty_region: false } };
         found = Some(line);
+        depth += 1;
         let next = children.iter().copied().find(|&i| i > line).unwrap_or(end);
         let l = lines[line];
         if list_items && l[col.min(l.len())..].starts_with("- ") {
@@ -176,7 +203,7 @@ pub(crate) fn locate(yaml: &str, path: &KeyPath) -> Option<usize> {
         }
         end = next;
     }
-    found
+    Walk { found, depth, empty_region: false }
 }
 
 #[cfg(test)]

@@ -45,7 +45,7 @@
 mod model;
 mod suggest;
 mod template;
-mod values;
+pub(crate) mod values;
 mod variants;
 
 pub use model::{BuiltinProvider, BUILTIN_PROVIDERS, LOCAL_OPTIONS};

@@ -5,7 +5,7 @@ use serde_json::Value;
 
 /// Whether `value` fits the property `p`; else what was expected where (`at` is the path inside
 /// the value, `""` at its root).
-pub(super) fn value_fits(value: &Value, p: &Property, at: &str) -> Result<(), String> {
+pub(crate) fn value_fits(value: &Value, p: &Property, at: &str) -> Result<(), String> {
     let place = if at.is_empty() { String::new() } else { format!(" at `{at}`") };
     if value.is_null() {
         return if p.nullable { Ok(()) } else { Err(format!("expected {}{place}, found null", expected(p))) };

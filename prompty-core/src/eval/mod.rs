@@ -45,6 +45,8 @@
 //! assert_eq!(eval.cases[0].assert[0].at.line, Some(6));
 //! ```
 
+mod check;
+mod dataset;
 mod parse;
 
 use crate::analysis::Diagnostic;
@@ -53,6 +55,8 @@ use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 use std::path::{Path, PathBuf};
 
+pub use check::{check, check_files, Checked};
+pub use dataset::coerce_vars;
 pub use parse::ASSERTION_KINDS;
 
 /// The largest eval file read, in bytes (16 MiB).
@@ -84,6 +88,8 @@ pub struct EvalFile {
     pub models: Vec<ModelVariant>,
     /// Inputs every case starts from (a case's `vars` win).
     pub vars: Map<String, Value>,
+    /// Where each of [`EvalFile::vars`] is written, by var name (for messages about a var).
+    pub vars_at: std::collections::BTreeMap<String, Location>,
     /// The default pass threshold of a case (weighted score in 0..1); `None`: every assertion
     /// must pass.
     pub threshold: Option<f64>,
@@ -150,6 +156,8 @@ pub struct Dataset {
     pub file: String,
     /// Column → input name, for columns not named like their input.
     pub columns: std::collections::BTreeMap<String, String>,
+    /// Where each entry of [`Dataset::columns`] is written, by column.
+    pub columns_at: std::collections::BTreeMap<String, Location>,
     /// The column holding the reference answer (default `expected`).
     pub expected: String,
     /// The column naming each case (default `name`; the line number when absent).
@@ -189,6 +197,9 @@ pub struct Case {
     pub at: Location,
     /// Where each var is written, by var name (for messages about a var).
     pub var_at: std::collections::BTreeMap<String, Location>,
+    /// Its vars are the text of a CSV row: [`coerce_vars`] turns them into the prompt's declared
+    /// input kinds before they are used (the runner and [`check`] do).
+    pub from_csv: bool,
 }
 
 /// One assertion: a [`Check`] with its weight.

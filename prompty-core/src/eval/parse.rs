@@ -46,13 +46,27 @@ struct Ctx<'a> {
 }
 
 impl Ctx<'_> {
-    /// The location of a key path: its line, and the key's column.
+    /// The location of a key path: its line, and the key's column (also inside flow-style
+    /// collections: `vars: {a: 1}`, `assert: [{type: x}]`).
     fn at(&self, path: &[Seg]) -> Location {
         let loc = Location::file(self.name);
-        let path = KeyPath(path.to_vec());
-        let Some(line) = keypath::locate(self.text, &path) else { return loc };
+        let Some((line, depth)) = keypath::locate_prefix(self.text, &KeyPath(path.to_vec())) else { return loc };
         let Some(content) = self.text.lines().nth(line) else { return loc.at_line(line + 1) };
-        loc.at(line + 1, keypath::column(content, path.0.last()))
+        let block = loc.clone().at(line + 1, keypath::column(content, path[..depth].last()));
+        if depth == path.len() {
+            return block;
+        }
+        let line_start: usize = self.text.split_inclusive('\n').take(line).map(str::len).sum();
+        let start = line_start + value_start(content, path[..depth].last());
+        match flow_find(self.text, start, &path[depth..]) {
+            Some(offset) => {
+                let before = &self.text[..offset];
+                let line = before.matches('\n').count() + 1;
+                let column = before.rsplit('\n').next().unwrap_or(before).chars().count() + 1;
+                loc.at(line, column)
+            }
+            None => block,
+        }
     }
 
     /// The location of a value under a key path: where `needle` starts on that line, else the key.
@@ -162,6 +176,136 @@ impl Ctx<'_> {
     }
 }
 
+/// The byte offset on `line` where the value of its entry starts: after `key:` for a key, after
+/// the `- ` marker for a list item.
+fn value_start(line: &str, last: Option<&Seg>) -> usize {
+    let mut start = line.len() - line.trim_start_matches(' ').len();
+    if line[start..].starts_with("- ") {
+        start += 2;
+    }
+    if let Some(Seg::Key(k)) = last {
+        if let Some(i) = line[start..].find(k.as_str()) {
+            start += i + k.len();
+            if let Some(colon) = line[start..].find(':') {
+                start += colon + 1;
+            }
+        }
+    }
+    start
+}
+
+fn skip_space(text: &str, mut pos: usize) -> usize {
+    let b = text.as_bytes();
+    while pos < b.len() && matches!(b[pos], b' ' | b'\t' | b'\n' | b'\r') {
+        pos += 1;
+    }
+    pos
+}
+
+/// The end of a quoted scalar starting at `pos` (its opening quote), after the closing quote.
+fn skip_quoted(text: &str, pos: usize) -> usize {
+    let b = text.as_bytes();
+    let quote = b[pos];
+    let mut i = pos + 1;
+    while i < b.len() {
+        match b[i] {
+            b'\\' if quote == b'"' => i += 2,
+            c if c == quote && quote == b'\'' && b.get(i + 1) == Some(&b'\'') => i += 2,
+            c if c == quote => return i + 1,
+            _ => i += 1,
+        }
+    }
+    b.len()
+}
+
+/// The end of the flow value starting at `pos`: the `,` or closing bracket after it.
+fn skip_value(text: &str, mut pos: usize) -> usize {
+    let b = text.as_bytes();
+    let mut depth = 0usize;
+    let mut token_start = true;
+    while pos < b.len() {
+        match b[pos] {
+            b'"' | b'\'' if token_start => {
+                pos = skip_quoted(text, pos);
+                token_start = false;
+                continue;
+            }
+            b'[' | b'{' => depth += 1,
+            b']' | b'}' if depth == 0 => return pos,
+            b']' | b'}' => depth -= 1,
+            b',' if depth == 0 => return pos,
+            _ => {}
+        }
+        token_start = matches!(b[pos], b' ' | b'\t' | b'\n' | b'[' | b'{' | b',' | b':');
+        pos += 1;
+    }
+    pos
+}
+
+/// The byte offset of the entry `segs` names inside the flow collection starting at `pos` (a
+/// key's start, an item's start); the deepest one found when the rest is not there.
+fn flow_find(text: &str, mut pos: usize, segs: &[Seg]) -> Option<usize> {
+    let b = text.as_bytes();
+    let mut found = None;
+    for seg in segs {
+        pos = skip_space(text, pos);
+        match (seg, b.get(pos)) {
+            (Seg::Key(k), Some(b'{')) => {
+                pos += 1;
+                loop {
+                    pos = skip_space(text, pos);
+                    if matches!(b.get(pos), None | Some(b'}')) {
+                        return found;
+                    }
+                    let key_start = pos;
+                    let key = if matches!(b[pos], b'"' | b'\'') {
+                        pos = skip_quoted(text, pos);
+                        text[key_start + 1..pos.saturating_sub(1).max(key_start + 1)].to_owned()
+                    } else {
+                        while pos < b.len() && !matches!(b[pos], b':' | b',' | b'}') {
+                            pos += 1;
+                        }
+                        text[key_start..pos].trim().to_owned()
+                    };
+                    pos = skip_space(text, pos);
+                    if b.get(pos) == Some(&b':') {
+                        pos += 1;
+                    }
+                    if &key == k {
+                        found = Some(key_start);
+                        break;
+                    }
+                    pos = skip_value(text, pos);
+                    if b.get(pos) == Some(&b',') {
+                        pos += 1;
+                    }
+                }
+            }
+            (Seg::Index(n), Some(b'[')) => {
+                pos += 1;
+                let mut i = 0;
+                loop {
+                    pos = skip_space(text, pos);
+                    if matches!(b.get(pos), None | Some(b']')) {
+                        return found;
+                    }
+                    if i == *n {
+                        found = Some(pos);
+                        break;
+                    }
+                    pos = skip_value(text, pos);
+                    if b.get(pos) == Some(&b',') {
+                        pos += 1;
+                    }
+                    i += 1;
+                }
+            }
+            _ => return found,
+        }
+    }
+    found
+}
+
 /// `did you mean `x`?` for the closest of `candidates`.
 fn suggest<'a>(name: &str, candidates: impl IntoIterator<Item = &'a str>) -> Option<String> {
     closest(name, candidates).map(|c| format!("did you mean `{c}`?"))
@@ -237,6 +381,7 @@ pub(super) fn parse(text: &str, name: &str) -> Result<EvalFile, Vec<Diagnostic>>
     }
     if let Some(v) = top.get("vars") {
         eval.vars = cx.map(v, &[key("vars")], "`vars`").cloned().unwrap_or_default();
+        eval.vars_at = eval.vars.keys().map(|k| (k.clone(), cx.at(&[key("vars"), key(k)]))).collect();
     }
     if let Some(t) = top.get("threshold") {
         eval.threshold = cx.number(t, &[key("threshold")], "`threshold`", 0.0, 1.0);
@@ -363,7 +508,17 @@ fn case_entry(cx: &mut Ctx<'_>, item: &Value, path: &[Seg], index: usize) -> Opt
     let threshold =
         m.get("threshold").and_then(|t| cx.number(t, &push(path, key("threshold")), "`threshold`", 0.0, 1.0));
     let assert = m.get("assert").map(|a| assertions(cx, a, &push(path, key("assert")))).unwrap_or_default();
-    Some(Case { name, vars, expected: m.get("expected").cloned(), assert, tags, threshold, at, var_at })
+    Some(Case {
+        name,
+        vars,
+        expected: m.get("expected").cloned(),
+        assert,
+        tags,
+        threshold,
+        at,
+        var_at,
+        from_csv: false,
+    })
 }
 
 fn dataset_entry(cx: &mut Ctx<'_>, item: &Value, path: &[Seg]) -> Option<Dataset> {
@@ -373,6 +528,7 @@ fn dataset_entry(cx: &mut Ctx<'_>, item: &Value, path: &[Seg]) -> Option<Dataset
             return Some(Dataset {
                 file: file.clone(),
                 columns: Default::default(),
+                columns_at: Default::default(),
                 expected: "expected".into(),
                 name_column: "name".into(),
                 tags: Vec::new(),
@@ -394,9 +550,12 @@ fn dataset_entry(cx: &mut Ctx<'_>, item: &Value, path: &[Seg]) -> Option<Dataset
         cx.error(at, format!("the dataset `{file}` is neither .jsonl nor .csv"));
     }
     let mut columns = std::collections::BTreeMap::new();
+    let mut columns_at = std::collections::BTreeMap::new();
     if let Some(c) = m.get("columns") {
         for (column, input) in cx.map(c, &push(path, key("columns")), "`columns`").cloned().unwrap_or_default() {
-            if let Some(input) = cx.string(&input, &[path, &[key("columns"), key(&column)]].concat(), "an input name") {
+            let entry = [path, &[key("columns"), key(&column)]].concat();
+            if let Some(input) = cx.string(&input, &entry, "an input name") {
+                columns_at.insert(column.clone(), cx.at(&entry));
                 columns.insert(column, input);
             }
         }
@@ -409,7 +568,7 @@ fn dataset_entry(cx: &mut Ctx<'_>, item: &Value, path: &[Seg]) -> Option<Dataset
     let name_column = text(cx, "nameColumn", "name");
     let tags = m.get("tags").map(|t| cx.strings(t, &push(path, key("tags")), "a tag")).unwrap_or_default();
     let assert = m.get("assert").map(|a| assertions(cx, a, &push(path, key("assert")))).unwrap_or_default();
-    Some(Dataset { file, columns, expected, name_column, tags, assert, at })
+    Some(Dataset { file, columns, columns_at, expected, name_column, tags, assert, at })
 }
 
 fn assertions(cx: &mut Ctx<'_>, v: &Value, path: &[Seg]) -> Vec<Assertion> {
@@ -419,6 +578,15 @@ fn assertions(cx: &mut Ctx<'_>, v: &Value, path: &[Seg]) -> Vec<Assertion> {
 
 fn assertion(cx: &mut Ctx<'_>, item: &Value, path: &[Seg]) -> Option<Assertion> {
     let at = cx.at(path);
+    // A kind alone (`- output-type`, `- is-json`) is an assertion of that kind without fields.
+    let bare;
+    let item = match item {
+        Value::String(kind) if ASSERTION_KINDS.contains(&kind.as_str()) => {
+            bare = Value::Object(Map::from_iter([("type".to_owned(), Value::String(kind.clone()))]));
+            &bare
+        }
+        other => other,
+    };
     let m = cx.map(item, path, "an assertion")?;
     // The short form: one key that is a kind, its value the assertion's value.
     let (kind, fields): (String, Map<String, Value>) = match m.get("type") {
@@ -601,5 +769,46 @@ fn default_label(check: &Check) -> String {
         Check::Similar { threshold, .. } => format!("similar ≥ {threshold}"),
         Check::Judge { prompt, .. } => format!("judge {}", stem(prompt)),
         other => other.kind().to_owned(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn errors(text: &str) -> Vec<String> {
+        parse(text, "x.eval.yaml").unwrap_err().iter().map(|d| d.to_string()).collect()
+    }
+
+    #[test]
+    fn places_inside_flow_collections() {
+        let text = "prompt: a.prompty\nvars: {name: Ada, \"q\": 'it''s, fine', n: [1, {a: 2}], question: x}\n\
+                    assert: [{type: contains, value: x}, {type: regex}]\ncases:\n  - {name: one, vars: {k: 1}}\n";
+        assert_eq!(errors(text), ["x.eval.yaml:3:38: a `regex` assertion needs `value` (the pattern)"]);
+        let eval = parse(&text.replace("{type: regex}", "{type: regex, value: x}"), "x.eval.yaml").unwrap();
+        let at = |l: &Location| (l.line, l.column);
+        assert_eq!(at(&eval.vars_at["question"]), (Some(2), Some(55)));
+        assert_eq!(at(&eval.vars_at["q"]), (Some(2), Some(19)));
+        assert_eq!(at(&eval.assert[0].at), (Some(3), Some(10)));
+        assert_eq!(at(&eval.cases[0].at), (Some(5), Some(5)));
+        assert_eq!(at(&eval.cases[0].var_at["k"]), (Some(5), Some(24)));
+    }
+
+    #[test]
+    fn flow_collections_over_several_lines() {
+        let text = "prompt: a.prompty\nassert: [\n  {type: contains, value: a},\n  {type: tokens}\n]\n";
+        assert_eq!(errors(text), ["x.eval.yaml:4:3: a `tokens` assertion needs `max`, `maxInput` or `maxOutput`"]);
+        let text = "prompt: a.prompty\nassert:\n  - {type: judge, prompt: j.prompty, threshold: 2}\n";
+        assert_eq!(errors(text), ["x.eval.yaml:3:38: `threshold` must be between 0 and 1, not 2"]);
+    }
+
+    #[test]
+    fn a_kind_alone_is_an_assertion() {
+        let eval = parse("prompt: a.prompty\nassert: [output-type, is-json]\n", "x.eval.yaml").unwrap();
+        assert_eq!(eval.assert.iter().map(Assertion::kind).collect::<Vec<_>>(), ["output-type", "is-json"]);
+        assert_eq!(
+            errors("prompt: a.prompty\nassert: [regex]\n"),
+            ["x.eval.yaml:2:10: a `regex` assertion needs `value` (the pattern)"]
+        );
     }
 }
