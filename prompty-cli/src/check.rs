@@ -4,6 +4,10 @@
 //! variants, `${file:}` targets, local OpenAPI documents, child prompts, the model's provider,
 //! API type and options, and the keys of connections.
 //!
+//! Eval files (`*.eval.yaml`, `*.eval.yml`), given or found in the folders, are checked against
+//! the prompts they name (`prompty_core::eval::check`): datasets, vars and columns against the
+//! prompts' inputs, judges, assertions against the prompts' outputs and tools.
+//!
 //! `${env:}` references are kept, not resolved: checking needs no secret.
 
 use crate::exit::{CliResult, Exit};
@@ -30,7 +34,10 @@ pub fn run(args: &CheckArgs) -> CliResult {
     let mut checked = 0usize;
     for path in &paths {
         let display = path.to_string_lossy().replace('\\', "/");
-        if path.is_file() {
+        if path.is_file() && is_eval_file(path) {
+            checked += 1;
+            check_eval(path, &mut found);
+        } else if path.is_file() {
             let report = analysis::check_file(path, &display, &options);
             checked += 1;
             collect(&report, path, &mut found);
@@ -50,6 +57,21 @@ pub fn run(args: &CheckArgs) -> CliResult {
                                 variant.mismatches.into_iter().map(|d| Found { diagnostic: d, files: files.clone() }),
                             );
                         }
+                    }
+                }
+                Err(e) => found.push(Found {
+                    diagnostic: Diagnostic::error(&display, format!("cannot read the folder: {e}"))
+                        .with_code("unreadable-folder"),
+                    files: HashMap::new(),
+                }),
+            }
+            let mut evals = Vec::new();
+            match eval_files(path, 0, &mut evals) {
+                Ok(()) => {
+                    evals.sort();
+                    for file in evals {
+                        checked += 1;
+                        check_eval(&file, &mut found);
                     }
                 }
                 Err(e) => found.push(Found {
@@ -96,6 +118,55 @@ pub fn run(args: &CheckArgs) -> CliResult {
     ));
     let failed = errors > 0 || (args.denies_warnings() && warnings > 0);
     Ok(if failed { Exit::Failure } else { Exit::Ok })
+}
+
+/// Whether a file is an eval file (`*.eval.yaml`, `*.eval.yml`).
+fn is_eval_file(path: &Path) -> bool {
+    let name = path.file_name().map(|n| n.to_string_lossy().to_ascii_lowercase()).unwrap_or_default();
+    name.ends_with(".eval.yaml") || name.ends_with(".eval.yml")
+}
+
+/// The eval files below a folder, at most [`analysis::MAX_FOLDER_DEPTH`] deep and
+/// [`analysis::MAX_PROMPT_FILES`] of them (the bounds of the folder's prompts).
+fn eval_files(dir: &Path, depth: usize, out: &mut Vec<PathBuf>) -> std::io::Result<()> {
+    if depth > analysis::MAX_FOLDER_DEPTH {
+        return Err(std::io::Error::other(format!(
+            "{}: folders nest deeper than {} levels",
+            dir.display(),
+            analysis::MAX_FOLDER_DEPTH
+        )));
+    }
+    for entry in std::fs::read_dir(dir)? {
+        let entry = entry?;
+        let kind = entry.file_type()?;
+        let path = entry.path();
+        if kind.is_dir() {
+            eval_files(&path, depth + 1, out)?;
+        } else if kind.is_file() && is_eval_file(&path) {
+            if out.len() >= analysis::MAX_PROMPT_FILES {
+                return Err(std::io::Error::other(format!(
+                    "more than {} eval files below the folder",
+                    analysis::MAX_PROMPT_FILES
+                )));
+            }
+            out.push(path);
+        }
+    }
+    Ok(())
+}
+
+/// Checks an eval file against its prompts; its diagnostics name the eval file or a dataset,
+/// each readable at the path it names (for its source line).
+fn check_eval(path: &Path, found: &mut Vec<Found>) {
+    let path = path.strip_prefix("./").unwrap_or(path);
+    let diagnostics = match prompty_core::eval::EvalFile::load(path) {
+        Ok(eval) => prompty_core::eval::check(&eval),
+        Err(errors) => errors,
+    };
+    found.extend(diagnostics.into_iter().map(|d| {
+        let files = HashMap::from([(d.file.clone(), PathBuf::from(&d.file))]);
+        Found { diagnostic: d, files }
+    }));
 }
 
 /// Adds the diagnostics of a report (its children's included) to `found`.

@@ -149,7 +149,7 @@ enum Command {
     /// Prepare the messages the model would receive and print them as JSON (offline).
     #[command(after_help = PREPARE_HELP)]
     Prepare(PromptArgs),
-    /// Check every .prompty file below the paths with the compiler's analysis.
+    /// Check every .prompty and eval file below the paths with the compiler's analysis.
     #[command(after_help = CHECK_HELP)]
     Check(CheckArgs),
     /// Print the tool definitions the model would see, as JSON (MCP and OpenAPI tools resolved).
@@ -224,8 +224,14 @@ Examples:
 
 const CHECK_HELP: &str = "\
 Folders are searched for .prompty files (locale variants such as greeting.fr.prompty are
-checked against their default). ${env:} references are not resolved: no secret is needed, and a
-value written as a reference is not checked.
+checked against their default) and eval files (*.eval.yaml, *.eval.yml). ${env:} references are
+not resolved: no secret is needed, and a value written as a reference is not checked.
+
+An eval file is checked against the prompts it names: its vars and dataset columns must be
+inputs of every prompt under test (a misspelt one names the closest input), required inputs
+must be given, values must fit their input's kind; judges may declare only the inputs the
+runner passes and must give a score; assertions must fit the prompt (output-type needs outputs,
+tool-called a declared tool).
 
 Besides the template, inputs, outputs and tools: a model.apiType the provider does not serve is
 an error; an unknown model.provider, model.options key, or connection key (of the model or of a
@@ -241,7 +247,8 @@ Exit code 1 when an error was found (or a warning, with --deny warnings), 0 othe
 Examples:
   prompty check
   prompty check prompts --deny warnings
-  prompty check prompts/chat.prompty prompts/support --format json";
+  prompty check prompts/chat.prompty prompts/support --format json
+  prompty check prompts/chat.eval.yaml";
 
 const RENDER_HELP: &str = "\
 Examples:
