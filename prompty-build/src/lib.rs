@@ -94,6 +94,8 @@
 //! compiler):
 //!
 //! - [`tool::expand`]: `#[prompty::tool]` on a fn;
+//! - [`eval::expand`]: `prompty::eval_tests!("evals/chat.eval.yaml")`, one `#[test]` per case of an
+//!   eval file, checked against its prompts at compile time;
 //! - [`plugin::expand`]: `#[prompty::renderer("key")]`, `#[prompty::parser("key")]`,
 //!   `#[prompty::executor("key")]` and `#[prompty::processor("key")]` on a type or its trait impl.
 //!
@@ -122,6 +124,7 @@ pub use prompty_core as core;
 pub mod codegen;
 mod compile;
 mod errors;
+pub mod eval;
 pub mod include;
 mod names;
 pub mod plugin;

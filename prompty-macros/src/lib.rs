@@ -3,8 +3,8 @@
 //! the logic lives and is tested, and turns its errors into `compile_error!`s (all of them, not
 //! only the first). Use the macros through `prompty` (feature `macros`, on by default), which
 //! re-exports them: `#[prompty::tool]`, `#[prompty::renderer("key")]`, `#[prompty::parser("key")]`,
-//! `#[prompty::executor("key")]`, `#[prompty::processor("key")]`, and `prompty::include_prompty!`
-//! ([`prompty_build::include::expand`]).
+//! `#[prompty::executor("key")]`, `#[prompty::processor("key")]`, `prompty::include_prompty!`
+//! ([`prompty_build::include::expand`]) and `prompty::eval_tests!` ([`prompty_build::eval::expand`]).
 //!
 //! The generated code names `::prompty`, so the crate using the macros depends on `prompty`.
 //! The examples, compiled as tests, are on `prompty`'s pages of the macros: prompty shows these
@@ -85,6 +85,24 @@ pub fn include_prompty(input: TokenStream) -> TokenStream {
     let input = proc_macro2::TokenStream::from(input);
     let dirs = prompty_build::include::crate_dirs();
     emit(prompty_build::include::expand(input.clone(), &dirs), || prompty_build::include::fallback(input))
+}
+
+/// Turns every case of an eval file into a `#[test]` of `cargo test`, checked at compile time:
+/// `eval_tests!("evals/chat.eval.yaml")` generates `mod chat_eval` with one test fn per case
+/// (named after the case), each running its case against the response cache. The path is
+/// relative to the folder of the crate's `Cargo.toml`, as for `include_prompty!`.
+///
+/// The eval file and its datasets are read when the crate compiles and checked against the
+/// prompts they name: a misspelt var or dataset column (with the closest input), a missing
+/// required input, a judge declaring an input the runner does not pass, an assertion the prompt
+/// cannot meet are compile errors naming the file and line, all of them at once. Editing the eval
+/// file, a dataset or a prompt rebuilds the crate. The logic is
+/// `prompty_build::eval::expand`.
+#[proc_macro]
+pub fn eval_tests(input: TokenStream) -> TokenStream {
+    let input = proc_macro2::TokenStream::from(input);
+    let dirs = prompty_build::include::crate_dirs();
+    emit(prompty_build::eval::expand(input.clone(), &dirs), || prompty_build::eval::fallback(input))
 }
 
 /// Registers a type as a renderer (template engine) under one or more keys, at link time: a

@@ -533,6 +533,26 @@ pub use prompty_macros::loader;
 #[doc(inline)]
 pub use prompty_macros::include_prompty;
 
+/// Every case of an eval file as a `#[test]`, checked against its prompts at compile time.
+///
+/// ```ignore
+/// // tests/evals.rs: `cargo test` runs each case of the file against the response cache
+/// // (recorded once by `prompty eval`; no key needed afterwards).
+/// prompty::eval_tests!("evals/chat.eval.yaml"); // mod chat_eval { #[test] fn capital() ... }
+/// ```
+///
+/// A mistake is a compile error naming the eval file, line and closest input; this eval file
+/// gives the var `questoin` to a prompt whose input is `question`:
+///
+/// ```compile_fail
+/// prompty::eval_tests!("../tests/ui/evals/misspelt_var.eval.yaml");
+/// ```
+///
+/// The checks are those of `prompty check` (docs/evals.md, "Checked before running").
+#[cfg(feature = "macros")]
+#[doc(inline)]
+pub use prompty_macros::eval_tests;
+
 /// Makes sure a crate that only holds registrations (`#[prompty::tool]` functions, plugin
 /// attributes) is linked into the binary: the linker drops a dependency nothing names, and its
 /// link-time registrations with it. Put it at item position in the binary (or any crate it links).
