@@ -192,3 +192,33 @@ fn folders_are_searched_for_eval_files() {
     assert_eq!(code, Some(0), "{stderr}");
     assert!(stderr.contains("checked 3 files: 0 errors, 0 warnings"), "{stderr}");
 }
+
+/// The diagnostics docs/evals.md shows are what `prompty check` prints (and what the compiler
+/// prints, pinned by the UI case).
+#[test]
+fn the_guide_shows_real_diagnostics() {
+    let root = common::root();
+    let page = std::fs::read_to_string(root.join("docs/evals.md")).unwrap();
+    let blocks: Vec<&str> = page.split("```text\n").skip(1).filter_map(|b| b.split("```").next()).collect();
+    let mut shown = 0;
+    for block in &blocks {
+        if let Some(file) = block.lines().find_map(|l| l.strip_prefix(" --> tests/ui/evals/")) {
+            let file = file.split(':').next().unwrap();
+            let eval = match file.strip_suffix(".csv") {
+                Some(stem) => format!("tests/ui/evals/{stem}.eval.yaml"),
+                None => format!("tests/ui/evals/{file}"),
+            };
+            let (code, stderr) = check(&root, &[eval.as_str()]);
+            assert_eq!(code, Some(1));
+            let normalize = |s: &str| s.lines().map(str::trim_end).collect::<Vec<_>>().join("\n");
+            assert!(normalize(&stderr).contains(normalize(block).trim_end()), "{block}\n---\n{stderr}");
+            shown += 1;
+        }
+        if block.contains(" --> ui/eval_misspelt_var.rs") {
+            let pinned = std::fs::read_to_string(root.join("tests/ui/eval_misspelt_var.stderr")).unwrap();
+            assert!(pinned.starts_with(block.as_ref() as &str), "{block}\n---\n{pinned}");
+            shown += 1;
+        }
+    }
+    assert_eq!(shown, 3, "docs/evals.md shows three diagnostics");
+}
