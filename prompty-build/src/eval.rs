@@ -89,11 +89,8 @@ pub fn test_names(cases: &[&str]) -> Vec<String> {
     cases
         .iter()
         .map(|name| {
-            let words: Vec<String> = name
-                .split(|c: char| !c.is_alphanumeric())
-                .filter(|w| !w.is_empty())
-                .map(|w| names::snake_case(w))
-                .collect();
+            let words: Vec<String> =
+                name.split(|c: char| !c.is_alphanumeric()).filter(|w| !w.is_empty()).map(names::snake_case).collect();
             let ascii: String =
                 words.join("_").chars().map(|c| if c.is_ascii_alphanumeric() { c } else { '_' }).collect();
             let mut base = ascii.split('_').filter(|w| !w.is_empty()).collect::<Vec<_>>().join("_");

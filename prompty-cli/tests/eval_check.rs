@@ -216,7 +216,7 @@ fn the_guide_shows_real_diagnostics() {
         }
         if block.contains(" --> ui/eval_misspelt_var.rs") {
             let pinned = std::fs::read_to_string(root.join("tests/ui/eval_misspelt_var.stderr")).unwrap();
-            assert!(pinned.starts_with(block.as_ref() as &str), "{block}\n---\n{pinned}");
+            assert!(pinned.starts_with(*block), "{block}\n---\n{pinned}");
             shown += 1;
         }
     }

@@ -535,7 +535,7 @@ pub use prompty_macros::include_prompty;
 
 /// Every case of an eval file as a `#[test]`, checked against its prompts at compile time.
 ///
-/// ```ignore
+/// ```text
 /// // tests/evals.rs: `cargo test` runs each case of the file against the response cache
 /// // (recorded once by `prompty eval`; no key needed afterwards).
 /// prompty::eval_tests!("evals/chat.eval.yaml"); // mod chat_eval { #[test] fn capital() ... }

@@ -319,7 +319,7 @@ struct Record {
 }
 
 /// Splits CSV text into records (RFC 4180); empty lines are skipped.
-fn csv_records(text: &str, display: &str) -> Result<Vec<Record>, Diagnostic> {
+fn csv_records(text: &str, display: &str) -> Result<Vec<Record>, Box<Diagnostic>> {
     let text = text.strip_prefix('\u{feff}').unwrap_or(text);
     let mut records = Vec::new();
     let mut chars = text.chars().peekable();
@@ -346,10 +346,10 @@ fn csv_records(text: &str, display: &str) -> Result<Vec<Record>, Diagnostic> {
                 loop {
                     match chars.next() {
                         None => {
-                            return Err(error(
+                            return Err(Box::new(error(
                                 at(field_line, field_col),
                                 "a quoted field is never closed: add the closing `\"`",
-                            ))
+                            )))
                         }
                         Some('"') if chars.peek() == Some(&'"') => {
                             chars.next();
@@ -374,10 +374,10 @@ fn csv_records(text: &str, display: &str) -> Result<Vec<Record>, Diagnostic> {
                 match chars.peek() {
                     None | Some(',') | Some('\n') | Some('\r') => {}
                     Some(_) => {
-                        return Err(error(
+                        return Err(Box::new(error(
                             at(line, col),
                             "text after a quoted field's closing `\"`: a `\"` inside a quoted field is written `\"\"`",
-                        ))
+                        )))
                     }
                 }
             } else {
@@ -386,10 +386,10 @@ fn csv_records(text: &str, display: &str) -> Result<Vec<Record>, Diagnostic> {
                         break;
                     }
                     if c == '"' {
-                        return Err(error(
+                        return Err(Box::new(error(
                             at(line, col),
                             "a `\"` inside an unquoted field: quote the whole field and write the quote as `\"\"`",
-                        ));
+                        )));
                     }
                     chars.next();
                     col += 1;
@@ -423,7 +423,7 @@ fn csv_records(text: &str, display: &str) -> Result<Vec<Record>, Diagnostic> {
 }
 
 fn csv_rows(text: &str, display: &str) -> Result<(Vec<Row>, Vec<Column>), Vec<Diagnostic>> {
-    let records = csv_records(text, display).map_err(|e| vec![e])?;
+    let records = csv_records(text, display).map_err(|e| vec![*e])?;
     let mut records = records.into_iter();
     let Some(header) = records.next() else {
         return Err(vec![error(Location::file(display), "the CSV dataset is empty: its first row names the columns")]);
