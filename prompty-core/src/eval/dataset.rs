@@ -545,6 +545,13 @@ mod tests {
     }
 
     #[test]
+    fn csv_columns_count_characters() {
+        let records = csv_records("é,\"ü\"\"\",b\n", "d.csv").unwrap();
+        let at: Vec<(String, usize)> = records[0].fields.iter().map(|f| (f.0.clone(), f.2)).collect();
+        assert_eq!(at, [("é".to_owned(), 1), ("ü\"".to_owned(), 3), ("b".to_owned(), 9)]);
+    }
+
+    #[test]
     fn csv_mistakes_name_the_place() {
         let e = csv_records("a\n\"open\n", "d.csv").err().unwrap();
         assert_eq!(e.to_string(), "d.csv:2:1: a quoted field is never closed: add the closing `\"`");

@@ -260,7 +260,7 @@ fn flow_find(text: &str, mut pos: usize, segs: &[Seg]) -> Option<usize> {
                     let key_start = pos;
                     let key = if matches!(b[pos], b'"' | b'\'') {
                         pos = skip_quoted(text, pos);
-                        text[key_start + 1..pos.saturating_sub(1).max(key_start + 1)].to_owned()
+                        text.get(key_start + 1..pos.saturating_sub(1).max(key_start + 1)).unwrap_or_default().to_owned()
                     } else {
                         while pos < b.len() && !matches!(b[pos], b':' | b',' | b'}') {
                             pos += 1;
@@ -800,6 +800,22 @@ mod tests {
         assert_eq!(errors(text), ["x.eval.yaml:4:3: a `tokens` assertion needs `max`, `maxInput` or `maxOutput`"]);
         let text = "prompt: a.prompty\nassert:\n  - {type: judge, prompt: j.prompty, threshold: 2}\n";
         assert_eq!(errors(text), ["x.eval.yaml:3:38: `threshold` must be between 0 and 1, not 2"]);
+    }
+
+    #[test]
+    fn odd_flow_text_never_panics() {
+        for text in [
+            "prompt: a.prompty\nvars: {\"é\\\"x\": 1, 'ü''x': [ {a: \"}]\"} ], ö: {}}\nassert: [{type: regex, value: 1, zz: ö}]\n",
+            "prompt: a.prompty\nassert: [ [1], {type: latency, maxMs: x} ]\n",
+            "prompt: a.prompty\ncases: [{name: é, vars: {ü: [1, 2}, {k: v}]}]\n",
+            "prompt: a.prompty\ncases: [{name: é, vars: [1]}]\n",
+        ] {
+            let _ = parse(text, "x.eval.yaml");
+        }
+        assert_eq!(
+            errors("prompt: a.prompty\nvars: {é: 'a, b', x: 1}\nassert: [{type: regex, value: 1, zz: ö}]\n"),
+            ["x.eval.yaml:3:34: `regex` assertions take no `zz`"]
+        );
     }
 
     #[test]
