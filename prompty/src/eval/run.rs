@@ -22,7 +22,7 @@ pub const DEFAULT_CONCURRENCY: usize = 4;
 pub const MAX_CONCURRENCY: usize = 1024;
 /// How many times a rate-limited cell is run again (after the HTTP layer's own retries) before it
 /// is reported as an error.
-pub const RATE_LIMIT_RETRIES: u32 = 5;
+pub const RATE_LIMIT_RETRIES: u32 = 3;
 /// The first wait before a rate-limited cell runs again; it doubles with each retry, up to
 /// [`MAX_RATE_LIMIT_WAIT`].
 pub const RATE_LIMIT_WAIT: Duration = Duration::from_secs(1);
@@ -118,7 +118,8 @@ impl Drop for Permit<'_> {
 /// ```no_run
 /// # async fn f() -> Result<(), prompty::eval::EvalError> {
 /// let eval = prompty::eval::load("prompts/chat.eval.yaml".as_ref())?;
-/// let options = prompty::eval::EvalOptions { concurrency: Some(16), ..Default::default() };
+/// let mut options = prompty::eval::EvalOptions::default();
+/// options.concurrency = Some(16);
 /// let report = prompty::eval::run(&eval, &options).await?;
 /// println!("{} passed, {} failed", report.summary.passed, report.summary.failed);
 /// # Ok(()) }
