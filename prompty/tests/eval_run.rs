@@ -201,10 +201,12 @@ async fn the_matrix_errors_as_cells_and_tags() {
     assert_eq!(bodies.len(), 12);
     assert_eq!(bodies.iter().filter(|b| b["model"] == "gpt-4o-mini" && b["temperature"] == 0).count(), 6);
     assert_eq!(bodies.iter().filter(|b| b["model"] == "gpt-4o").count(), 6);
-    let seen = seen.lock().unwrap();
-    assert_eq!(seen.len(), 12);
-    assert_eq!(seen.last().unwrap().0, 12);
-    assert!(seen.iter().all(|s| s.1 == 12));
+    {
+        let seen = seen.lock().unwrap();
+        assert_eq!(seen.len(), 12);
+        assert_eq!(seen.last().unwrap().0, 12);
+        assert!(seen.iter().all(|s| s.1 == 12));
+    }
 
     // Tags: only the smalltalk case; names: only `capital`.
     let mut tagged = options.clone();
