@@ -243,7 +243,11 @@ fn validate_at(value: &Value, schema: &Value, at: &str, depth: usize) -> std::re
     }
     if let Some(Value::Array(options)) = schema.get("enum") {
         if !options.contains(value) {
-            return Err(format!("{at}: expected one of {}, found {}", short(&Value::Array(options.clone())), short(value)));
+            return Err(format!(
+                "{at}: expected one of {}, found {}",
+                short(&Value::Array(options.clone())),
+                short(value)
+            ));
         }
     }
     if let Some(expected) = schema.get("const") {
@@ -276,7 +280,8 @@ fn validate_at(value: &Value, schema: &Value, at: &str, depth: usize) -> std::re
             }
         }
         if let Some(pattern) = schema.get("pattern").and_then(Value::as_str) {
-            let re = regex::Regex::new(pattern).map_err(|e| format!("{at}: the schema's pattern does not compile: {e}"))?;
+            let re =
+                regex::Regex::new(pattern).map_err(|e| format!("{at}: the schema's pattern does not compile: {e}"))?;
             if !re.is_match(s) {
                 return Err(format!("{at}: expected text matching /{pattern}/, found {}", short(value)));
             }

@@ -77,7 +77,10 @@ async fn every_assertion_kind_passes() {
     let kinds: Vec<&str> = report.cases[0].cells[0].assertions.iter().map(|a| a.kind.as_str()).collect();
     assert_eq!(
         kinds,
-        ["latency", "equals", "contains", "contains", "regex", "tokens", "cost", "similar", "judge", "judge", "is-json"]
+        [
+            "latency", "equals", "contains", "contains", "regex", "tokens", "cost", "similar", "judge", "judge",
+            "is-json"
+        ]
     );
     let cell = &report.cases[0].cells[0];
     assert_eq!(cell.status, Status::Pass);
@@ -93,7 +96,10 @@ async fn every_assertion_kind_passes() {
     // The judge received only the inputs it declares; the text judge got `expected`.
     let bodies: Vec<String> =
         server.requests_to("/v1/chat/completions").iter().map(|e| e["body"]["messages"].to_string()).collect();
-    assert!(bodies.iter().any(|b| b.contains("Grade by accuracy the answer: The capital of France is Paris.")), "{bodies:#?}");
+    assert!(
+        bodies.iter().any(|b| b.contains("Grade by accuracy the answer: The capital of France is Paris.")),
+        "{bodies:#?}"
+    );
     assert!(bodies.iter().any(|b| b.contains("against Paris")), "{bodies:#?}");
     assert_eq!(report.summary.passed, 1);
     assert!(report.passed());
@@ -147,7 +153,10 @@ async fn structured_output_and_schemas() {
     assert_eq!(report.cases[0].cells[0].output, json!({"city": "Paris", "population": 2100000}));
     // The schema's failure says where and why (seen through the negated assertion's reason).
     let negated = &report.cases[0].cells[0].assertions[3];
-    assert_eq!(negated.reason, "not: expected JSON fitting the schema: $.population: expected at most 1000, found 2100000");
+    assert_eq!(
+        negated.reason,
+        "not: expected JSON fitting the schema: $.population: expected at most 1000, found 2100000"
+    );
 }
 
 #[tokio::test]
@@ -246,7 +255,10 @@ async fn the_cache_replays_without_a_request() {
         assert_eq!((again.summary.cache_hits, again.summary.cache_misses), (5, 0));
         let (a, b) = (&first.cases[0].cells[0], &again.cases[0].cells[0]);
         assert!(b.cached);
-        assert_eq!((a.output.clone(), a.score, a.usage, a.model_calls), (b.output.clone(), b.score, b.usage, b.model_calls));
+        assert_eq!(
+            (a.output.clone(), a.score, a.usage, a.model_calls),
+            (b.output.clone(), b.score, b.usage, b.model_calls)
+        );
         assert!(b.latency_ms >= a.latency_ms.saturating_sub(50), "a replay counts the recorded latency");
     }
 
@@ -256,7 +268,10 @@ async fn the_cache_replays_without_a_request() {
     let err = eval::run(&file, &empty).await.unwrap_err();
     assert!(matches!(err, EvalError::Run(_)));
     let text = err.to_string();
-    assert!(text.contains("case `capital` (answer)") && text.contains("record") && text.contains("passing.eval.yaml:6"), "{text}");
+    assert!(
+        text.contains("case `capital` (answer)") && text.contains("record") && text.contains("passing.eval.yaml:6"),
+        "{text}"
+    );
     assert_eq!(server.journal().len(), sent);
 
     // Record sends again and replaces.
@@ -350,7 +365,9 @@ const COMPLETION: &str = r#"{"id":"c1","object":"chat.completion","created":1,"m
 fn cases_file(dir: &Path, n: usize, concurrency: usize) -> eval::EvalFile {
     let mut text = format!("prompt: answer.prompty\nconcurrency: {concurrency}\ncases:\n");
     for i in 0..n {
-        text.push_str(&format!("  - name: case {i}\n    vars: {{question: 'capital of France, {i}'}}\n    assert: [{{contains: Paris}}]\n"));
+        text.push_str(&format!(
+            "  - name: case {i}\n    vars: {{question: 'capital of France, {i}'}}\n    assert: [{{contains: Paris}}]\n"
+        ));
     }
     std::fs::write(dir.join("many.eval.yaml"), text).unwrap();
     load(dir, "many.eval.yaml")

@@ -86,10 +86,7 @@ pub(crate) fn evaluate(check: &Check, case: &Case, answer: &Answer<'_>) -> Optio
         Check::Regex { pattern } => match regex::Regex::new(pattern) {
             Ok(re) => {
                 let pass = re.is_match(&text);
-                Outcome::yes_no(
-                    pass,
-                    format!("expected text matching /{pattern}/, found {}", shown(&text)),
-                )
+                Outcome::yes_no(pass, format!("expected text matching /{pattern}/, found {}", shown(&text)))
             }
             Err(e) => Outcome::yes_no(false, format!("the pattern /{pattern}/ does not compile: {e}")),
         },
@@ -149,13 +146,7 @@ fn contains(text: &str, values: &[String], ignore_case: bool, mode: Match) -> Ou
         Match::Any => "any of",
     };
     let case_note = if ignore_case { " (ignoring case)" } else { "" };
-    Outcome::yes_no(
-        pass,
-        format!(
-            "expected {wanted} {values:?}{case_note}; missing {missing:?} in {}",
-            shown(text)
-        ),
-    )
+    Outcome::yes_no(pass, format!("expected {wanted} {values:?}{case_note}; missing {missing:?} in {}", shown(text)))
 }
 
 fn parsed(output: &Value) -> Result<Value, String> {
@@ -184,7 +175,10 @@ fn is_json(output: &Value, schema: Option<&Value>) -> Outcome {
 
 fn output_type(agent: &Agent, output: &Value) -> Outcome {
     let Some(outputs) = agent.outputs.as_deref().filter(|o| !o.is_empty()) else {
-        return Outcome::yes_no(false, format!("the prompt `{}` declares no `outputs` to parse the answer as", agent.name));
+        return Outcome::yes_no(
+            false,
+            format!("the prompt `{}` declares no `outputs` to parse the answer as", agent.name),
+        );
     };
     let schema = match crate::properties_schema(outputs, false) {
         Ok(schema) => schema,
@@ -209,7 +203,12 @@ fn includes(actual: &Value, wanted: &Value) -> bool {
     }
 }
 
-fn tool_called(messages: &[Message], name: &str, arguments: Option<&Map<String, Value>>, times: Option<u32>) -> Outcome {
+fn tool_called(
+    messages: &[Message],
+    name: &str,
+    arguments: Option<&Map<String, Value>>,
+    times: Option<u32>,
+) -> Outcome {
     let calls: Vec<&crate::ToolCall> = messages.iter().flat_map(|m| m.tool_calls.iter()).collect();
     let named: Vec<&&crate::ToolCall> = calls.iter().filter(|c| c.name == name).collect();
     let matching = named
@@ -225,7 +224,9 @@ fn tool_called(messages: &[Message], name: &str, arguments: Option<&Map<String, 
         None => matching >= 1,
     };
     let wanted = match (arguments, times) {
-        (Some(a), Some(n)) => format!("`{name}` called {n} time(s) with arguments including {}", Value::Object(a.clone())),
+        (Some(a), Some(n)) => {
+            format!("`{name}` called {n} time(s) with arguments including {}", Value::Object(a.clone()))
+        }
         (Some(a), None) => format!("`{name}` called with arguments including {}", Value::Object(a.clone())),
         (None, Some(n)) => format!("`{name}` called {n} time(s)"),
         (None, None) => format!("`{name}` called"),

@@ -14,8 +14,8 @@
 use super::CacheMode;
 use crate::registry::{declared_functions, Unprojectable};
 use crate::{
-    get_executor, get_processor, Agent, BoxFuture, ChunkStream, Error, Executor, Message, Processed, Processor, RawStream,
-    Result,
+    get_executor, get_processor, Agent, BoxFuture, ChunkStream, Error, Executor, Message, Processed, Processor,
+    RawStream, Result,
 };
 use serde_json::{json, Value};
 use sha2::{Digest, Sha256};
@@ -173,10 +173,18 @@ fn read(dir: &Path, key: &str) -> std::result::Result<Option<(Value, u64)>, Stri
 }
 
 /// Writes a response atomically (a temporary file in the same folder, then a rename).
-fn write(dir: &Path, key: &str, provider: &str, model: &str, response: &Value, ms: u64) -> std::result::Result<(), String> {
+fn write(
+    dir: &Path,
+    key: &str,
+    provider: &str,
+    model: &str,
+    response: &Value,
+    ms: u64,
+) -> std::result::Result<(), String> {
     let fail = |e: std::io::Error| format!("cannot write the response cache in {}: {e}", dir.display());
     std::fs::create_dir_all(dir).map_err(fail)?;
-    let record = json!({"version": CACHE_VERSION, "provider": provider, "model": model, "latencyMs": ms, "response": response});
+    let record =
+        json!({"version": CACHE_VERSION, "provider": provider, "model": model, "latencyMs": ms, "response": response});
     let text = serde_json::to_string_pretty(&record).map_err(|e| e.to_string())?;
     let tmp = dir.join(format!(".{key}.{}.{}.tmp", std::process::id(), rand::random::<u64>()));
     std::fs::write(&tmp, text).map_err(fail)?;

@@ -19,13 +19,7 @@ pub(crate) struct JudgeInputs<'a> {
 /// The inputs given to a judge: of [`JUDGE_INPUTS`], the ones it declares.
 pub(crate) fn judge_inputs(judge: &Agent, given: &JudgeInputs<'_>) -> Map<String, Value> {
     let declared: Vec<&str> = judge.inputs.iter().flatten().map(|p| p.name.as_str()).collect();
-    let input = given
-        .messages
-        .iter()
-        .rev()
-        .find(|m| m.role == Role::User)
-        .map(Message::text)
-        .unwrap_or_default();
+    let input = given.messages.iter().rev().find(|m| m.role == Role::User).map(Message::text).unwrap_or_default();
     let mut inputs = Map::new();
     for name in JUDGE_INPUTS {
         if !declared.contains(&name) {
@@ -62,7 +56,9 @@ pub(crate) async fn judge(judge: &Agent, given: &JudgeInputs<'_>, threshold: f64
             score,
             reason: format!("judge score {score:.2} (threshold {threshold}): {reason}"),
         },
-        Err(why) => Outcome::yes_no(false, format!("the judge `{}` answered {}: {why}", judge.name, shown(&text_of(&answer)))),
+        Err(why) => {
+            Outcome::yes_no(false, format!("the judge `{}` answered {}: {why}", judge.name, shown(&text_of(&answer))))
+        }
     }
 }
 
@@ -80,7 +76,11 @@ pub(crate) fn verdict(answer: &Value) -> Result<(f64, String), String> {
             };
             match serde_json::from_str::<Value>(json) {
                 Ok(Value::Object(o)) => o,
-                _ => return Err("expected a JSON object with `score` and `reason`, found text that does not parse".into()),
+                _ => {
+                    return Err(
+                        "expected a JSON object with `score` and `reason`, found text that does not parse".into()
+                    )
+                }
             }
         }
         _ => return Err("expected an object with `score` and `reason`".into()),
@@ -108,9 +108,17 @@ async fn embed(embedder: &Agent, text: &str) -> Result<Vec<f64>, String> {
         .await
         .map_err(|e| format!("the embedding prompt `{}` failed: {e}", embedder.name))?;
     let list = match &answer {
-        Value::Array(list) if list.first().is_some_and(Value::is_array) => list[0].as_array().cloned().unwrap_or_default(),
+        Value::Array(list) if list.first().is_some_and(Value::is_array) => {
+            list[0].as_array().cloned().unwrap_or_default()
+        }
         Value::Array(list) => list.clone(),
-        _ => return Err(format!("the embedding prompt `{}` gave no vector: {}", embedder.name, shown(&answer.to_string()))),
+        _ => {
+            return Err(format!(
+                "the embedding prompt `{}` gave no vector: {}",
+                embedder.name,
+                shown(&answer.to_string())
+            ))
+        }
     };
     list.iter()
         .map(|v| v.as_f64().ok_or_else(|| format!("the embedding prompt `{}` gave a vector with {v}", embedder.name)))

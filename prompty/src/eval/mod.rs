@@ -28,11 +28,11 @@ mod run;
 mod testing;
 
 pub use cache::MAX_CACHE_FILE_BYTES;
-#[doc(hidden)]
-pub use testing::__test_case;
 pub use run::{
     run, run_blocking, DEFAULT_CONCURRENCY, MAX_CONCURRENCY, MAX_RATE_LIMIT_WAIT, RATE_LIMIT_RETRIES, RATE_LIMIT_WAIT,
 };
+#[doc(hidden)]
+pub use testing::__test_case;
 
 pub use prompty_core::eval::{
     Assertion, Case, Check, Dataset, EvalFile, Match, ModelVariant, PromptUnderTest, ASSERTION_KINDS, JUDGE_INPUTS,
@@ -163,7 +163,10 @@ pub fn check(eval: &EvalFile) -> Vec<Diagnostic> {
     let mut out = Vec::new();
     for prompt in &eval.prompts {
         if let Err(e) = crate::load(eval.resolve(&prompt.path)) {
-            out.push(Diagnostic::error(prompt.at.clone(), format!("cannot load the prompt `{}`: {e}", prompt.path)).with_code("eval-run"));
+            out.push(
+                Diagnostic::error(prompt.at.clone(), format!("cannot load the prompt `{}`: {e}", prompt.path))
+                    .with_code("eval-run"),
+            );
         }
     }
     let assertions = eval
@@ -177,8 +180,11 @@ pub fn check(eval: &EvalFile) -> Vec<Diagnostic> {
             Check::Regex { pattern } => {
                 if let Err(e) = regex::Regex::new(pattern) {
                     out.push(
-                        Diagnostic::error(assertion.at.clone(), format!("the pattern /{pattern}/ does not compile: {e}"))
-                            .with_code("eval-run"),
+                        Diagnostic::error(
+                            assertion.at.clone(),
+                            format!("the pattern /{pattern}/ does not compile: {e}"),
+                        )
+                        .with_code("eval-run"),
                     );
                 }
             }

@@ -237,7 +237,10 @@ async fn columns(eval: &EvalFile) -> Result<Vec<ColumnRun>, EvalError> {
         let agent = match crate::load_async(&path).await {
             Ok(agent) => agent,
             Err(e) => {
-                errors.push(Diagnostic::error(prompt.at.clone(), format!("cannot load `{}`: {e}", prompt.path)).with_code("eval-run"));
+                errors.push(
+                    Diagnostic::error(prompt.at.clone(), format!("cannot load `{}`: {e}", prompt.path))
+                        .with_code("eval-run"),
+                );
                 continue;
             }
         };
@@ -320,7 +323,10 @@ async fn helpers(eval: &EvalFile, cases: &[Case]) -> Result<BTreeMap<String, Age
                     helpers.insert(path.clone(), agent);
                 }
                 Err(e) => {
-                    errors.push(Diagnostic::error(assertion.at.clone(), format!("cannot load `{path}`: {e}")).with_code("eval-run"));
+                    errors.push(
+                        Diagnostic::error(assertion.at.clone(), format!("cannot load `{path}`: {e}"))
+                            .with_code("eval-run"),
+                    );
                     helpers.insert(path.clone(), Agent::default());
                 }
             }
@@ -402,13 +408,8 @@ async fn run_cell(shared: &Shared<'_>, case: &Case, column: &ColumnRun) -> Resul
             return Ok(cell);
         }
     };
-    let answer = Answer {
-        output: &ran.output,
-        messages: &ran.messages,
-        latency_ms,
-        usage: cell.usage,
-        agent: &column.agent,
-    };
+    let answer =
+        Answer { output: &ran.output, messages: &ran.messages, latency_ms, usage: cell.usage, agent: &column.agent };
     let mut results = Vec::new();
     for assertion in assertions_of(shared.eval, case) {
         let outcome = match assertions::evaluate(&assertion.check, case, &answer) {
@@ -450,8 +451,11 @@ async fn model_assertion(
                 return Ok(Outcome::yes_no(false, format!("the embedding prompt `{embedding}` is not loaded")));
             };
             let reference = value.clone().or_else(|| case.expected.as_ref().map(assertions::text_of));
-            cache::with_context(context.clone(), judge::similar(embedder, &ran.output, reference.as_deref(), *threshold))
-                .await
+            cache::with_context(
+                context.clone(),
+                judge::similar(embedder, &ran.output, reference.as_deref(), *threshold),
+            )
+            .await
         }
         other => Outcome::yes_no(false, format!("`{}` is not a model assertion", other.kind())),
     };
