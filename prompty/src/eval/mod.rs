@@ -106,10 +106,16 @@ pub struct Progress {
     pub status: Status,
 }
 
+/// The progress callback of [`EvalOptions::progress`].
+pub type ProgressFn = dyn Fn(&Progress) + Send + Sync;
+
 /// How [`run`] runs.
 ///
 /// ```
-/// let options = prompty::eval::EvalOptions { concurrency: Some(16), tags: vec!["smoke".into()], ..Default::default() };
+/// // `#[non_exhaustive]`: start from the default and set fields.
+/// let mut options = prompty::eval::EvalOptions::default();
+/// options.concurrency = Some(16);
+/// options.tags = vec!["smoke".into()];
 /// assert_eq!(options.cache, prompty::eval::CacheMode::ReadWrite);
 /// ```
 #[derive(Clone, Default)]
@@ -126,7 +132,7 @@ pub struct EvalOptions {
     /// Only the cases with these names (empty: every case).
     pub cases: Vec<String>,
     /// Called after each cell.
-    pub progress: Option<Arc<dyn Fn(&Progress) + Send + Sync>>,
+    pub progress: Option<Arc<ProgressFn>>,
 }
 
 impl std::fmt::Debug for EvalOptions {
@@ -203,15 +209,15 @@ pub fn check(eval: &EvalFile) -> Vec<Diagnostic> {
                     }
                 }
             }
-            Check::Judge { prompt: path, .. } | Check::Similar { embedding: path, .. } => {
-                if loaded.insert(path.clone()) {
-                    if let Err(e) = crate::load(eval.resolve(path)) {
-                        let what = if assertion.kind() == "judge" { "judge" } else { "embedding prompt" };
-                        out.push(
-                            Diagnostic::error(assertion.at.clone(), format!("cannot load the {what} `{path}`: {e}"))
-                                .with_code("eval-run"),
-                        );
-                    }
+            Check::Judge { prompt: path, .. } | Check::Similar { embedding: path, .. }
+                if loaded.insert(path.clone()) =>
+            {
+                if let Err(e) = crate::load(eval.resolve(path)) {
+                    let what = if assertion.kind() == "judge" { "judge" } else { "embedding prompt" };
+                    out.push(
+                        Diagnostic::error(assertion.at.clone(), format!("cannot load the {what} `{path}`: {e}"))
+                            .with_code("eval-run"),
+                    );
                 }
             }
             _ => {}
