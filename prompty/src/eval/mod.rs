@@ -20,7 +20,19 @@
 //! # Ok(()) }
 //! ```
 
+mod assertions;
+mod cache;
+mod judge;
 mod report;
+mod run;
+mod testing;
+
+pub use cache::MAX_CACHE_FILE_BYTES;
+pub use run::{
+    run, run_blocking, DEFAULT_CONCURRENCY, MAX_CONCURRENCY, MAX_RATE_LIMIT_WAIT, RATE_LIMIT_RETRIES, RATE_LIMIT_WAIT,
+};
+#[doc(hidden)]
+pub use testing::__test_case;
 
 pub use prompty_core::eval::{
     Assertion, Case, Check, Dataset, EvalFile, Match, ModelVariant, PromptUnderTest, ASSERTION_KINDS, JUDGE_INPUTS,
@@ -94,10 +106,16 @@ pub struct Progress {
     pub status: Status,
 }
 
+/// The progress callback of [`EvalOptions::progress`].
+pub type ProgressFn = dyn Fn(&Progress) + Send + Sync;
+
 /// How [`run`] runs.
 ///
 /// ```
-/// let options = prompty::eval::EvalOptions { concurrency: Some(16), tags: vec!["smoke".into()], ..Default::default() };
+/// // `#[non_exhaustive]`: start from the default and set fields.
+/// let mut options = prompty::eval::EvalOptions::default();
+/// options.concurrency = Some(16);
+/// options.tags = vec!["smoke".into()];
 /// assert_eq!(options.cache, prompty::eval::CacheMode::ReadWrite);
 /// ```
 #[derive(Clone, Default)]
@@ -114,7 +132,7 @@ pub struct EvalOptions {
     /// Only the cases with these names (empty: every case).
     pub cases: Vec<String>,
     /// Called after each cell.
-    pub progress: Option<Arc<dyn Fn(&Progress) + Send + Sync>>,
+    pub progress: Option<Arc<ProgressFn>>,
 }
 
 impl std::fmt::Debug for EvalOptions {
@@ -133,4 +151,96 @@ impl std::fmt::Debug for EvalOptions {
 /// Reads an eval file and its datasets ([`EvalFile::load`]).
 pub fn load(path: &std::path::Path) -> Result<EvalFile, EvalError> {
     EvalFile::load(path).map_err(EvalError::Invalid)
+}
+
+/// The runtime's checks of an eval file, before any request: every prompt, judge and embedding
+/// prompt it names loads, and every `regex` assertion's pattern (and every `pattern` in an
+/// `is-json` schema) compiles. Each mistake is a [`Diagnostic`] (code `eval-run`) naming the
+/// file and line. [`run`] refuses a file with errors.
+///
+/// ```
+/// let eval = prompty::eval::EvalFile::parse(
+///     "prompt: missing.prompty\nassert:\n  - {type: regex, value: 'a('}\n", "x.eval.yaml").unwrap();
+/// let errors = prompty::eval::check(&eval);
+/// assert!(errors.iter().any(|d| d.message.contains("missing.prompty")));
+/// assert!(errors.iter().any(|d| d.message.contains("does not compile") && d.line == Some(3)));
+/// ```
+pub fn check(eval: &EvalFile) -> Vec<Diagnostic> {
+    let mut out = Vec::new();
+    for prompt in &eval.prompts {
+        if let Err(e) = crate::load(eval.resolve(&prompt.path)) {
+            out.push(
+                Diagnostic::error(prompt.at.clone(), format!("cannot load the prompt `{}`: {e}", prompt.path))
+                    .with_code("eval-run"),
+            );
+        }
+    }
+    let assertions = eval
+        .assert
+        .iter()
+        .chain(eval.datasets.iter().flat_map(|d| d.assert.iter()))
+        .chain(eval.cases.iter().flat_map(|c| c.assert.iter()));
+    let mut loaded = std::collections::BTreeSet::new();
+    for assertion in assertions {
+        match &assertion.check {
+            Check::Regex { pattern } => {
+                if let Err(e) = regex::Regex::new(pattern) {
+                    out.push(
+                        Diagnostic::error(
+                            assertion.at.clone(),
+                            format!("the pattern /{pattern}/ does not compile: {e}"),
+                        )
+                        .with_code("eval-run"),
+                    );
+                }
+            }
+            Check::IsJson { schema: Some(schema) } => {
+                let mut patterns = Vec::new();
+                schema_patterns(schema, &mut patterns, 0);
+                for pattern in patterns {
+                    if let Err(e) = regex::Regex::new(&pattern) {
+                        out.push(
+                            Diagnostic::error(
+                                assertion.at.clone(),
+                                format!("the schema's pattern /{pattern}/ does not compile: {e}"),
+                            )
+                            .with_code("eval-run"),
+                        );
+                    }
+                }
+            }
+            Check::Judge { prompt: path, .. } | Check::Similar { embedding: path, .. }
+                if loaded.insert(path.clone()) =>
+            {
+                if let Err(e) = crate::load(eval.resolve(path)) {
+                    let what = if assertion.kind() == "judge" { "judge" } else { "embedding prompt" };
+                    out.push(
+                        Diagnostic::error(assertion.at.clone(), format!("cannot load the {what} `{path}`: {e}"))
+                            .with_code("eval-run"),
+                    );
+                }
+            }
+            _ => {}
+        }
+    }
+    out
+}
+
+/// Every `pattern` of a JSON schema (to a depth of 64).
+fn schema_patterns(schema: &serde_json::Value, out: &mut Vec<String>, depth: usize) {
+    if depth > 64 {
+        return;
+    }
+    match schema {
+        serde_json::Value::Object(map) => {
+            for (key, value) in map {
+                match (key.as_str(), value) {
+                    ("pattern", serde_json::Value::String(p)) => out.push(p.clone()),
+                    _ => schema_patterns(value, out, depth + 1),
+                }
+            }
+        }
+        serde_json::Value::Array(list) => list.iter().for_each(|v| schema_patterns(v, out, depth + 1)),
+        _ => {}
+    }
 }

@@ -69,15 +69,21 @@ pub(crate) fn response(raw: &Value, a: &mut Map<String, Value>) {
     if !reasons.is_empty() {
         a.insert("gen_ai.response.finish_reasons".into(), Value::Array(reasons));
     }
-    if let Some(usage) = raw.get("usage") {
-        let first = |keys: &[&str]| keys.iter().find_map(|k| usage.get(*k).filter(|v| v.is_number()).cloned());
-        if let Some(n) = first(&["prompt_tokens", "input_tokens"]) {
-            a.insert("gen_ai.usage.input_tokens".into(), n);
-        }
-        if let Some(n) = first(&["completion_tokens", "output_tokens"]) {
-            a.insert("gen_ai.usage.output_tokens".into(), n);
-        }
+    let (input, output) = usage(raw);
+    if let Some(n) = input {
+        a.insert("gen_ai.usage.input_tokens".into(), n.into());
     }
+    if let Some(n) = output {
+        a.insert("gen_ai.usage.output_tokens".into(), n.into());
+    }
+}
+
+/// The input and output token counts of a raw response: `usage.prompt_tokens` (or
+/// `input_tokens`) and `usage.completion_tokens` (or `output_tokens`), when given as numbers.
+pub(crate) fn usage(raw: &Value) -> (Option<u64>, Option<u64>) {
+    let Some(usage) = raw.get("usage") else { return (None, None) };
+    let first = |keys: &[&str]| keys.iter().find_map(|k| usage.get(*k).and_then(Value::as_u64));
+    (first(&["prompt_tokens", "input_tokens"]), first(&["completion_tokens", "output_tokens"]))
 }
 
 /// The name the GenAI conventions give a model call's span, `"{gen_ai.operation.name}
