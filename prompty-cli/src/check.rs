@@ -5,7 +5,7 @@
 //! API type and options, and the keys of connections.
 //!
 //! Eval files (`*.eval.yaml`, `*.eval.yml`), given or found in the folders, are checked against
-//! the prompts they name (`prompty_core::eval::check`): datasets, vars and columns against the
+//! the prompts they name (`prompty::eval::check`): datasets, vars and columns against the
 //! prompts' inputs, judges, assertions against the prompts' outputs and tools.
 //!
 //! `${env:}` references are kept, not resolved: checking needs no secret.
@@ -159,8 +159,8 @@ fn eval_files(dir: &Path, depth: usize, out: &mut Vec<PathBuf>) -> std::io::Resu
 /// each readable at the path it names (for its source line).
 fn check_eval(path: &Path, found: &mut Vec<Found>) {
     let path = path.strip_prefix("./").unwrap_or(path);
-    let diagnostics = match prompty_core::eval::EvalFile::load(path) {
-        Ok(eval) => prompty_core::eval::check(&eval),
+    let diagnostics = match prompty::eval::EvalFile::load(path) {
+        Ok(eval) => prompty::eval::check(&eval),
         Err(errors) => errors,
     };
     found.extend(diagnostics.into_iter().map(|d| {

@@ -153,10 +153,12 @@ pub fn load(path: &std::path::Path) -> Result<EvalFile, EvalError> {
     EvalFile::load(path).map_err(EvalError::Invalid)
 }
 
-/// The runtime's checks of an eval file, before any request: every prompt, judge and embedding
-/// prompt it names loads, and every `regex` assertion's pattern (and every `pattern` in an
-/// `is-json` schema) compiles. Each mistake is a [`Diagnostic`] (code `eval-run`) naming the
-/// file and line. [`run`] refuses a file with errors.
+/// Every check of an eval file before any request: the checks against its prompts that
+/// `prompty check` and `eval_tests!` make ([`prompty_core::eval::check`]: vars and dataset
+/// columns against the inputs, judges' inputs and outputs, assertions against the output type
+/// and tools), then what only the runtime compiles: every `regex` assertion's pattern (and every
+/// `pattern` in an `is-json` schema, code `eval-run`). Each mistake is a [`Diagnostic`] naming the
+/// file and line; [`run`] refuses a file with errors (warnings are reported, not refused).
 ///
 /// ```
 /// let eval = prompty::eval::EvalFile::parse(
@@ -166,21 +168,12 @@ pub fn load(path: &std::path::Path) -> Result<EvalFile, EvalError> {
 /// assert!(errors.iter().any(|d| d.message.contains("does not compile") && d.line == Some(3)));
 /// ```
 pub fn check(eval: &EvalFile) -> Vec<Diagnostic> {
-    let mut out = Vec::new();
-    for prompt in &eval.prompts {
-        if let Err(e) = crate::load(eval.resolve(&prompt.path)) {
-            out.push(
-                Diagnostic::error(prompt.at.clone(), format!("cannot load the prompt `{}`: {e}", prompt.path))
-                    .with_code("eval-run"),
-            );
-        }
-    }
+    let mut out = prompty_core::eval::check(eval);
     let assertions = eval
         .assert
         .iter()
         .chain(eval.datasets.iter().flat_map(|d| d.assert.iter()))
         .chain(eval.cases.iter().flat_map(|c| c.assert.iter()));
-    let mut loaded = std::collections::BTreeSet::new();
     for assertion in assertions {
         match &assertion.check {
             Check::Regex { pattern } => {
@@ -207,17 +200,6 @@ pub fn check(eval: &EvalFile) -> Vec<Diagnostic> {
                             .with_code("eval-run"),
                         );
                     }
-                }
-            }
-            Check::Judge { prompt: path, .. } | Check::Similar { embedding: path, .. }
-                if loaded.insert(path.clone()) =>
-            {
-                if let Err(e) = crate::load(eval.resolve(path)) {
-                    let what = if assertion.kind() == "judge" { "judge" } else { "embedding prompt" };
-                    out.push(
-                        Diagnostic::error(assertion.at.clone(), format!("cannot load the {what} `{path}`: {e}"))
-                            .with_code("eval-run"),
-                    );
                 }
             }
             _ => {}

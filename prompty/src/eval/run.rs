@@ -31,7 +31,7 @@ pub const MAX_RATE_LIMIT_WAIT: Duration = Duration::from_secs(30);
 
 /// The cases of an eval file: inline cases and every dataset's rows.
 fn cases_of(eval: &EvalFile) -> Result<Vec<Case>, Vec<Diagnostic>> {
-    Ok(eval.cases.clone())
+    eval.cases()
 }
 
 /// A column, ready to run: its prompt with the model variant applied, pointed at the cache.
@@ -181,7 +181,7 @@ pub async fn run(eval: &EvalFile, options: &EvalOptions) -> Result<EvalReport, E
             name: case.name.clone(),
             at: location_text(&case.at),
             tags: case.tags.clone(),
-            vars: vars_of(eval, case),
+            vars: vars_of(eval, case, None),
             expected: case.expected.clone(),
             cells: cells.into_iter().flatten().collect(),
         })
@@ -221,10 +221,14 @@ fn location_text(at: &crate::Location) -> String {
     }
 }
 
-/// A case's inputs: the file's `vars`, then the case's.
-fn vars_of(eval: &EvalFile, case: &Case) -> Map<String, Value> {
+/// A case's inputs: the file's `vars`, then the case's; a CSV row's text turned into the kinds
+/// `inputs` declare (as the check reads them).
+fn vars_of(eval: &EvalFile, case: &Case, inputs: Option<&[crate::Property]>) -> Map<String, Value> {
     let mut vars = eval.vars.clone();
     vars.extend(case.vars.clone());
+    if let (true, Some(inputs)) = (case.from_csv, inputs) {
+        prompty_core::eval::coerce_vars(&mut vars, inputs);
+    }
     vars
 }
 
@@ -360,7 +364,7 @@ async fn run_prompt(agent: &Agent, inputs: &Value) -> Result<Ran, Error> {
 
 /// One case with one column: the prompt (again after a rate limit), then its assertions.
 async fn run_cell(shared: &Shared<'_>, case: &Case, column: &ColumnRun) -> Result<Cell, EvalError> {
-    let vars = vars_of(shared.eval, case);
+    let vars = vars_of(shared.eval, case, column.agent.inputs.as_deref());
     let inputs = Value::Object(vars.clone());
     let mut attempt = 0;
     let (ran, calls, wall) = loop {
