@@ -20,8 +20,11 @@
 //! # Ok(()) }
 //! ```
 
+mod compare;
+pub mod render;
 mod report;
 
+pub use compare::compare;
 pub use prompty_core::eval::{
     Assertion, Case, Check, Dataset, EvalFile, Match, ModelVariant, PromptUnderTest, ASSERTION_KINDS, JUDGE_INPUTS,
     MAX_CASES, MAX_DATASET_BYTES, MAX_EVAL_FILE_BYTES,
