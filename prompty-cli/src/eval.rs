@@ -23,9 +23,9 @@ pub async fn run(args: &EvalArgs) -> CliResult {
             Ok(e) => e,
             Err(e) => return Err(invalid(&display, e)),
         };
-        let options = options(args);
+        let mut options = options(args);
         let bar = progress_bar(args);
-        let options = EvalOptions { progress: bar.as_ref().map(|(_, f)| f.clone()), ..options };
+        options.progress = bar.as_ref().map(|(_, f)| f.clone());
         let outcome = eval::run(&eval_file, &options).await;
         if let Some((bar, _)) = &bar {
             bar.finish_and_clear();
@@ -67,19 +67,18 @@ pub async fn run(args: &EvalArgs) -> CliResult {
 
 /// The runner's options from the command line.
 fn options(args: &EvalArgs) -> EvalOptions {
-    EvalOptions {
-        concurrency: args.concurrency,
-        cache: match args.cache {
-            CacheArg::Auto => CacheMode::ReadWrite,
-            CacheArg::Replay => CacheMode::Replay,
-            CacheArg::Record => CacheMode::Record,
-            CacheArg::Off => CacheMode::Off,
-        },
-        cache_dir: args.cache_dir.clone(),
-        tags: args.tag.clone(),
-        cases: args.case.clone(),
-        ..Default::default()
-    }
+    let mut options = EvalOptions::default();
+    options.concurrency = args.concurrency.and_then(|n| usize::try_from(n).ok());
+    options.cache = match args.cache {
+        CacheArg::Auto => CacheMode::ReadWrite,
+        CacheArg::Replay => CacheMode::Replay,
+        CacheArg::Record => CacheMode::Record,
+        CacheArg::Off => CacheMode::Off,
+    };
+    options.cache_dir = args.cache_dir.clone();
+    options.tags = args.tag.clone();
+    options.cases = args.case.clone();
+    options
 }
 
 type ProgressFn = Arc<dyn Fn(&Progress) + Send + Sync>;

@@ -267,8 +267,9 @@ several FILEs each of these paths is a folder, and each file's reports are named
 Exit code 0 when every cell passed, 1 when a cell failed or could not run, or one passed in the
 baseline and does not now (a regression); 2 for a usage error: bad arguments, an eval file that
 cannot be read or has mistakes (printed as `prompty check` prints them), a baseline that is not
-a report; 4 when the run stopped (a response missing in --cache replay, the cache cannot be
-written).
+a report; when the run stops (a response missing in --cache replay, the cache cannot be
+written), the exit code `prompty run` gives that error: 3 for what is found before a request (a
+missing response), 4 for what fails after.
 
 Examples:
   prompty eval examples/prompts/chat.eval.yaml
@@ -552,8 +553,8 @@ struct EvalArgs {
     #[arg(long, value_name = "NAME")]
     case: Vec<String>,
     /// Cells run at once (default: the eval file's `concurrency`, else 4; at most 1024).
-    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u16).range(1..=1024).map(usize::from))]
-    concurrency: Option<usize>,
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..=1024))]
+    concurrency: Option<u64>,
     /// Where model responses come from: auto (the cache, else the model, recorded), replay (the
     /// cache only), record (the model, recorded), off (the model, nothing recorded).
     #[arg(long, value_enum, default_value_t = CacheArg::Auto)]
@@ -569,6 +570,7 @@ struct EvalArgs {
 /// `--cache`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
 enum CacheArg {
+    #[value(alias = "readwrite")]
     Auto,
     Replay,
     Record,
