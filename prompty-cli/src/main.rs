@@ -32,9 +32,11 @@ macro_rules! exit_codes {
         "\
 Exit codes:
   0    success
-  1    `check` found an error (or a warning, with --deny warnings); `replay --verify` found a
-       difference; results could not be written
-  2    usage error: bad arguments, a bad --input, a file `replay` cannot read
+  1    `check` found an error (or a warning, with --deny warnings); `eval` found a cell that
+       failed, could not run or regressed; `replay --verify` found a difference; results could
+       not be written
+  2    usage error: bad arguments, a bad --input, a file `replay` cannot read, an eval file
+       that cannot be read or has mistakes
   3    prompt error: the prompt, its inputs, an --inputs file or a .env file cannot be loaded,
        validated or rendered; an input name the prompt does not declare (see
        --allow-extra-inputs); anything found wrong before a request is sent (an unknown
