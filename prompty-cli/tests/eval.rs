@@ -231,3 +231,27 @@ fn replay_answers_from_the_cache_with_no_request_and_no_server() {
     assert_eq!(out.status.code(), Some(0), "{stdout}\n{stderr}");
     assert!(stdout.contains("2 cells: 2 passed"), "{stdout}");
 }
+
+/// The example eval replays offline from its committed cache: no key, no server, no model file.
+#[test]
+fn the_example_eval_replays_offline() {
+    let dir = scratch("eval-example");
+    let out = prompty(&common::root())
+        .args(["eval", "examples/prompts/chat.eval.yaml", "--cache", "replay", "--json"])
+        .arg(dir.join("run.json"))
+        .env("PROMPTY_MODELS_DIR", dir.join("no-models"))
+        .output()
+        .unwrap();
+    let (stdout, stderr) = texts(&out);
+    assert_eq!(
+        out.status.code(),
+        Some(1),
+        "the example's recorded responses no longer answer its requests: record them again with \
+         `prompty eval examples/prompts/chat.eval.yaml --cache record`\n{stdout}\n{stderr}"
+    );
+    assert!(stdout.contains("12 cells: 8 passed, 4 failed, 0 errors"), "{stdout}");
+    assert!(stdout.contains("cache 12 hits, 0 misses"), "{stdout}");
+    let json: Value = serde_json::from_str(&std::fs::read_to_string(dir.join("run.json")).unwrap()).unwrap();
+    assert_eq!(json["columns"].as_array().map(Vec::len), Some(2));
+    assert!(!dir.join("no-models").exists(), "the embedded model was looked for");
+}

@@ -21,7 +21,7 @@ table.grid { border-collapse: collapse; background: #fff; font-size: 13px; }
 .grid th { background: #f3f4f6; position: sticky; top: 0; }
 .grid th .sub { display: block; font-weight: normal; color: #6b7280; }
 .grid td.case { max-width: 360px; overflow-wrap: anywhere; }
-.tag { display: inline-block; font-size: 11px; background: #e5e7eb; border-radius: 8px; padding: 0 6px; margin: 2px 2px 0 0; }
+.tag { display: inline-block; font-size: 11px; background: #e5e7eb; border-radius: 8px; padding: 0 6px; margin: 2px 0 0 6px; }
 td.cell { cursor: pointer; min-width: 120px; white-space: nowrap; }
 td.cell.pass { background: #dcfce7; }
 td.cell.fail { background: #fecaca; }

@@ -61,6 +61,8 @@ pub fn terminal(report: &EvalReport, color: bool) -> String {
     for (heading, width) in headings.iter().zip(&widths) {
         let _ = write!(out, "  {heading:width$}");
     }
+    let trimmed = out.trim_end_matches(' ').len();
+    out.truncate(trimmed);
     out.push('\n');
     let _ = write!(out, "{}", "─".repeat(case_width));
     for width in &widths {
@@ -189,13 +191,14 @@ fn summary_line(report: &EvalReport, paint: &dyn Fn(Status, &str) -> String) -> 
 }
 
 /// `text` on one line, at most `max` characters (cut ones end with `…`), control characters
-/// (escapes, newlines) as spaces.
+/// (escapes, newlines) as spaces, no trailing space.
 fn cut(text: &str, max: usize) -> String {
     let (mut head, was_cut) = text::chars(text, max);
     if was_cut {
         head = text::chars(text, max.saturating_sub(1)).0;
     }
     let mut out: String = head.chars().map(|c| if c.is_control() { ' ' } else { c }).collect();
+    out.truncate(out.trim_end().len());
     if was_cut {
         out.push('…');
     }
@@ -255,14 +258,15 @@ mod tests {
             "{table}"
         );
         assert!(table.contains("✗ contains \"Paris\": expected \"Paris\" in the answer [2J, found none"), "{table}");
-        assert!(table.contains("answer: Lyon ]0;pwned "), "{table}");
+        assert!(table.contains("answer: Lyon ]0;pwned\n"), "{table}");
         assert!(
             table.contains("2 cells: 1 passed, 1 failed, 0 errors; against base.json: 1 regressions, 0 improvements")
         );
         assert!(table.contains("; 1.5 s;"));
-        // Every line of the table proper has the same width in characters.
+        // The rule under the headings spans the table; no line ends in spaces.
         let lines: Vec<usize> = table.lines().take(3).map(|l| l.chars().count()).collect();
-        assert!(lines[0] >= lines[2] && lines[0] == lines[1], "{lines:?}\n{table}");
+        assert!(lines[1] >= lines[0] && lines[1] >= lines[2], "{lines:?}\n{table}");
+        assert!(table.lines().all(|l| !l.ends_with(' ')), "{table}");
     }
 
     #[test]
