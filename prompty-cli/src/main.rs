@@ -152,7 +152,7 @@ enum Command {
     /// Prepare the messages the model would receive and print them as JSON (offline).
     #[command(after_help = PREPARE_HELP)]
     Prepare(PromptArgs),
-    /// Run eval files: prompts over cases with assertions; a table, JSON, JUnit and HTML reports.
+    /// Run eval files (cases × prompts × models, held to assertions) and write their reports.
     #[command(after_help = EVAL_HELP)]
     Eval(EvalArgs),
     /// Check every .prompty file below the paths with the compiler's analysis.
