@@ -93,6 +93,23 @@ fn all_passing_exits_0_a_failing_case_exits_1_and_the_reports_are_written() {
     assert!(html.starts_with("<!DOCTYPE html>") && html.contains("default-src 'none'"));
     assert!(html.contains("Hi there!"), "the answers are in the page");
 
+    // Several files: one table each, the report paths are folders with a report per file.
+    let out = prompty(&dir)
+        .args(["eval", &good, &bad, "--cache", "off", "--json", "runs", "--html", "pages"])
+        .env("OPENAI_BASE_URL", &base)
+        .output()
+        .unwrap();
+    let (stdout, stderr) = texts(&out);
+    assert_eq!(out.status.code(), Some(1), "{stdout}\n{stderr}");
+    assert!(stdout.starts_with("good.eval.yaml\n") && stdout.contains("\nbad.eval.yaml\n"), "{stdout}");
+    for written in ["runs/good.json", "runs/bad.json", "pages/good.html", "pages/bad.html"] {
+        assert!(dir.join(written).is_file(), "{written} was not written");
+    }
+    let same_name = eval_file(&dir.join("runs"), "good", PASSING);
+    let out = prompty(&dir).args(["eval", &good, &format!("runs/{same_name}")]).output().unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert!(texts(&out).1.contains("would write reports of the same name (good.*)"), "{}", texts(&out).1);
+
     // --tag and --case select cases.
     let out = prompty(&dir)
         .args(["eval", &bad, "--cache", "off", "--case", "tells a story"])
