@@ -274,3 +274,17 @@ fn render(renderer: &Renderer, f: &Found) -> String {
     let report: [Group<'_>; 1] = [group];
     renderer.render(&report)
 }
+
+/// Prints diagnostics on stderr as `prompty check` does (rustc's style, the source line when the
+/// file can be read): for `prompty eval`'s files that cannot run.
+pub fn print_diagnostics(diagnostics: &[Diagnostic]) {
+    let renderer = if ui::stderr_is_terminal() && std::env::var_os("NO_COLOR").is_none() {
+        Renderer::styled()
+    } else {
+        Renderer::plain()
+    };
+    for d in diagnostics {
+        let files = HashMap::from([(d.file.clone(), PathBuf::from(&d.file))]);
+        eprintln!("{}\n", render(&renderer, &Found { diagnostic: d.clone(), files }));
+    }
+}

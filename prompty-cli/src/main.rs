@@ -10,6 +10,7 @@ mod chat;
 mod check;
 mod embedded;
 mod envfile;
+mod eval;
 mod exit;
 mod inputs;
 mod replay;
@@ -31,9 +32,11 @@ macro_rules! exit_codes {
         "\
 Exit codes:
   0    success
-  1    `check` found an error (or a warning, with --deny warnings); `replay --verify` found a
-       difference; results could not be written
-  2    usage error: bad arguments, a bad --input, a file `replay` cannot read
+  1    `check` found an error (or a warning, with --deny warnings); `eval` found a cell that
+       failed, could not run or regressed; `replay --verify` found a difference; results could
+       not be written
+  2    usage error: bad arguments, a bad --input, a file `replay` cannot read, an eval file
+       that cannot be read or has mistakes
   3    prompt error: the prompt, its inputs, an --inputs file or a .env file cannot be loaded,
        validated or rendered; an input name the prompt does not declare (see
        --allow-extra-inputs); anything found wrong before a request is sent (an unknown
@@ -149,6 +152,9 @@ enum Command {
     /// Prepare the messages the model would receive and print them as JSON (offline).
     #[command(after_help = PREPARE_HELP)]
     Prepare(PromptArgs),
+    /// Run eval files (cases × prompts × models, held to assertions) and write their reports.
+    #[command(after_help = EVAL_HELP)]
+    Eval(EvalArgs),
     /// Check every .prompty and eval file below the paths with the compiler's analysis.
     #[command(after_help = CHECK_HELP)]
     Check(CheckArgs),
@@ -249,6 +255,37 @@ Examples:
   prompty check prompts --deny warnings
   prompty check prompts/chat.prompty prompts/support --format json
   prompty check prompts/chat.eval.yaml";
+
+const EVAL_HELP: &str = "\
+Each FILE (an eval file, e.g. prompts/chat.eval.yaml) is checked against its prompts, then every
+case runs with every prompt and model it names. The table goes to stdout: one row per case, one
+column per prompt x model, each cell pass/FAIL/ERROR, its score and its move against the
+baseline; the reasons of the failing assertions under it. A progress bar is drawn on stderr when
+it is a terminal.
+
+The response cache (--cache-dir, default .prompty-cache beside the eval file) is keyed by the
+request: --cache auto answers a request from it when it was recorded and records the others;
+replay only answers from it (a request without a recorded response stops the run: CI needs no
+key); record sends every request and records the response; off neither reads nor writes it.
+
+--json, --junit and --html write the reports (the JSON report is what --baseline reads). With
+several FILEs each of these paths is a folder, and each file's reports are named after it
+(chat.eval.yaml: chat.json, chat.xml, chat.html); --baseline is then the folder of an earlier
+--json run.
+
+Exit code 0 when every cell passed, 1 when a cell failed or could not run, or one passed in the
+baseline and does not now (a regression); 2 for a usage error: bad arguments, an eval file that
+cannot be read or has mistakes (printed as `prompty check` prints them), a baseline that is not
+a report; when the run stops (a response missing in --cache replay, the cache cannot be
+written), the exit code `prompty run` gives that error: 3 for what is found before a request (a
+missing response), 4 for what fails after.
+
+Examples:
+  prompty eval examples/prompts/chat.eval.yaml
+  prompty eval prompts/chat.eval.yaml --html report.html --junit junit.xml --json run.json
+  prompty eval prompts/chat.eval.yaml --baseline main-run.json --cache replay
+  prompty eval prompts/*.eval.yaml --tag smoke --concurrency 16 --json runs
+  prompty eval prompts/chat.eval.yaml --case greets --cache off --no-progress";
 
 const RENDER_HELP: &str = "\
 Examples:
@@ -500,6 +537,55 @@ impl CheckArgs {
     }
 }
 
+/// `prompty eval`.
+#[derive(Debug, Args)]
+struct EvalArgs {
+    /// The eval files (e.g. prompts/chat.eval.yaml).
+    #[arg(required = true, value_name = "FILE")]
+    files: Vec<PathBuf>,
+    /// Write the JSON report (the run, for a later --baseline).
+    #[arg(long, value_name = "PATH")]
+    json: Option<PathBuf>,
+    /// Write the JUnit XML report (for CI systems).
+    #[arg(long, value_name = "PATH")]
+    junit: Option<PathBuf>,
+    /// Write the HTML report: one self-contained page.
+    #[arg(long, value_name = "PATH")]
+    html: Option<PathBuf>,
+    /// Compare with an earlier run (its --json report): regressions fail the run.
+    #[arg(long, value_name = "RUN.json")]
+    baseline: Option<PathBuf>,
+    /// Only cases with this tag (repeatable: any of them).
+    #[arg(long, value_name = "T")]
+    tag: Vec<String>,
+    /// Only the case of this name (repeatable).
+    #[arg(long, value_name = "NAME")]
+    case: Vec<String>,
+    /// Cells run at once (default: the eval file's `concurrency`, else 4; at most 1024).
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..=1024))]
+    concurrency: Option<u64>,
+    /// Where model responses come from: auto (the cache, else the model, recorded), replay (the
+    /// cache only), record (the model, recorded), off (the model, nothing recorded).
+    #[arg(long, value_enum, default_value_t = CacheArg::Auto)]
+    cache: CacheArg,
+    /// The response cache's folder (default: .prompty-cache beside the eval file).
+    #[arg(long, value_name = "DIR")]
+    cache_dir: Option<PathBuf>,
+    /// No progress bar (there is none when stderr is not a terminal).
+    #[arg(long)]
+    no_progress: bool,
+}
+
+/// `--cache`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+enum CacheArg {
+    #[value(alias = "readwrite")]
+    Auto,
+    Replay,
+    Record,
+    Off,
+}
+
 /// `prompty tools`.
 #[derive(Debug, Args)]
 struct ToolsArgs {
@@ -587,6 +673,7 @@ fn env_folder(command: &Command) -> Option<Option<&std::path::Path>> {
         Command::Chat(a) => Some(call::folder_of(&a.file)),
         Command::Tools(a) => Some(call::folder_of(&a.file)),
         Command::Models(a) => Some(a.prompt.as_deref().and_then(call::folder_of)),
+        Command::Eval(a) => Some(a.files.first().and_then(|f| call::folder_of(f))),
         Command::Check(_) | Command::Trace(_) | Command::Replay(_) | Command::Sessions(_) => None,
         Command::Resume(_) => Some(None),
     }
@@ -640,6 +727,7 @@ fn execute(cli: Cli) -> Result<Exit, CliError> {
             Command::Models(args) => show::models(args).await,
             Command::Resume(args) => session::resume(args).await,
             Command::Sessions(args) => session::sessions(args).await,
+            Command::Eval(args) => eval::run(args).await,
             Command::Check(_) | Command::Trace(_) | Command::Replay(_) => unreachable!("handled above"),
         }
     });
@@ -728,8 +816,8 @@ mod tests {
                 parsed += 1;
             }
         }
-        // Each of the 11 commands and the top level.
-        assert_eq!(helps.len(), 12);
+        // Each of the 12 commands and the top level.
+        assert_eq!(helps.len(), 13);
         assert!(parsed >= 25, "only {parsed} examples");
     }
 

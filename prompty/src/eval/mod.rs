@@ -23,6 +23,8 @@
 mod assertions;
 mod cache;
 mod judge;
+mod compare;
+pub mod render;
 mod report;
 mod run;
 mod testing;
@@ -34,6 +36,7 @@ pub use run::{
 #[doc(hidden)]
 pub use testing::__test_case;
 
+pub use compare::compare;
 pub use prompty_core::eval::{
     Assertion, Case, Check, Dataset, EvalFile, Match, ModelVariant, PromptUnderTest, ASSERTION_KINDS, JUDGE_INPUTS,
     MAX_CASES, MAX_DATASET_BYTES, MAX_EVAL_FILE_BYTES,
