@@ -535,10 +535,11 @@ pub use prompty_macros::include_prompty;
 
 /// Every case of an eval file as a `#[test]`, checked against its prompts at compile time.
 ///
-/// ```text
+/// ```no_run
 /// // tests/evals.rs: `cargo test` runs each case of the file against the response cache
-/// // (recorded once by `prompty eval`; no key needed afterwards).
-/// prompty::eval_tests!("evals/chat.eval.yaml"); // mod chat_eval { #[test] fn capital() ... }
+/// // (recorded once by `prompty eval`; no key needed afterwards). The path is relative to the
+/// // crate's Cargo.toml. This makes `mod smoke_eval { #[test] fn says_hello() ... }`.
+/// prompty::eval_tests!("../examples/prompts/smoke.eval.yaml");
 /// ```
 ///
 /// A mistake is a compile error naming the eval file, line and closest input; this eval file

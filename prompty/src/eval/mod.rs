@@ -22,8 +22,8 @@
 
 mod assertions;
 mod cache;
-mod judge;
 mod compare;
+mod judge;
 pub mod render;
 mod report;
 mod run;

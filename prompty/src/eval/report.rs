@@ -213,6 +213,23 @@ pub struct BaselineInfo {
 }
 
 impl EvalReport {
+    /// The same report with every secret value this process knows ([`crate::Secret::scrub`]:
+    /// loaded prompts' credentials, `${env:}` values of secret variables) replaced by
+    /// `[REDACTED]` in every text it holds: answers, messages, reasons, errors, inputs. Every
+    /// report [`super::run`] returns has been through it, so no rendering or file of it carries a
+    /// key a model or an error echoed.
+    pub(crate) fn scrubbed(self) -> EvalReport {
+        let Ok(mut value) = serde_json::to_value(&self) else { return self };
+        if !scrub_strings(&mut value) {
+            return self;
+        }
+        match serde_json::from_value(value) {
+            Ok(report) => report,
+            // Our own serialization reads back; were it not to, drop the texts rather than leak.
+            Err(_) => EvalReport { cases: Vec::new(), ..self },
+        }
+    }
+
     /// Whether every cell passed.
     ///
     /// ```
@@ -220,5 +237,49 @@ impl EvalReport {
     /// ```
     pub fn passed(&self) -> bool {
         self.summary.failed == 0 && self.summary.errors == 0
+    }
+}
+
+/// [`crate::Secret::scrub`] over every string of `value`; whether one changed.
+fn scrub_strings(value: &mut Value) -> bool {
+    match value {
+        Value::String(text) => match crate::Secret::scrub(text) {
+            std::borrow::Cow::Owned(clean) => {
+                *text = clean;
+                true
+            }
+            std::borrow::Cow::Borrowed(_) => false,
+        },
+        Value::Array(items) => items.iter_mut().fold(false, |changed, item| scrub_strings(item) | changed),
+        Value::Object(map) => map.values_mut().fold(false, |changed, item| scrub_strings(item) | changed),
+        _ => false,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_finished_report_holds_no_known_secret() {
+        let secret = "sk-eval-report-3b1f9c0e7d";
+        crate::Secret::remember(secret);
+        let mut cell = Cell { output: Value::from(format!("the key is {secret}")), ..Cell::default() };
+        cell.messages = vec![Message::new(crate::Role::Assistant, format!("echo {secret}"))];
+        cell.error = Some(format!("401 for key {secret}"));
+        cell.assertions =
+            vec![AssertionResult { reason: format!("found {secret}"), label: "judge".into(), ..Default::default() }];
+        let mut vars = Map::new();
+        vars.insert("q".into(), Value::from(secret));
+        let report = EvalReport {
+            cases: vec![CaseRow { name: "leak".into(), vars, cells: vec![cell], ..Default::default() }],
+            ..Default::default()
+        };
+        let text = serde_json::to_string(&report.scrubbed()).unwrap();
+        assert!(!text.contains(secret), "{text}");
+        assert_eq!(text.matches(crate::Secret::REDACTED).count(), 5, "{text}");
+        // A report without any secret value comes back unchanged.
+        let clean = EvalReport { file: "a.eval.yaml".into(), ..Default::default() };
+        assert_eq!(clean.clone().scrubbed(), clean);
     }
 }

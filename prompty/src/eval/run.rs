@@ -199,7 +199,8 @@ pub async fn run(eval: &EvalFile, options: &EvalOptions) -> Result<EvalReport, E
         cases: rows,
         summary,
         baseline: None,
-    })
+    }
+    .scrubbed())
 }
 
 /// [`run`] from sync code (on prompty's shared runtime).
