@@ -260,4 +260,6 @@ pub mod docs {
     pub struct LocalModel;
     #[doc = include_str!("../../docs/durable-turns.md")]
     pub struct DurableTurns;
+    #[doc = include_str!("../../docs/evals.md")]
+    pub struct Evals;
 }

@@ -247,7 +247,8 @@ fn check_passes_on_the_example_prompts() {
     let (stdout, stderr) = texts(&out);
     assert_eq!(out.status.code(), Some(0), "{stderr}");
     assert_eq!(stdout, "", "diagnostics go to stderr");
-    assert!(stderr.contains("checked 6 files: 0 errors"), "{stderr}");
+    // Six prompts and two eval files (chat.eval.yaml, smoke.eval.yaml).
+    assert!(stderr.contains("checked 8 files: 0 errors"), "{stderr}");
 }
 
 #[test]
