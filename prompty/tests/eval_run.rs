@@ -121,8 +121,6 @@ async fn every_assertion_kind_fails_and_says_why() {
         r#"expected all of ["paris"]; missing ["paris"]"#,
         r"expected text matching /^\d+$/",
         "expected JSON, found",
-        "the prompt `answer` declares no `outputs`",
-        "expected `get_weather` called; 0 matching, found no tool calls",
         "expected at most 0 ms, took",
         "expected tokens output ≤ 2, used 7 output > 2",
         "expected at most $0.0000001, cost $0.000115 (18 input and 7 output tokens)",
@@ -137,7 +135,7 @@ async fn every_assertion_kind_fails_and_says_why() {
     }
     let cell = &report.cases[0].cells[0];
     assert_eq!(cell.status, Status::Fail);
-    assert!((cell.score - 0.2 / 14.0).abs() < 1e-9, "only the judge scored: {}", cell.score);
+    assert!((cell.score - 0.2 / 12.0).abs() < 1e-9, "only the judge scored: {}", cell.score);
     assert_eq!(report.summary.failed, 1);
     assert!(!report.passed());
 }
@@ -289,13 +287,28 @@ fn an_invalid_file_is_refused_before_any_request() {
         "prompt: missing.prompty\ncases:\n  - vars: {question: hi}\n    assert:\n      - {type: regex, value: 'a('}\n      - {type: judge, prompt: nojudge.prompty}\n",
     )
     .unwrap();
+    // What the prompt cannot give is refused too: no `outputs`, no such tool.
+    std::fs::write(
+        dir.join("unmeetable.eval.yaml"),
+        "prompt: answer.prompty\ncases:\n  - vars: {question: hi}\n    assert:\n      - {type: output-type}\n      - {type: tool-called, value: get_weather}\n",
+    )
+    .unwrap();
+    let err = eval::run_blocking(&load(&dir, "unmeetable.eval.yaml"), &options(&dir, CacheMode::Off)).unwrap_err();
+    let text = err.to_string();
+    assert!(text.contains("unmeetable.eval.yaml:5:9: `output-type` checks the answer against the prompt's `outputs`, and answer.prompty declares none"), "{text}");
+    assert!(
+        text.contains(
+            "unmeetable.eval.yaml:6:9: `tool-called` names `get_weather`, which is no tool of answer.prompty"
+        ),
+        "{text}"
+    );
     let err = eval::run_blocking(&load(&dir, "bad.eval.yaml"), &options(&dir, CacheMode::Off)).unwrap_err();
     let EvalError::Invalid(diagnostics) = &err else { panic!("{err}") };
     let text = err.to_string();
     assert_eq!(diagnostics.len(), 3, "{text}");
-    assert!(text.contains("bad.eval.yaml:1") && text.contains("cannot load the prompt `missing.prompty`"), "{text}");
-    assert!(text.contains("bad.eval.yaml:5") && text.contains("the pattern /a(/ does not compile"), "{text}");
-    assert!(text.contains("bad.eval.yaml:6") && text.contains("cannot load the judge `nojudge.prompty`"), "{text}");
+    assert!(text.contains("bad.eval.yaml:1:9: the prompt `missing.prompty` does not exist"), "{text}");
+    assert!(text.contains("bad.eval.yaml:5:9: the pattern /a(/ does not compile"), "{text}");
+    assert!(text.contains("bad.eval.yaml:6:9: the judge `nojudge.prompty` does not exist"), "{text}");
     assert!(server.journal().is_empty());
 }
 
