@@ -91,6 +91,28 @@ pub fn base64(bytes: &[u8]) -> String {
     out
 }
 
+/// The text of a file of at most `max` bytes: a larger file is an error saying the limit, and so
+/// is one that is not UTF-8. The one bounded read of eval files, datasets, tool files and cached
+/// responses.
+///
+/// ```
+/// let path = std::env::temp_dir().join(format!("prompty-text-doc-{}", std::process::id()));
+/// std::fs::write(&path, "four").unwrap();
+/// assert_eq!(prompty_core::text::read_file(&path, 4).unwrap(), "four");
+/// assert_eq!(prompty_core::text::read_file(&path, 3).unwrap_err().to_string(), "larger than the limit of 3 bytes");
+/// # std::fs::remove_file(&path).unwrap();
+/// ```
+pub fn read_file(path: &std::path::Path, max: u64) -> std::io::Result<String> {
+    use std::io::Read;
+    let file = std::fs::File::open(path)?;
+    let mut text = String::new();
+    file.take(max.saturating_add(1)).read_to_string(&mut text)?;
+    if text.len() as u64 > max {
+        return Err(std::io::Error::other(format!("larger than the limit of {max} bytes")));
+    }
+    Ok(text)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

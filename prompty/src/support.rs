@@ -10,15 +10,3 @@ pub(crate) fn panic_text(payload: &(dyn std::any::Any + Send)) -> String {
         "a panic without a message".to_owned()
     }
 }
-
-/// Reads a file of at most `max` bytes as UTF-8; a larger file is an error saying the limit.
-pub(crate) fn read_to_string_bounded(path: &std::path::Path, max: u64) -> std::io::Result<String> {
-    use std::io::Read;
-    let file = std::fs::File::open(path)?;
-    let mut text = String::new();
-    file.take(max + 1).read_to_string(&mut text)?;
-    if text.len() as u64 > max {
-        return Err(std::io::Error::other(format!("larger than the limit of {max} bytes")));
-    }
-    Ok(text)
-}

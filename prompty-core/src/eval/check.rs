@@ -370,7 +370,10 @@ impl Cx<'_> {
                 self.error(
                     "eval-assertion",
                     &a.at,
-                    format!("the `schema` of `is-json` must be a JSON Schema object, not {}", kind_of(schema)),
+                    format!(
+                        "the `schema` of `is-json` must be a JSON Schema object, not {}",
+                        super::parse::type_name(schema)
+                    ),
                     None,
                 );
             }
@@ -485,17 +488,6 @@ fn declared(inputs: &[Property]) -> Option<String> {
     }
     let all: Vec<String> = inputs.iter().map(|i| format!("`{}`", i.name)).collect();
     Some(format!("it declares {}", all.join(", ")))
-}
-
-fn kind_of(v: &Value) -> &'static str {
-    match v {
-        Value::Null => "null",
-        Value::Bool(_) => "a boolean",
-        Value::Number(_) => "a number",
-        Value::String(_) => "text",
-        Value::Array(_) => "a list",
-        Value::Object(_) => "a mapping",
-    }
 }
 
 #[cfg(test)]

@@ -1,6 +1,6 @@
 //! Reading the datasets of an eval file: JSONL lines and CSV rows become [`Case`]s.
 
-use super::{read_bounded, Case, EvalFile, MAX_CASES, MAX_DATASET_BYTES};
+use super::{Case, EvalFile, MAX_CASES, MAX_DATASET_BYTES};
 use crate::analysis::Diagnostic;
 use crate::{Location, Property, PropertyKind};
 use serde_json::{Map, Value};
@@ -140,7 +140,7 @@ pub(crate) fn load(eval: &EvalFile) -> Loaded {
             }
         };
         loaded.files.push(path.clone());
-        let text = match read_bounded(&path, MAX_DATASET_BYTES) {
+        let text = match crate::text::read_file(&path, MAX_DATASET_BYTES) {
             Ok(t) => t,
             Err(e) => {
                 loaded.errors.push(error(Location::file(&display), format!("cannot read the dataset: {e}")));

@@ -369,7 +369,7 @@ impl EvalFile {
     /// ```
     pub fn load(path: &Path) -> Result<EvalFile, Vec<Diagnostic>> {
         let name = path.display().to_string();
-        let text = read_bounded(path, MAX_EVAL_FILE_BYTES)
+        let text = crate::text::read_file(path, MAX_EVAL_FILE_BYTES)
             .map_err(|e| vec![Diagnostic::error(name.as_str(), format!("cannot read the eval file: {e}"))])?;
         let mut eval = EvalFile::parse(&text, &name)?;
         eval.dir = path.parent().map(Path::to_path_buf).unwrap_or_default();
@@ -399,16 +399,4 @@ impl EvalFile {
     pub fn resolve(&self, relative: &str) -> PathBuf {
         self.dir.join(relative)
     }
-}
-
-/// Reads a file of at most `max` bytes as UTF-8.
-pub(crate) fn read_bounded(path: &Path, max: u64) -> std::io::Result<String> {
-    use std::io::Read;
-    let file = std::fs::File::open(path)?;
-    let mut text = String::new();
-    file.take(max + 1).read_to_string(&mut text)?;
-    if text.len() as u64 > max {
-        return Err(std::io::Error::other(format!("larger than the limit of {max} bytes")));
-    }
-    Ok(text)
 }

@@ -321,7 +321,7 @@ fn key(k: &str) -> Seg {
     Seg::Key(k.to_owned())
 }
 
-fn type_name(v: &Value) -> &'static str {
+pub(super) fn type_name(v: &Value) -> &'static str {
     match v {
         Value::Null => "null",
         Value::Bool(_) => "a boolean",

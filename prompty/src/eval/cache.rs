@@ -155,7 +155,7 @@ fn file_of(dir: &Path, key: &str) -> PathBuf {
 /// A recorded response: the raw response and the milliseconds it took.
 fn read(dir: &Path, key: &str) -> std::result::Result<Option<(Value, u64)>, String> {
     let path = file_of(dir, key);
-    let text = match crate::support::read_to_string_bounded(&path, MAX_CACHE_FILE_BYTES) {
+    let text = match crate::text::read_file(&path, MAX_CACHE_FILE_BYTES) {
         Ok(text) => text,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
         Err(e) => return Err(format!("cannot read the cached response {}: {e}", path.display())),

@@ -157,14 +157,7 @@ fn load_file(config: &Value) -> Result<Vec<CatalogEntry>> {
 
 /// A file's text, refused beyond [`MAX_TOOL_FILE_BYTES`].
 fn read_bounded(path: &Path) -> std::result::Result<String, String> {
-    use std::io::Read;
-    let file = std::fs::File::open(path).map_err(|e| e.to_string())?;
-    let mut bytes = Vec::new();
-    file.take(MAX_TOOL_FILE_BYTES + 1).read_to_end(&mut bytes).map_err(|e| e.to_string())?;
-    if bytes.len() as u64 > MAX_TOOL_FILE_BYTES {
-        return Err(format!("larger than {MAX_TOOL_FILE_BYTES} bytes"));
-    }
-    String::from_utf8(bytes).map_err(|_| "not UTF-8 text".to_owned())
+    crate::text::read_file(path, MAX_TOOL_FILE_BYTES).map_err(|e| e.to_string())
 }
 
 fn file_tool(ns: &str, name: Option<String>, def: Value, source: &str, at: &str) -> Result<CatalogEntry> {
