@@ -108,7 +108,7 @@ impl Drop for Permit<'_> {
 /// documentation. The file is checked first ([`check`]): any error is [`EvalError::Invalid`]
 /// before a request is sent. A case whose prompt fails is a cell with [`Status::Error`]; the run
 /// goes on. A run stops with [`EvalError::Run`] only when the response cache cannot be read or
-/// written, or in [`CacheMode::Replay`] a request has no recorded response.
+/// written, or in [`CacheMode::Replay`](super::CacheMode::Replay) a request has no recorded response.
 ///
 /// Rate limits: when a cell's model call still answers HTTP 429 after the HTTP layer's own retries
 /// (which honour `Retry-After`), the runner halves the cells in flight and runs the cell again
