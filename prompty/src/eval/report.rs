@@ -218,16 +218,24 @@ impl EvalReport {
     /// `[REDACTED]` in every text it holds: answers, messages, reasons, errors, inputs. Every
     /// report [`super::run`] returns has been through it, so no rendering or file of it carries a
     /// key a model or an error echoed.
-    pub(crate) fn scrubbed(self) -> EvalReport {
-        let Ok(mut value) = serde_json::to_value(&self) else { return self };
-        if !scrub_strings(&mut value) {
-            return self;
+    pub(crate) fn scrubbed(mut self) -> EvalReport {
+        if crate::Secret::remembered().is_empty() {
+            return self; // nothing to look for: no pass over the report
         }
-        match serde_json::from_value(value) {
-            Ok(report) => report,
-            // Our own serialization reads back; were it not to, drop the texts rather than leak.
-            Err(_) => EvalReport { cases: Vec::new(), ..self },
+        for case in &mut self.cases {
+            case.vars.values_mut().for_each(scrub_value);
+            case.expected.iter_mut().for_each(scrub_value);
+            for cell in &mut case.cells {
+                scrub_value(&mut cell.output);
+                cell.error.iter_mut().for_each(|e| crate::Secret::scrub_in_place(e));
+                for result in &mut cell.assertions {
+                    crate::Secret::scrub_in_place(&mut result.reason);
+                    crate::Secret::scrub_in_place(&mut result.label);
+                }
+                cell.messages.iter_mut().for_each(scrub_message);
+            }
         }
+        self
     }
 
     /// Whether every cell passed.
@@ -240,19 +248,36 @@ impl EvalReport {
     }
 }
 
-/// [`crate::Secret::scrub`] over every string of `value`; whether one changed.
-fn scrub_strings(value: &mut Value) -> bool {
+/// [`crate::Secret::scrub`] over every string of `value`.
+fn scrub_value(value: &mut Value) {
     match value {
-        Value::String(text) => match crate::Secret::scrub(text) {
-            std::borrow::Cow::Owned(clean) => {
-                *text = clean;
-                true
+        Value::String(text) => crate::Secret::scrub_in_place(text),
+        Value::Array(items) => items.iter_mut().for_each(scrub_value),
+        Value::Object(map) => map.values_mut().for_each(scrub_value),
+        _ => {}
+    }
+}
+
+/// [`crate::Secret::scrub`] over a message's texts: its text parts directly; anything else (media,
+/// tool calls, metadata) through its JSON form, so that no field is missed.
+fn scrub_message(message: &mut Message) {
+    let plain = message.tool_calls.is_empty()
+        && message.metadata.is_empty()
+        && message.content.iter().all(|p| matches!(p, crate::ContentPart::Text { .. }));
+    if plain {
+        for part in &mut message.content {
+            if let crate::ContentPart::Text { value } = part {
+                crate::Secret::scrub_in_place(value);
             }
-            std::borrow::Cow::Borrowed(_) => false,
-        },
-        Value::Array(items) => items.iter_mut().fold(false, |changed, item| scrub_strings(item) | changed),
-        Value::Object(map) => map.values_mut().fold(false, |changed, item| scrub_strings(item) | changed),
-        _ => false,
+        }
+        return;
+    }
+    let Ok(mut json) = serde_json::to_value(&*message) else { return };
+    scrub_value(&mut json);
+    match serde_json::from_value(json) {
+        Ok(clean) => *message = clean,
+        // Our own serialization reads back; were it not to, keep no text rather than leak one.
+        Err(_) => *message = Message::new(message.role, crate::Secret::REDACTED),
     }
 }
 
@@ -265,7 +290,9 @@ mod tests {
         let secret = "sk-eval-report-3b1f9c0e7d";
         crate::Secret::remember(secret);
         let mut cell = Cell { output: Value::from(format!("the key is {secret}")), ..Cell::default() };
-        cell.messages = vec![Message::new(crate::Role::Assistant, format!("echo {secret}"))];
+        let mut call = Message::new(crate::Role::Assistant, "");
+        call.tool_calls = vec![crate::ToolCall::new("c1", "lookup", format!("{{\"key\": \"{secret}\"}}"))];
+        cell.messages = vec![Message::new(crate::Role::Assistant, format!("echo {secret}")), call];
         cell.error = Some(format!("401 for key {secret}"));
         cell.assertions =
             vec![AssertionResult { reason: format!("found {secret}"), label: "judge".into(), ..Default::default() }];
@@ -275,9 +302,11 @@ mod tests {
             cases: vec![CaseRow { name: "leak".into(), vars, cells: vec![cell], ..Default::default() }],
             ..Default::default()
         };
-        let text = serde_json::to_string(&report.scrubbed()).unwrap();
+        let scrubbed = report.scrubbed();
+        let text = serde_json::to_string(&scrubbed).unwrap();
         assert!(!text.contains(secret), "{text}");
-        assert_eq!(text.matches(crate::Secret::REDACTED).count(), 5, "{text}");
+        assert_eq!(text.matches(crate::Secret::REDACTED).count(), 6, "{text}");
+        assert_eq!(scrubbed.cases[0].cells[0].messages[1].tool_calls[0].name, "lookup");
         // A report without any secret value comes back unchanged.
         let clean = EvalReport { file: "a.eval.yaml".into(), ..Default::default() };
         assert_eq!(clean.clone().scrubbed(), clean);
