@@ -227,7 +227,7 @@ impl EvalReport {
             case.expected.iter_mut().for_each(scrub_value);
             for cell in &mut case.cells {
                 scrub_value(&mut cell.output);
-                cell.error.iter_mut().for_each(|e| crate::Secret::scrub_in_place(e));
+                cell.error.iter_mut().for_each(crate::Secret::scrub_in_place);
                 for result in &mut cell.assertions {
                     crate::Secret::scrub_in_place(&mut result.reason);
                     crate::Secret::scrub_in_place(&mut result.label);
