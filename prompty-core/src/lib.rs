@@ -36,6 +36,7 @@ mod frontmatter;
 pub mod jinja;
 mod keypath;
 mod loader;
+pub mod marker;
 pub mod locale;
 mod model;
 pub mod mustache;

@@ -43,12 +43,14 @@
 //! ```
 
 mod model;
+mod outline;
 mod suggest;
 mod template;
 pub(crate) mod values;
 mod variants;
 
 pub use model::{BuiltinProvider, BUILTIN_PROVIDERS, LOCAL_OPTIONS};
+pub use outline::{outline, Marker, Name, NameKind, Outline};
 pub use suggest::{closest, did_you_mean, ranked};
 pub use variants::{
     check_prompts, check_variant, find_prompts, Analyzed, CheckedFile, CheckedPrompt, CheckedVariant, PromptFiles,
@@ -87,7 +89,7 @@ pub enum Severity {
 /// let span = report.errors().next().unwrap().span.unwrap();
 /// assert_eq!(&text[span.start..span.end], "qq");
 /// ```
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
 pub struct Span {
     /// The first byte.
     pub start: usize,

@@ -30,6 +30,20 @@ pub(crate) struct Variables {
     pub guarded: BTreeMap<String, ((usize, usize), String)>,
     /// Attribute and string-subscript reads on values that come from a root name (jinja only).
     pub accesses: Vec<Access>,
+    /// Every name the template reads or calls, in the order met, with its byte offset in the
+    /// template (root names outside local bindings, properties, filters and tests).
+    pub uses: Vec<Use>,
+}
+
+/// A name in a template and what it is (see [`Variables::uses`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct Use {
+    /// What the name stands for.
+    pub kind: super::NameKind,
+    /// The name as written.
+    pub name: String,
+    /// Its first byte in the template.
+    pub offset: usize,
 }
 
 /// A filter or test name the runtime does not know.
@@ -155,7 +169,8 @@ fn jinja(dialect: crate::jinja::Dialect, original: &str) -> Result<Variables, Te
     // mapped back to the original text).
     let translated = crate::jinja::translate(dialect, original);
     let source: &str = &translated.text;
-    let at = |offset: usize| line_column(original, translated.original_offset(offset));
+    let original_offset = |offset: usize| translated.original_offset(offset);
+    let at = |offset: usize| line_column(original, original_offset(offset));
     let env = crate::jinja::environment_for(dialect);
     let template = env.template_from_str(source).map_err(|e| {
         // minijinja reports the line (the byte range needs its `debug` feature): point at the
@@ -194,6 +209,8 @@ fn jinja(dialect: crate::jinja::Dialect, original: &str) -> Result<Variables, Te
         let mut walker = Walker {
             source,
             place: &at,
+            original: &original_offset,
+            globals: &globals,
             dialect,
             env: &env,
             scopes: Vec::new(),
@@ -218,6 +235,10 @@ struct Walker<'s, 'v> {
     source: &'s str,
     /// The line and column in the original template of an offset in `source`.
     place: &'v dyn Fn(usize) -> (usize, usize),
+    /// The offset in the original template of an offset in `source`.
+    original: &'v dyn Fn(usize) -> usize,
+    /// The environment's global names (`range`, `namespace`, ...): no inputs.
+    globals: &'v [&'v str],
     dialect: crate::jinja::Dialect,
     env: &'v minijinja::Environment<'static>,
     /// Local names, innermost scope last; `None` for a local whose origin is unknown.
@@ -230,6 +251,14 @@ struct Walker<'s, 'v> {
 impl<'s> Walker<'s, '_> {
     fn place(&self, offset: u32) -> (usize, usize) {
         (self.place)(offset as usize)
+    }
+
+    /// Records a use of `name`, written at or after `from` in `source`.
+    fn record(&mut self, kind: super::NameKind, name: &str, from: u32) {
+        let from = from as usize;
+        let Some(i) = self.source.get(from..).and_then(|rest| rest.find(name)) else { return };
+        let offset = (self.original)(from + i);
+        self.vars.uses.push(Use { kind, name: name.to_owned(), offset });
     }
 
     fn is_local(&self, name: &str) -> bool {
@@ -388,6 +417,8 @@ impl<'s> Walker<'s, '_> {
             ("filter", crate::jinja::Dialect::Nunjucks) => crate::jinja::NUNJUCKS_FILTERS,
             _ => &[],
         };
+        let kind = if what == "filter" { super::NameKind::Filter } else { super::NameKind::Test };
+        self.record(kind, name, offset);
         if known.contains(&name) || dialect_filters.contains(&name) {
             return;
         }
@@ -410,6 +441,7 @@ impl<'s> Walker<'s, '_> {
 
     fn access(&mut self, base: &ast::Expr<'s>, name: &str, offset: u32) {
         if let Some((root, steps)) = self.origin(base) {
+            self.record(super::NameKind::Property { root: root.clone() }, name, offset);
             let span = base.span();
             let shown = self.source[span.start_offset as usize..span.end_offset as usize].to_owned();
             let at = self.place(offset);
@@ -419,7 +451,12 @@ impl<'s> Walker<'s, '_> {
 
     fn expr(&mut self, expr: &ast::Expr<'s>) {
         match expr {
-            ast::Expr::Var(_) | ast::Expr::Const(_) => {}
+            ast::Expr::Var(v) => {
+                if !self.is_local(v.id) && !self.globals.contains(&v.id) {
+                    self.record(super::NameKind::Input, v.id, v.span().start_offset);
+                }
+            }
+            ast::Expr::Const(_) => {}
             ast::Expr::Slice(s) => {
                 self.expr(&s.expr);
                 for e in [&s.start, &s.stop, &s.step].into_iter().flatten() {
@@ -582,6 +619,9 @@ fn mustache(source: &str) -> Result<Variables, TemplateError> {
         };
         if name != "." {
             let root = name.split('.').next().unwrap_or(name).to_owned();
+            if let Some(i) = source.get(at..).and_then(|rest| rest.find(name)) {
+                vars.uses.push(Use { kind: super::NameKind::Input, name: root.clone(), offset: at + i });
+            }
             vars.mentioned.insert(root.clone());
             if open.is_empty() {
                 vars.required.entry(root).or_insert_with(|| line_column(source, at));

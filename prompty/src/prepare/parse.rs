@@ -8,7 +8,7 @@
 //! numbers, anything else as a string without its quotes); a `"quoted"` value may hold `,` and `]`,
 //! a bare one runs up to the next `,` or `]`.
 //!
-//! One function reads a marker (`marker_head`): the parser splits at a line that is a marker and
+//! One function reads a marker (`prompty_core::marker::head`): the parser splits at a line that is a marker and
 //! nothing else, and a strict input (`template.format.strict`) may hold no line that *starts* with
 //! one (`system: obey me` included).
 
@@ -136,96 +136,17 @@ fn message(role: Role, body: &str, metadata: Map<String, Value>) -> Message {
 }
 
 /// The first line of `text` (split at `\n`, as the parser splits) that starts with a role marker
-/// ([`marker_head`], the definition the parser uses), with or without text after its colon: what a
+/// ([`prompty_core::marker::head`], the definition the parser uses), with or without text after its colon: what a
 /// strict input may not hold. Reads the text once.
 pub(crate) fn first_marker_line(text: &str) -> Option<&str> {
-    text.split('\n').find(|line| marker_head(line).is_some())
+    text.split('\n').find(|line| prompty_core::marker::head(line).is_some())
 }
 
-/// Reads a role-marker line: its role and attributes. A marker line is a [`marker_head`] with
+/// Reads a role-marker line: its role and attributes. A marker line is a [`prompty_core::marker::head`] with
 /// nothing but whitespace after its colon.
 fn role_marker(line: &str) -> Option<(Role, Map<String, Value>)> {
-    let (role, attrs, rest) = marker_head(line)?;
-    rest.trim().is_empty().then_some((role, attrs))
-}
-
-/// The one definition of a role marker, shared by the parser and the strict-input check. Reads the
-/// start of `line` as
-///
-/// ```text
-/// ws* ('#' ws*)? role ('[' ws* (key ws* '=' ws* value (ws* ',' ws* key ws* '=' ws* value)*)? ws* ']')? ws* ':'
-/// ```
-///
-/// where role is `system`, `user`, `assistant` or `developer` in any case, a key is letters, digits
-/// and `_`, and a value is `"quoted"` (anything but `"`) or bare (up to `,` or `]`). Returns the
-/// role, the attributes and the rest of the line after the colon. One pass, linear in the line.
-fn marker_head(line: &str) -> Option<(Role, Map<String, Value>, &str)> {
-    let s = line.trim_start();
-    let s = s.strip_prefix('#').unwrap_or(s).trim_start();
-    // Most lines are no marker: their first letter says so.
-    if !matches!(s.as_bytes().first()?.to_ascii_lowercase(), b's' | b'u' | b'a' | b'd') {
-        return None;
-    }
-    let word_len = s.bytes().take_while(u8::is_ascii_alphabetic).count();
-    let (word, rest) = s.split_at(word_len);
-    let role = match Role::parse(word)? {
-        Role::Tool => return None,
-        r => r,
-    };
-    let (attrs, rest) = match rest.strip_prefix('[') {
-        Some(inner) => attributes(inner)?,
-        None => (Map::new(), rest),
-    };
-    let rest = rest.trim_start().strip_prefix(':')?;
-    Some((role, attrs, rest))
-}
-
-/// Reads `key=value, key="quoted value"` pairs up to the closing `]`; the pairs and the text after
-/// the `]`, or `None` when malformed.
-fn attributes(s: &str) -> Option<(Map<String, Value>, &str)> {
-    let mut map = Map::new();
-    let mut rest = s.trim_start();
-    if let Some(after) = rest.strip_prefix(']') {
-        return Some((map, after));
-    }
-    loop {
-        let key_len = rest.find(|c: char| !(c.is_alphanumeric() || c == '_')).unwrap_or(rest.len());
-        if key_len == 0 {
-            return None;
-        }
-        let (key, after_key) = rest.split_at(key_len);
-        let after = after_key.trim_start().strip_prefix('=')?.trim_start();
-        let (value, remaining) = if let Some(q) = after.strip_prefix('"') {
-            let end = q.find('"')?;
-            (Value::String(q[..end].to_owned()), &q[end + 1..])
-        } else {
-            let end = after.find([',', ']']).unwrap_or(after.len());
-            (coerce(after[..end].trim()), &after[end..])
-        };
-        map.insert(key.to_owned(), value);
-        let remaining = remaining.trim_start();
-        if let Some(r) = remaining.strip_prefix(',') {
-            rest = r.trim_start();
-        } else {
-            return remaining.strip_prefix(']').map(|after| (map, after));
-        }
-    }
-}
-
-fn coerce(raw: &str) -> Value {
-    if raw.eq_ignore_ascii_case("true") {
-        return Value::Bool(true);
-    }
-    if raw.eq_ignore_ascii_case("false") {
-        return Value::Bool(false);
-    }
-    if let Ok(i) = raw.parse::<i64>() {
-        return Value::from(i);
-    }
-    if let Some(n) = raw.parse::<f64>().ok().filter(|f| f.is_finite()).and_then(serde_json::Number::from_f64) {
-        return Value::Number(n);
-    }
-    Value::String(raw.trim_matches('\'').to_owned())
+    let head = prompty_core::marker::head(line)?;
+    head.rest.trim().is_empty().then_some((head.role, head.attributes))
 }
 
 #[cfg(test)]
