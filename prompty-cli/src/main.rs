@@ -176,6 +176,30 @@ enum Command {
     /// List the durable turns of a store, or show one.
     #[command(after_help = SESSIONS_HELP)]
     Sessions(SessionsArgs),
+    /// Serve the language server protocol on stdin/stdout (for editors).
+    #[command(after_help = LSP_HELP)]
+    Lsp(LspArgs),
+}
+
+const LSP_HELP: &str = "\
+A language server for .prompty files, for any editor with a language client (VS Code, Neovim,
+Helix, Zed, Emacs): diagnostics from the same analysis as `prompty check` and the compiler, as
+you type; completion of inputs, properties, filters, frontmatter keys and values, role markers;
+hover; go to definition; document symbols; quick fixes; semantic tokens. It speaks JSON-RPC on
+stdin and stdout and writes nothing else there; internal errors go to stderr. Editor setup:
+docs/editors.md.
+
+Examples:
+  prompty lsp
+  prompty lsp --stdio";
+
+/// `prompty lsp`.
+#[derive(Debug, Args)]
+struct LspArgs {
+    /// Talk over stdin and stdout (the default and only transport; accepted because language
+    /// clients pass it).
+    #[arg(long)]
+    stdio: bool,
 }
 
 const RESUME_HELP: &str = concat!(
@@ -674,7 +698,7 @@ fn env_folder(command: &Command) -> Option<Option<&std::path::Path>> {
         Command::Tools(a) => Some(call::folder_of(&a.file)),
         Command::Models(a) => Some(a.prompt.as_deref().and_then(call::folder_of)),
         Command::Eval(a) => Some(a.files.first().and_then(|f| call::folder_of(f))),
-        Command::Check(_) | Command::Trace(_) | Command::Replay(_) | Command::Sessions(_) => None,
+        Command::Check(_) | Command::Trace(_) | Command::Replay(_) | Command::Sessions(_) | Command::Lsp(_) => None,
         Command::Resume(_) => Some(None),
     }
 }
@@ -696,6 +720,11 @@ fn execute(cli: Cli) -> Result<Exit, CliError> {
         Command::Check(args) => return check::run(args),
         Command::Trace(args) => return show::trace(args),
         Command::Replay(args) => return replay::run(args),
+        Command::Lsp(_) => {
+            return prompty_lsp::run_stdio()
+                .map(|()| Exit::Ok)
+                .map_err(|e| CliError::new(Exit::Failure, format!("the language server stopped: {e}")))
+        }
         _ => {}
     }
     let runtime = tokio::runtime::Builder::new_multi_thread()
@@ -728,7 +757,9 @@ fn execute(cli: Cli) -> Result<Exit, CliError> {
             Command::Resume(args) => session::resume(args).await,
             Command::Sessions(args) => session::sessions(args).await,
             Command::Eval(args) => eval::run(args).await,
-            Command::Check(_) | Command::Trace(_) | Command::Replay(_) => unreachable!("handled above"),
+            Command::Check(_) | Command::Trace(_) | Command::Replay(_) | Command::Lsp(_) => {
+                unreachable!("handled above")
+            }
         }
     });
     if let Some(written) = tracy.and_then(|t| t.last_written()) {
@@ -816,8 +847,8 @@ mod tests {
                 parsed += 1;
             }
         }
-        // Each of the 12 commands and the top level.
-        assert_eq!(helps.len(), 13);
+        // Each of the 13 commands and the top level.
+        assert_eq!(helps.len(), 14);
         assert!(parsed >= 25, "only {parsed} examples");
     }
 

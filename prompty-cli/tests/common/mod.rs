@@ -91,3 +91,4 @@ pub fn user_texts(entry: &serde_json::Value) -> Vec<String> {
         })
         .collect()
 }
+pub mod lsp;

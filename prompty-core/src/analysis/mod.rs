@@ -136,6 +136,27 @@ pub struct Diagnostic {
     /// How to fix it, when the rule knows (a close name: `did you mean `question`?`); the text
     /// shows it after the message, in parentheses.
     pub help: Option<String>,
+    /// Other places the problem involves (the declaration in a locale variant's default file, the
+    /// tool of the parent prompt that runs a child), each with what it is; the text does not show
+    /// them (editors do).
+    pub related: Vec<Related>,
+}
+
+/// A place a [`Diagnostic`] involves besides its own.
+///
+/// ```
+/// use prompty_core::{analysis::Diagnostic, Location};
+/// let d = Diagnostic::error(Location::file("a.fr.prompty").at(3, 3), "differs")
+///     .with_related(Location::file("a.prompty").at(3, 3), "declared here in the default prompt");
+/// assert_eq!(d.related[0].at.to_string(), "a.prompty:3:3");
+/// assert_eq!(d.to_string(), "a.fr.prompty:3:3: differs");
+/// ```
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Related {
+    /// The place.
+    pub at: Location,
+    /// What is there.
+    pub message: String,
 }
 
 impl Diagnostic {
@@ -166,7 +187,20 @@ impl Diagnostic {
             // A value from the prompt may be a secret that landed in an unexpected field.
             message: crate::Secret::scrub(&message.to_string()).into_owned(),
             help: None,
+            related: Vec::new(),
         }
+    }
+
+    /// The same diagnostic with another place it involves (see [`Diagnostic::related`]).
+    ///
+    /// ```
+    /// use prompty_core::{analysis::Diagnostic, Location};
+    /// let d = Diagnostic::error("child.prompty", "no").with_related(Location::file("parent.prompty").at(5, 11), "the tool");
+    /// assert_eq!((d.related[0].at.line, d.related[0].message.as_str()), (Some(5), "the tool"));
+    /// ```
+    pub fn with_related(mut self, at: Location, message: impl Into<String>) -> Diagnostic {
+        self.related.push(Related { at, message: message.into() });
+        self
     }
 
     /// An error at `at` (a [`Location`], or a file name).
@@ -1081,7 +1115,9 @@ impl<'a> Checker<'a> {
         let report = check_file_at(&path, &display, self.options, self.depth + 1);
         self.files.extend(report.files.iter().cloned());
         for d in &report.diagnostics {
-            self.diagnostics.push(d.clone().in_context(format!("in {what}, declared at {at}")));
+            let d = d.clone().in_context(format!("in {what}, declared at {at}"));
+            self.diagnostics
+                .push(d.with_related(at.clone(), format!("the prompty tool `{tool}` runs this child prompt")));
         }
         if report.has_errors() {
             return None;

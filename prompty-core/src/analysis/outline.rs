@@ -141,7 +141,8 @@ pub fn outline(text: &str, format: &str) -> Outline {
     };
     let body = &text[body_start..];
     let mustache = format == "mustache";
-    let tags = tags(body, mustache).into_iter().map(|(s, e)| Span { start: body_start + s, end: body_start + e }).collect();
+    let tags =
+        tags(body, mustache).into_iter().map(|(s, e)| Span { start: body_start + s, end: body_start + e }).collect();
     let names = match template::analyze(format, body) {
         Some(Ok(vars)) => vars
             .uses

@@ -387,12 +387,12 @@ impl Compare<'_> {
     fn error(&mut self, variant_field: &str, default_field: &str, message: String, rule: &str) {
         let at = self.variant.locate(variant_field);
         let there = self.default.locate(default_field);
+        let there_text = there.to_string();
         let span = at.line.zip(at.column).and_then(|(l, c)| self.variant.span_at(l, c));
-        let mut d = Diagnostic::error(
-            at,
-            message.replace("{there}", &there.to_string()) + ": a locale variant declares " + rule,
-        )
-        .with_code("variant-mismatch");
+        let mut d =
+            Diagnostic::error(at, message.replace("{there}", &there_text) + ": a locale variant declares " + rule)
+                .with_code("variant-mismatch")
+                .with_related(there, "declared here in the default prompt");
         d.span = span;
         self.out.push(d);
     }

@@ -1,0 +1,2 @@
+//! Benchmark of the language server (to be written).
+fn main() {}
