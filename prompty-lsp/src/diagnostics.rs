@@ -40,10 +40,29 @@ pub fn diagnostics(doc: &Document) -> Vec<LspDiagnostic> {
 /// The range in `doc` of a diagnostic of its own file: its span, else the word at its line and
 /// column, else the start of its line (the file's start when it has no line).
 pub(crate) fn own_range(doc: &Document, d: &Diagnostic) -> Range {
-    if let Some(span) = d.span {
-        return doc.range(span);
+    let span = d.span.unwrap_or_else(|| own_span(doc, d.line, d.column));
+    // A template syntax error at a tag's start: the tag (up to its line's end).
+    if d.code == "template-syntax" {
+        if let Some(tag) = doc.analysis.outline.tags.iter().find(|t| t.start == span.start) {
+            let line_end = doc.text[tag.start..].find('\n').map_or(doc.text.len(), |i| tag.start + i);
+            return doc.range(Span { start: tag.start, end: tag.end.min(line_end) });
+        }
     }
-    doc.range(own_span(doc, d.line, d.column))
+    doc.range(span)
+}
+
+/// For a span on a YAML key (`path:` of `path: child.prompty`), the value's span; else `span`.
+fn value_span(doc: &Document, span: Span) -> Span {
+    let rest = &doc.text[span.end..];
+    let line = &rest[..rest.find('\n').unwrap_or(rest.len())];
+    let Some(after) = line.strip_prefix(':') else { return span };
+    let value = after.trim_start();
+    let value = value.split(" #").next().unwrap_or(value).trim_end();
+    if value.is_empty() {
+        return span;
+    }
+    let start = span.end + 1 + (after.len() - after.trim_start().len());
+    Span { start, end: start + value.len() }
 }
 
 /// The bytes of `doc` at a 1-based line and column: the word there, or an empty span.
@@ -84,7 +103,7 @@ fn convert(doc: &Document, analysis: &Analysis, d: &Diagnostic) -> LspDiagnostic
             message: "the problem is here".to_owned(),
         });
         match d.related.iter().rev().find(|r| r.at.file == analysis.display) {
-            Some(here) => doc.range(own_span(doc, here.at.line, here.at.column)),
+            Some(here) => doc.range(value_span(doc, own_span(doc, here.at.line, here.at.column))),
             None => Range::default(),
         }
     };

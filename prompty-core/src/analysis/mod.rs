@@ -140,6 +140,26 @@ pub struct Diagnostic {
     /// tool of the parent prompt that runs a child), each with what it is; the text does not show
     /// them (editors do).
     pub related: Vec<Related>,
+    /// The edit that fixes it, when the rule suggests a name: the misspelt word's bytes and the
+    /// name (a quick fix in editors).
+    pub fix: Option<Fix>,
+}
+
+/// An edit that fixes a [`Diagnostic`]: replace the bytes `span` of its file with `replacement`.
+///
+/// ```
+/// use prompty_core::analysis::check_str;
+/// let text = "---\ninputs:\n  q: {kind: strng}\n---\n{{ q }}";
+/// let report = check_str(text, ".".as_ref(), "a.prompty", &Default::default());
+/// let fix = report.errors().next().unwrap().fix.clone().unwrap();
+/// assert_eq!((&text[fix.span.start..fix.span.end], fix.replacement.as_str()), ("strng", "string"));
+/// ```
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Fix {
+    /// The bytes to replace.
+    pub span: Span,
+    /// What to put there.
+    pub replacement: String,
 }
 
 /// A place a [`Diagnostic`] involves besides its own.
@@ -188,6 +208,7 @@ impl Diagnostic {
             message: crate::Secret::scrub(&message.to_string()).into_owned(),
             help: None,
             related: Vec::new(),
+            fix: None,
         }
     }
 
@@ -585,6 +606,62 @@ fn split_help(message: &str) -> Option<(String, String)> {
     Some((message[..i].to_owned(), message[i + 2..message.len() - 1].to_owned()))
 }
 
+/// The fix of a diagnostic whose message suggests a name (`... (did you mean `x`?)`): the
+/// misspelt word (of the words in backticks in the message, the closest to `x`, found as a whole
+/// word on the diagnostic's line, from its column, else from the line's start) and `x`.
+fn fix_of(text: &str, line: u32, column: u32, message: &str) -> Option<Fix> {
+    let (_, after) = message.split_once("did you mean `")?;
+    let replacement = after.split('`').next().filter(|x| !x.is_empty())?;
+    let ident = |c: char| c.is_alphanumeric() || c == '_' || c == '-';
+    let line_start = offset_of(text, line, 1)?;
+    let rest = &text[line_start..];
+    let line_end = line_start + rest.find('\n').unwrap_or(rest.len());
+    let from = offset_of(text, line, column).unwrap_or(line_start);
+    let mut words: Vec<&str> = message
+        .split('`')
+        .skip(1)
+        .step_by(2)
+        .map(|w| w.trim_matches(|c: char| !ident(c)))
+        .filter(|w| !w.is_empty() && *w != replacement)
+        .collect();
+    words.sort_by_key(|w| suggest::distance(w, replacement));
+    let find = |word: &str, from: usize| {
+        let hay = text.get(from..line_end)?;
+        hay.match_indices(word).map(|(i, _)| from + i).find(|&start| {
+            let end = start + word.len();
+            !text[..start].ends_with(ident) && !text[end..].starts_with(ident)
+        })
+    };
+    // The closest word is the misspelt one; when it is not on the line (it is in another file),
+    // there is nothing to fix here.
+    let word = words.first()?;
+    let start = find(word, from).or_else(|| find(word, line_start))?;
+    Some(Fix { span: Span { start, end: start + word.len() }, replacement: replacement.to_owned() })
+}
+
+/// For a diagnostic placed on a YAML key (`toolChoice:`) whose message names a word of the key's
+/// value in backticks (`names the tool `wether``), that word's span: the value is what is wrong.
+fn value_word(text: &str, key: Span, message: &str) -> Option<Span> {
+    let rest = text.get(key.end..)?;
+    let line = &rest[..rest.find('\n').unwrap_or(rest.len())];
+    let value = line.strip_prefix(':')?;
+    let ident = |c: char| c.is_alphanumeric() || c == '_' || c == '-';
+    message
+        .split('`')
+        .skip(1)
+        .step_by(2)
+        .map(|w| w.trim_matches(|c: char| !ident(c)))
+        .filter(|w| !w.is_empty())
+        .find_map(|word| {
+            let i = value
+                .match_indices(word)
+                .map(|(i, _)| i)
+                .find(|&i| !value[..i].ends_with(ident) && !value[i + word.len()..].starts_with(ident))?;
+            let start = key.end + 1 + i;
+            Some(Span { start, end: start + word.len() })
+        })
+}
+
 /// The byte offset of a 1-based line and column (in characters) of `text`.
 fn offset_of(text: &str, line: u32, column: u32) -> Option<usize> {
     let mut start = 0usize;
@@ -605,6 +682,10 @@ fn word_span(text: &str, line: u32, column: u32) -> Option<Span> {
     let word = |c: char| c.is_alphanumeric() || c == '_';
     let len = match rest.chars().next() {
         Some(c) if word(c) => rest.find(|c: char| !word(c)).unwrap_or(rest.len()),
+        // An `${env:…}`/`${file:…}` reference: the whole of it.
+        Some('$') if rest.starts_with("${") => {
+            rest.find(['}', '\n']).map_or(1, |i| if rest.as_bytes()[i] == b'}' { i + 1 } else { 1 })
+        }
         Some('\n') | None => 0,
         Some(c) => c.len_utf8(),
     };
@@ -683,6 +764,12 @@ impl<'a> Checker<'a> {
         if d.file == self.display {
             if let (Some(line), Some(column)) = (d.line, d.column) {
                 d.span = word_span(self.text, line, column);
+                d.fix = fix_of(self.text, line, column, &d.message);
+                if let Some(fix) = &d.fix {
+                    d.span = Some(fix.span);
+                } else if let Some(span) = d.span {
+                    d.span = Some(value_word(self.text, span, &d.message).unwrap_or(span));
+                }
             }
         }
         if let Some((message, help)) = split_help(&d.message) {
@@ -1138,7 +1225,7 @@ impl<'a> Checker<'a> {
             self.warning(
                 "misspelt-role-marker",
                 place(line, column),
-                format!("the line `{word}:` is not a role marker: did you mean `{role}:`?"),
+                format!("the line `{word}:` is not a role marker (did you mean `{role}`?)"),
             );
         }
         match template::analyze(format, source)? {

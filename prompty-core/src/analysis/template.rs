@@ -841,7 +841,7 @@ mod tests {
             d,
             [(
                 crate::analysis::Severity::Warning,
-                "r.prompty:6:1: the line `usr:` is not a role marker: did you mean `user:`?".to_owned()
+                "r.prompty:6:1: the line `usr:` is not a role marker (did you mean `user`?)".to_owned()
             )]
         );
     }
@@ -860,7 +860,7 @@ mod tests {
                 "guarded_input",
                 "8:7: the template tests `context is defined`, but no input declares `context`: it is never an input",
             ),
-            ("role_typo", "10:1: the line `usr:` is not a role marker: did you mean `user:`?"),
+            ("role_typo", "10:1: the line `usr:` is not a role marker (did you mean `user`?)"),
         ] {
             let display = format!("ui/prompts/{file}.prompty");
             let a =
