@@ -257,6 +257,7 @@ fn load_str_inner(
     let mut roots = Roots::new(dir, &options.allowed_roots);
     roots.keep_env = options.keep_env;
     roots.budget = references::Budget::new(options);
+    roots.unsaved = std::sync::Arc::clone(&options.unsaved);
     let resolved = references::resolve(&mut value, dir, &roots, &origin, &mut KeyPath::default(), 0);
     if let Some(reads) = reads {
         reads.borrow_mut().append(&mut roots.reads.borrow_mut());

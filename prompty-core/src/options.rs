@@ -1,6 +1,8 @@
 //! How a prompt is loaded: [`LoadOptions`] (allowed roots, `${env:}` handling, read bounds).
 
-use std::path::PathBuf;
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 /// Options for loading a prompt.
 ///
@@ -38,6 +40,8 @@ pub struct LoadOptions {
     pub(crate) max_file_bytes: u64,
     pub(crate) max_total_file_bytes: u64,
     pub(crate) max_file_reads: usize,
+    /// Files as an editor has them (canonical path → text), read instead of the disk.
+    pub(crate) unsaved: Arc<HashMap<PathBuf, Arc<str>>>,
 }
 
 impl Default for LoadOptions {
@@ -48,6 +52,7 @@ impl Default for LoadOptions {
             max_file_bytes: Self::DEFAULT_MAX_FILE_BYTES,
             max_total_file_bytes: Self::DEFAULT_MAX_TOTAL_FILE_BYTES,
             max_file_reads: Self::DEFAULT_MAX_FILE_READS,
+            unsaved: Arc::default(),
         }
     }
 }
@@ -95,6 +100,35 @@ impl LoadOptions {
     pub fn max_file_reads(mut self, reads: usize) -> Self {
         self.max_file_reads = reads;
         self
+    }
+
+    /// The text of `path` as an editor has it (unsaved): `${file:}` references and `kind: prompty`
+    /// children that name the file read this text instead of the disk (what a language server
+    /// checks). The bounds apply to it as to a file; the file must still exist (it is confined to
+    /// the allowed folders like any other).
+    ///
+    /// ```
+    /// let dir = std::env::temp_dir().join(format!("prompty-doc-unsaved-{}", std::process::id()));
+    /// std::fs::create_dir_all(&dir).unwrap();
+    /// std::fs::write(dir.join("about.txt"), "on disk").unwrap();
+    /// let opts = prompty_core::LoadOptions::new().unsaved_text(dir.join("about.txt"), "in the editor");
+    /// let a = prompty_core::load_str_with("---\ndescription: ${file:about.txt}\n---\n", &dir, "x", &opts)?;
+    /// assert_eq!(a.description.as_deref(), Some("in the editor"));
+    /// # Ok::<(), prompty_core::Error>(())
+    /// ```
+    pub fn unsaved_text(mut self, path: impl AsRef<Path>, text: impl Into<Arc<str>>) -> Self {
+        let path = path.as_ref();
+        let key = std::fs::canonicalize(path).unwrap_or_else(|_| path.to_path_buf());
+        Arc::make_mut(&mut self.unsaved).insert(key, text.into());
+        self
+    }
+
+    /// The unsaved text of the file at canonical path `path`, if an editor has one.
+    pub(crate) fn unsaved(&self, path: &Path) -> Option<&Arc<str>> {
+        if self.unsaved.is_empty() {
+            return None;
+        }
+        self.unsaved.get(path)
     }
 
     /// Leave `${env:...}` references unresolved (as the literal strings). Compile-time loading uses

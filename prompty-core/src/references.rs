@@ -28,6 +28,8 @@ pub(crate) struct Roots<'a> {
     pub(crate) env_reads: std::cell::RefCell<Vec<(String, Option<u64>)>>,
     /// What `${file:}` references of this load may still read.
     pub(crate) budget: Budget,
+    /// Files as an editor has them ([`crate::LoadOptions::unsaved_text`]).
+    pub(crate) unsaved: std::sync::Arc<std::collections::HashMap<PathBuf, std::sync::Arc<str>>>,
 }
 
 /// The bounds of [`crate::LoadOptions`] on `${file:}` reads, and what one load has used.
@@ -144,6 +146,7 @@ impl<'a> Roots<'a> {
             reads: Default::default(),
             env_reads: Default::default(),
             budget: Budget::new(&crate::LoadOptions::default()),
+            unsaved: Default::default(),
         }
     }
 
@@ -420,7 +423,17 @@ fn read_file(
     let left = budget.max_total_bytes.saturating_sub(budget.bytes.get());
     let limit = budget.max_file_bytes.min(left);
     roots.reads.borrow_mut().push(canonical.clone());
-    let text = match read_regular(&canonical, limit) {
+    let unsaved = roots.unsaved.get(&canonical).map(|t| t.to_string());
+    let text = match unsaved.map_or_else(
+        || read_regular(&canonical, limit),
+        |t| {
+            if t.len() as u64 > limit {
+                Err(ReadError::TooLarge { limit })
+            } else {
+                Ok(t)
+            }
+        },
+    ) {
         Ok(text) => text,
         Err(ReadError::Io(source)) => return Err(Error::Io { path: canonical, source }),
         Err(ReadError::TooLarge { .. }) if limit < budget.max_file_bytes => {

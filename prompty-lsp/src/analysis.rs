@@ -60,19 +60,29 @@ pub(crate) fn same_file(a: &Path, b: &Path) -> bool {
 }
 
 /// Analyzes `text`, the document at `path` (none for an unsaved document: relative paths then
-/// start at the working folder). `read` gives the text of another file as the editor has it (an
-/// open document), else `None` to read it from disk.
-pub fn analyze(text: &str, path: Option<&Path>, read: &dyn Fn(&Path) -> Option<String>) -> Analysis {
+/// start at the working folder). `open` are the other documents open in the editor (file and
+/// text): the analysis reads them as the editor has them (a child prompt, a `${file:}` target, a
+/// locale variant's default), and every other file from disk.
+///
+/// ```
+/// let a = prompty_lsp::analysis::analyze("---\ninputs: [q]\n---\n{{ qq }}", None, &[]);
+/// assert_eq!(a.report.unwrap().errors().next().unwrap().code, "undeclared-variable");
+/// ```
+pub fn analyze(text: &str, path: Option<&Path>, open: &[(&Path, &str)]) -> Analysis {
     let display = path.map_or_else(|| "<untitled>.prompty".to_owned(), |p| p.to_string_lossy().into_owned());
     if text.len() > MAX_DOCUMENT_BYTES {
         return Analysis { display, too_large: Some(text.len()), ..Analysis::default() };
     }
     let dir = path.and_then(Path::parent).map_or_else(|| PathBuf::from("."), Path::to_path_buf);
-    let options = LoadOptions::new().keep_env_references();
+    let options = open
+        .iter()
+        .filter(|(p, _)| path.is_none_or(|own| !same_file(own, p)))
+        .fold(LoadOptions::new().keep_env_references(), |o, (p, t)| o.unsaved_text(p, *t));
+    let read = |wanted: &Path| open.iter().find(|(p, _)| same_file(p, wanted)).map(|(_, t)| (*t).to_owned());
     let report = analysis::check_str(text, &dir, &display, &options);
     let format = report.agent.as_ref().map_or_else(|| "jinja2".to_owned(), |a| a.template.format.kind.clone());
     let outline = analysis::outline(text, &format);
-    let variant = path.and_then(|p| variant(p, &report, &options, read));
+    let variant = path.and_then(|p| variant(p, &report, &options, &read));
     Analysis { report: Some(report), outline, display, format, variant, too_large: None }
 }
 

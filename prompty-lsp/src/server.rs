@@ -79,6 +79,8 @@ pub struct Server {
     roots: Vec<PathBuf>,
     debounce: Duration,
     deadline: Option<Instant>,
+    /// The empty diagnostics of documents closed since the last flush.
+    closed: Vec<Message>,
 }
 
 impl Default for Server {
@@ -96,6 +98,7 @@ impl Server {
             roots: Vec::new(),
             debounce: DEFAULT_DEBOUNCE,
             deadline: None,
+            closed: Vec::new(),
         }
     }
 
@@ -204,17 +207,17 @@ impl Server {
     pub fn flush(&mut self) -> Vec<Message> {
         self.deadline = None;
         let dirty: Vec<String> = self.documents.iter().filter(|(_, d)| d.dirty).map(|(k, _)| k.clone()).collect();
-        let mut out = Vec::new();
+        let mut out = std::mem::take(&mut self.closed);
         for key in dirty {
             let Some(doc) = self.documents.get(&key) else { continue };
-            let read = |path: &Path| -> Option<String> {
-                self.documents
-                    .values()
-                    .find(|d| d.path.as_deref().is_some_and(|p| same_file(p, path)))
-                    .map(|d| d.text.clone())
-            };
+            let open: Vec<(&Path, &str)> = self
+                .documents
+                .values()
+                .filter(|d| d.uri != doc.uri)
+                .filter_map(|d| Some((d.path.as_deref()?, d.text.as_str())))
+                .collect();
             let analysis = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-                analyze(&doc.text, doc.path.as_deref(), &read)
+                analyze(&doc.text, doc.path.as_deref(), &open)
             }));
             let Some(doc) = self.documents.get_mut(&key) else { continue };
             doc.dirty = false;
@@ -335,21 +338,30 @@ impl Server {
                 if let Some(doc) = self.documents.remove(p.text_document.uri.as_str()) {
                     // Others that read it now read the file on disk.
                     self.changed(doc.path.as_deref());
+                    let params = PublishDiagnosticsParams { uri: doc.uri, diagnostics: Vec::new(), version: None };
+                    self.closed.push(notification::<PublishDiagnostics>(params));
+                    self.deadline.get_or_insert_with(Instant::now);
                 }
             }
+            // A saved file may be one another document looked for and did not find.
             DidSaveTextDocument::METHOD => {
-                let Some(p) = params::<lsp_types::DidSaveTextDocumentParams>(n) else { return };
-                let path = crate::uri_to_path(&p.text_document.uri);
-                self.changed(path.as_deref());
-            }
-            DidChangeWatchedFiles::METHOD => {
-                let Some(p) = params::<lsp_types::DidChangeWatchedFilesParams>(n) else { return };
-                for change in p.changes {
-                    let path = crate::uri_to_path(&change.uri);
-                    self.changed(path.as_deref());
+                if params::<lsp_types::DidSaveTextDocumentParams>(n).is_some() {
+                    self.documents.values_mut().for_each(|d| d.dirty = true);
+                    self.changed(None);
                 }
             }
+            DidChangeWatchedFiles::METHOD => self.files_changed(n),
             _ => {}
+        }
+    }
+
+    /// Files changed on disk. A file created, changed or deleted may be one an analysis looked
+    /// for and did not find (a `${file:}` target, a child, a default file): every open document is
+    /// checked again.
+    fn files_changed(&mut self, n: Notification) {
+        if params::<lsp_types::DidChangeWatchedFilesParams>(n).is_some_and(|p| !p.changes.is_empty()) {
+            self.documents.values_mut().for_each(|d| d.dirty = true);
+            self.changed(None);
         }
     }
 

@@ -21,6 +21,7 @@ pub struct Client {
     incoming: Receiver<Value>,
     pending: Vec<Value>,
     next_id: i64,
+    last_published: std::collections::HashMap<String, Vec<Value>>,
 }
 
 /// The `file:` URI of a path (absolute).
@@ -43,6 +44,11 @@ impl Client {
     /// `initializationOptions: {debounceMs: 0}`; returns the client and the server's
     /// `InitializeResult`.
     pub fn start(capabilities: Value) -> (Client, Value) {
+        Client::start_with(capabilities, json!({"debounceMs": 0}))
+    }
+
+    /// Starts the server with `initializationOptions` of the test's choice.
+    pub fn start_with(capabilities: Value, options: Value) -> (Client, Value) {
         let mut child = Command::new(super::bin())
             .arg("lsp")
             .stdin(Stdio::piped())
@@ -80,11 +86,12 @@ impl Client {
             }
         });
         let stdin = child.stdin.take();
-        let mut client = Client { child, stdin, incoming, pending: Vec::new(), next_id: 0 };
+        let mut client =
+            Client { child, stdin, incoming, pending: Vec::new(), next_id: 0, last_published: Default::default() };
         let result = client.request(
             "initialize",
             json!({"processId": null, "rootUri": null, "capabilities": capabilities,
-                   "initializationOptions": {"debounceMs": 0}}),
+                   "initializationOptions": options}),
         );
         client.notify("initialized", json!({}));
         (client, result["result"].clone())
@@ -144,7 +151,15 @@ impl Client {
                 && m["params"]["uri"] == uri
                 && m["params"]["version"] == json!(version)
         });
-        m["params"]["diagnostics"].as_array().cloned().unwrap_or_default()
+        let found = m["params"]["diagnostics"].as_array().cloned().unwrap_or_default();
+        self.last_published.insert(uri.to_owned(), found.clone());
+        found
+    }
+
+    /// Asks for the document's diagnostics again by reopening nothing: the last ones the server
+    /// published for `uri` (waits for them when none came yet).
+    pub fn diagnostics_again(&mut self, uri: &str) -> Vec<Value> {
+        self.last_published.get(uri).cloned().unwrap_or_default()
     }
 
     /// `textDocument/…` request at a position: `{textDocument: {uri}, position}`.
@@ -166,6 +181,14 @@ impl Client {
             assert!(Instant::now() < deadline, "the server did not exit after `exit`");
             std::thread::sleep(Duration::from_millis(20));
         }
+    }
+
+    /// The messages received and not taken yet (after waiting `quiet` for more).
+    pub fn drain(&mut self, quiet: Duration) -> Vec<Value> {
+        while let Ok(m) = self.incoming.recv_timeout(quiet) {
+            self.pending.push(m);
+        }
+        std::mem::take(&mut self.pending)
     }
 
     /// Whether the server process is still running.

@@ -520,7 +520,8 @@ pub fn check_agent(agent: &Agent) -> Report {
 }
 
 fn check_file_at(path: &Path, display: &str, options: &LoadOptions, depth: usize) -> Report {
-    let text = match std::fs::read_to_string(path) {
+    let unsaved = std::fs::canonicalize(path).ok().and_then(|c| options.unsaved(&c).map(|t| t.to_string()));
+    let text = match unsaved.map_or_else(|| std::fs::read_to_string(path), Ok) {
         Ok(t) => t,
         Err(e) => {
             let problem = if e.kind() == std::io::ErrorKind::NotFound {
