@@ -343,25 +343,14 @@ impl Server {
                     self.deadline.get_or_insert_with(Instant::now);
                 }
             }
-            // A saved file may be one another document looked for and did not find.
-            DidSaveTextDocument::METHOD => {
-                if params::<lsp_types::DidSaveTextDocumentParams>(n).is_some() {
-                    self.documents.values_mut().for_each(|d| d.dirty = true);
-                    self.changed(None);
-                }
+            // A saved, created, changed or deleted file may be one an analysis looked for and did
+            // not find (a `${file:}` target, a child, a default file): every open document is
+            // checked again.
+            DidSaveTextDocument::METHOD | DidChangeWatchedFiles::METHOD => {
+                self.documents.values_mut().for_each(|d| d.dirty = true);
+                self.changed(None);
             }
-            DidChangeWatchedFiles::METHOD => self.files_changed(n),
             _ => {}
-        }
-    }
-
-    /// Files changed on disk. A file created, changed or deleted may be one an analysis looked
-    /// for and did not find (a `${file:}` target, a child, a default file): every open document is
-    /// checked again.
-    fn files_changed(&mut self, n: Notification) {
-        if params::<lsp_types::DidChangeWatchedFilesParams>(n).is_some_and(|p| !p.changes.is_empty()) {
-            self.documents.values_mut().for_each(|d| d.dirty = true);
-            self.changed(None);
         }
     }
 
