@@ -36,7 +36,8 @@ const RUNTIME_LAYERS: &[(&str, u32)] = &[
     ("eval", 13),
 ];
 
-const CRATES: &[&str] = &["prompty-core", "prompty-local", "prompty", "prompty-build", "prompty-macros", "prompty-cli"];
+const CRATES: &[&str] =
+    &["prompty-core", "prompty-local", "prompty", "prompty-build", "prompty-macros", "prompty-cli", "prompty-lsp"];
 
 #[test]
 fn no_module_imports_in_a_circle() {

@@ -50,8 +50,9 @@ pub(crate) mod values;
 mod variants;
 
 pub use model::{BuiltinProvider, BUILTIN_PROVIDERS, LOCAL_OPTIONS};
-pub use outline::{outline, Marker, Name, NameKind, Outline};
+pub use outline::{outline, Marker, Name, Outline};
 pub use suggest::{closest, did_you_mean, ranked};
+pub use template::NameKind;
 pub use variants::{
     check_prompts, check_variant, find_prompts, Analyzed, CheckedFile, CheckedPrompt, CheckedVariant, PromptFiles,
     MAX_FOLDER_DEPTH, MAX_PROMPT_FILES,

@@ -2,32 +2,9 @@
 //! tags, every name the template reads (from the same template analysis that checks it) and the
 //! role markers (read by [`crate::marker::head`], the parser's definition).
 
-use super::template;
+use super::template::{self, NameKind};
 use super::Span;
 use crate::Role;
-
-/// What a name in a template stands for.
-///
-/// ```
-/// use prompty_core::analysis::{outline, NameKind};
-/// let o = outline("{{ user.name | upper }}", "jinja2");
-/// let kinds: Vec<&NameKind> = o.names.iter().map(|n| &n.kind).collect();
-/// assert_eq!(kinds, [&NameKind::Filter, &NameKind::Property { root: "user".into() }, &NameKind::Input]);
-/// ```
-#[derive(Debug, Clone, PartialEq, Eq, Hash)]
-pub enum NameKind {
-    /// A root name (outside every local binding): an input.
-    Input,
-    /// A property read on a value that comes from the input `root` (`user.name`, `item["id"]`).
-    Property {
-        /// The input the value comes from.
-        root: String,
-    },
-    /// A Jinja filter (`| upper`).
-    Filter,
-    /// A Jinja test (`is defined`).
-    Test,
-}
 
 /// A name in the template and its bytes in the file.
 ///

@@ -35,11 +35,34 @@ pub(crate) struct Variables {
     pub uses: Vec<Use>,
 }
 
+/// What a name in a template stands for.
+///
+/// ```
+/// use prompty_core::analysis::{outline, NameKind};
+/// let o = outline("{{ user.name | upper }}", "jinja2");
+/// let kinds: Vec<&NameKind> = o.names.iter().map(|n| &n.kind).collect();
+/// assert_eq!(kinds, [&NameKind::Filter, &NameKind::Property { root: "user".into() }, &NameKind::Input]);
+/// ```
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub enum NameKind {
+    /// A root name (outside every local binding): an input.
+    Input,
+    /// A property read on a value that comes from the input `root` (`user.name`, `item["id"]`).
+    Property {
+        /// The input the value comes from.
+        root: String,
+    },
+    /// A Jinja filter (`| upper`).
+    Filter,
+    /// A Jinja test (`is defined`).
+    Test,
+}
+
 /// A name in a template and what it is (see [`Variables::uses`]).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) struct Use {
     /// What the name stands for.
-    pub kind: super::NameKind,
+    pub kind: NameKind,
     /// The name as written.
     pub name: String,
     /// Its first byte in the template.
@@ -254,7 +277,7 @@ impl<'s> Walker<'s, '_> {
     }
 
     /// Records a use of `name`, written at or after `from` in `source`.
-    fn record(&mut self, kind: super::NameKind, name: &str, from: u32) {
+    fn record(&mut self, kind: NameKind, name: &str, from: u32) {
         let from = from as usize;
         let Some(i) = self.source.get(from..).and_then(|rest| rest.find(name)) else { return };
         let offset = (self.original)(from + i);
@@ -417,7 +440,7 @@ impl<'s> Walker<'s, '_> {
             ("filter", crate::jinja::Dialect::Nunjucks) => crate::jinja::NUNJUCKS_FILTERS,
             _ => &[],
         };
-        let kind = if what == "filter" { super::NameKind::Filter } else { super::NameKind::Test };
+        let kind = if what == "filter" { NameKind::Filter } else { NameKind::Test };
         self.record(kind, name, offset);
         if known.contains(&name) || dialect_filters.contains(&name) {
             return;
@@ -441,7 +464,7 @@ impl<'s> Walker<'s, '_> {
 
     fn access(&mut self, base: &ast::Expr<'s>, name: &str, offset: u32) {
         if let Some((root, steps)) = self.origin(base) {
-            self.record(super::NameKind::Property { root: root.clone() }, name, offset);
+            self.record(NameKind::Property { root: root.clone() }, name, offset);
             let span = base.span();
             let shown = self.source[span.start_offset as usize..span.end_offset as usize].to_owned();
             let at = self.place(offset);
@@ -453,7 +476,7 @@ impl<'s> Walker<'s, '_> {
         match expr {
             ast::Expr::Var(v) => {
                 if !self.is_local(v.id) && !self.globals.contains(&v.id) {
-                    self.record(super::NameKind::Input, v.id, v.span().start_offset);
+                    self.record(NameKind::Input, v.id, v.span().start_offset);
                 }
             }
             ast::Expr::Const(_) => {}
@@ -620,7 +643,7 @@ fn mustache(source: &str) -> Result<Variables, TemplateError> {
         if name != "." {
             let root = name.split('.').next().unwrap_or(name).to_owned();
             if let Some(i) = source.get(at..).and_then(|rest| rest.find(name)) {
-                vars.uses.push(Use { kind: super::NameKind::Input, name: root.clone(), offset: at + i });
+                vars.uses.push(Use { kind: NameKind::Input, name: root.clone(), offset: at + i });
             }
             vars.mentioned.insert(root.clone());
             if open.is_empty() {
