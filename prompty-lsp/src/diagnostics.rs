@@ -4,8 +4,8 @@
 //! problem's own place as related information.
 
 use crate::analysis::{Analysis, MAX_DOCUMENT_BYTES};
+use crate::document::path_to_uri;
 use crate::document::Document;
-use crate::path_to_uri;
 use lsp_types::{
     Diagnostic as LspDiagnostic, DiagnosticRelatedInformation, DiagnosticSeverity, Location as LspLocation,
     NumberOrString, Position, Range,

@@ -111,11 +111,11 @@ impl Server {
             self.encoding = Encoding::Utf8;
         }
         if let Some(folders) = &params.workspace_folders {
-            self.roots = folders.iter().filter_map(|f| crate::uri_to_path(&f.uri)).collect();
+            self.roots = folders.iter().filter_map(|f| crate::document::uri_to_path(&f.uri)).collect();
         }
         #[allow(deprecated)]
         if self.roots.is_empty() {
-            self.roots.extend(params.root_uri.as_ref().and_then(crate::uri_to_path));
+            self.roots.extend(params.root_uri.as_ref().and_then(crate::document::uri_to_path));
         }
         if let Some(ms) = params.initialization_options.as_ref().and_then(|o| o.get("debounceMs")?.as_u64()) {
             self.debounce = Duration::from_millis(ms.min(10_000));
