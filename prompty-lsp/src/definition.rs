@@ -114,7 +114,8 @@ fn frontmatter(doc: &Document, fm: Span, offset: usize, roots: &[PathBuf]) -> Op
     let yaml = &doc.text[fm.start..fm.end.max(fm.start)];
     let here = context(yaml, offset.saturating_sub(fm.start).min(yaml.len()));
     let Slot::Value(key) = &here.slot else {
-        return None;
+        // The mapping form of `tools:` (`get_weather:\n    kind: function`): the key names the tool.
+        return if here.path == ["tools"] { function_tool(doc, offset, roots) } else { None };
     };
     let in_tool = here.path.first().is_some_and(|k| k == "tools") && here.path.len() == 2;
     let value = value_of(line, key)?;
@@ -125,21 +126,26 @@ fn frontmatter(doc: &Document, fm: Span, offset: usize, roots: &[PathBuf]) -> Op
     let choice = here.path.last().is_some_and(|k| k == "toolChoice") && key == "name"
         || here.path.last().is_some_and(|k| k == "options") && key == "toolChoice";
     if (in_tool && key == "name") || choice {
-        let word = word_at(&doc.text, offset)?;
-        let name = &doc.text[word.start..word.end];
-        let agent = doc.analysis.agent()?;
-        let function = agent.tools.iter().flatten().any(|t| t.name == name && matches!(t.kind, ToolKind::Function(_)));
-        if !function {
-            return None;
-        }
-        let found = handlers(name, &search_roots(doc, roots), doc.index.encoding());
-        return match found.len() {
-            0 => None,
-            1 => found.into_iter().next().map(GotoDefinitionResponse::Scalar),
-            _ => Some(GotoDefinitionResponse::Array(found)),
-        };
+        return function_tool(doc, offset, roots);
     }
     None
+}
+
+/// The `#[tool]` handlers of the `kind: function` tool whose name is at `offset`.
+fn function_tool(doc: &Document, offset: usize, roots: &[PathBuf]) -> Option<GotoDefinitionResponse> {
+    let word = word_at(&doc.text, offset)?;
+    let name = &doc.text[word.start..word.end];
+    let agent = doc.analysis.agent()?;
+    let function = agent.tools.iter().flatten().any(|t| t.name == name && matches!(t.kind, ToolKind::Function(_)));
+    if !function {
+        return None;
+    }
+    let found = handlers(name, &search_roots(doc, roots), doc.index.encoding());
+    match found.len() {
+        0 => None,
+        1 => found.into_iter().next().map(GotoDefinitionResponse::Scalar),
+        _ => Some(GotoDefinitionResponse::Array(found)),
+    }
 }
 
 /// The value written after `key:` on `line` (quotes and a trailing comment removed).
@@ -389,6 +395,53 @@ mod tests {
         let l = scalar(definition(&d, text.find("child.prompty").unwrap() + 2, &[]));
         assert_eq!(l.uri, path_to_uri(&dir.join("child.prompty")));
         assert!(definition(&d, text.find("research").unwrap(), &[]).is_none());
+    }
+
+    #[test]
+    fn function_tools_go_to_their_handler() {
+        let dir = temp("crate");
+        std::fs::create_dir_all(dir.join("src/tools")).unwrap();
+        std::fs::create_dir_all(dir.join("target/debug")).unwrap();
+        std::fs::create_dir_all(dir.join("prompts")).unwrap();
+        std::fs::write(dir.join("Cargo.toml"), "[package]\nname = \"t\"\n").unwrap();
+        std::fs::write(dir.join("src/tools/weather.rs"), "use prompty::tool;\n\n/// Weather.\n#[tool]\npub fn get_weather(city: String) -> String {\n    city\n}\n").unwrap();
+        // Build outputs are never read.
+        std::fs::write(dir.join("target/debug/copy.rs"), "#[tool]\nfn get_weather() {}\n").unwrap();
+        let path = dir.join("prompts/a.prompty");
+        let expected = LspLocation::new(
+            path_to_uri(&dir.join("src/tools/weather.rs")),
+            Range::new(Position::new(4, 7), Position::new(4, 18)),
+        );
+        for text in [
+            "---\ntools:\n  - name: get_weather\n    kind: function\nmodel:\n  options:\n    toolChoice: get_weather\n---\nuser:\nHi",
+            "---\ntools:\n  get_weather:\n    kind: function\n---\nuser:\nHi",
+        ] {
+            let d = doc(&path, text);
+            for at in text.match_indices("get_weather").map(|(i, _)| i + 3) {
+                // Without workspace folders: from the document's folder up to the `Cargo.toml`.
+                assert_eq!(scalar(definition(&d, at, &[])), expected, "{text} at {at}");
+                assert_eq!(scalar(definition(&d, at, &[dir.join("src")])), expected);
+            }
+            assert!(definition(&d, text.find("get_weather").unwrap(), &[dir.join("prompts")]).is_none());
+        }
+    }
+
+    /// The search over this repository (its sources, tests and examples): what it finds and how
+    /// long it takes.
+    #[test]
+    fn the_repository_s_handlers_are_found() {
+        let root = Path::new(env!("CARGO_MANIFEST_DIR")).parent().unwrap().to_path_buf();
+        let started = std::time::Instant::now();
+        let found = handlers("convert_currency", std::slice::from_ref(&root), Encoding::Utf16);
+        let took = started.elapsed();
+        eprintln!("the #[tool] search over {} took {took:?}", root.display());
+        let files: Vec<String> = found.iter().map(|l| l.uri.as_str().to_owned()).collect();
+        assert!(
+            files.iter().any(|f| f.ends_with("/examples/weather-tools/src/lib.rs")),
+            "{files:?}"
+        );
+        let at = found.iter().find(|l| l.uri.as_str().ends_with("/examples/weather-tools/src/lib.rs")).unwrap();
+        assert_eq!(at.range.start.line, 44, "the line of `pub fn convert`");
     }
 
     #[test]
