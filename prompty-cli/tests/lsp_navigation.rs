@@ -84,7 +84,8 @@ fn document_symbols_of_the_example_prompts() {
     let r = client.request("textDocument/documentSymbol", json!({"textDocument": {"uri": doc}}));
     let mut got = Vec::new();
     rows(&r["result"], 0, &mut got);
-    let row = |d: usize, n: &str, det: &str, a: u64, b: u64, sel: (u64, u64)| (d, n.to_owned(), det.to_owned(), a, b, sel);
+    let row =
+        |d: usize, n: &str, det: &str, a: u64, b: u64, sel: (u64, u64)| (d, n.to_owned(), det.to_owned(), a, b, sel);
     assert_eq!(
         got,
         [
@@ -149,7 +150,12 @@ fn quick_fixes_for_suggestions_and_undeclared_variables() {
         .iter()
         .map(|a| {
             assert_eq!(a["kind"], "quickfix");
-            (a["title"].as_str().unwrap().to_owned(), a["isPreferred"].clone(), a["edit"]["changes"][&doc].clone(), a["diagnostics"][0]["code"].clone())
+            (
+                a["title"].as_str().unwrap().to_owned(),
+                a["isPreferred"].clone(),
+                a["edit"]["changes"][&doc].clone(),
+                a["diagnostics"][0]["code"].clone(),
+            )
         })
         .collect();
     let edit = |a: (u32, u32), b: (u32, u32), t: &str| json!([{"range": range(a, b), "newText": t}]);
@@ -157,14 +163,24 @@ fn quick_fixes_for_suggestions_and_undeclared_variables() {
         summary,
         [
             ("Change to `user`".to_owned(), json!(true), edit((4, 0), (4, 3), "user"), json!("misspelt-role-marker")),
-            ("Change to `question`".to_owned(), json!(true), edit((5, 3), (5, 11), "question"), json!("undeclared-variable")),
+            (
+                "Change to `question`".to_owned(),
+                json!(true),
+                edit((5, 3), (5, 11), "question"),
+                json!("undeclared-variable")
+            ),
             (
                 "Declare `questoin` as an input".to_owned(),
                 json!(false),
                 edit((3, 0), (3, 0), "  questoin: {kind: string}\n"),
                 json!("undeclared-variable")
             ),
-            ("Change to `upper`".to_owned(), json!(true), edit((5, 14), (5, 20), "upper"), json!("unknown-jinja-function")),
+            (
+                "Change to `upper`".to_owned(),
+                json!(true),
+                edit((5, 14), (5, 20), "upper"),
+                json!("unknown-jinja-function")
+            ),
         ]
     );
     // Each action carries the diagnostic as published.

@@ -11,7 +11,9 @@
 
 use crate::definition::whole_words;
 use crate::document::Document;
-use lsp_types::{CodeAction, CodeActionKind, CodeActionOrCommand, Diagnostic as LspDiagnostic, TextEdit, WorkspaceEdit};
+use lsp_types::{
+    CodeAction, CodeActionKind, CodeActionOrCommand, Diagnostic as LspDiagnostic, TextEdit, WorkspaceEdit,
+};
 use prompty_core::analysis::{closest, Diagnostic, Span};
 use std::collections::HashMap;
 
@@ -43,8 +45,9 @@ pub fn code_actions(doc: &Document, span: Span) -> Vec<CodeActionOrCommand> {
         }
         if d.code == "undeclared-variable" {
             if let Some(name) = quoted(&d.message).into_iter().next() {
-                let edits = declare(doc, name);
-                fixes.push(action(doc, format!("Declare `{name}` as an input"), edits, &lsp));
+                if let Some(edit) = declare(doc, name) {
+                    fixes.push(action(doc, format!("Declare `{name}` as an input"), vec![edit], &lsp));
+                }
             }
         }
         if let Some(CodeActionOrCommand::CodeAction(best)) = fixes.first_mut() {
@@ -56,6 +59,8 @@ pub fn code_actions(doc: &Document, span: Span) -> Vec<CodeActionOrCommand> {
 }
 
 fn action(doc: &Document, title: String, edits: Vec<TextEdit>, diagnostic: &LspDiagnostic) -> CodeActionOrCommand {
+    // The protocol's own map type (keyed by `Uri`, whose cached parts clippy takes for mutability).
+    #[allow(clippy::mutable_key_type)]
     let changes = HashMap::from([(doc.uri.clone(), edits)]);
     CodeActionOrCommand::CodeAction(CodeAction {
         title,
@@ -116,14 +121,22 @@ fn misspelt(doc: &Document, d: &Diagnostic) -> Option<Span> {
     Some(Span { start: at, end: at + word.len() })
 }
 
-/// The edits that declare `name` as a string input: in `inputs:` as it is written (a block
+/// The edit that declares `name` as a string input: in `inputs:` as it is written (a block
 /// mapping, a block list, a flow list or mapping), else in a new `inputs:` section (in a new
 /// frontmatter when the file has none).
-fn declare(doc: &Document, name: &str) -> Vec<TextEdit> {
+fn declare(doc: &Document, name: &str) -> Option<TextEdit> {
+    let (at, text) = insertion(doc, name)?;
+    // The file's line breaks.
+    let text = if doc.text.contains("\r\n") { text.replace('\n', "\r\n") } else { text };
+    Some(edit(doc, Span { start: at, end: at }, &text))
+}
+
+/// Where to insert what declares `name` (see [`declare`]); none when `inputs:` is written in a
+/// way no edit can extend (a `${file:}` reference).
+fn insertion(doc: &Document, name: &str) -> Option<(usize, String)> {
     let text = &doc.text;
     let Some(fm) = doc.analysis.outline.frontmatter else {
-        let at = Span { start: 0, end: 0 };
-        return vec![edit(doc, at, &format!("---\ninputs:\n  {name}:\n    kind: string\n---\n"))];
+        return Some((0, format!("---\ninputs:\n  {name}:\n    kind: string\n---\n")));
     };
     let yaml = &text[fm.start..fm.end];
     let lines = line_spans(yaml, fm.start);
@@ -142,7 +155,7 @@ fn declare(doc: &Document, name: &str) -> Vec<TextEdit> {
         // No `inputs:`: a new section at the frontmatter's end.
         let newline = if yaml.is_empty() || yaml.ends_with('\n') { "" } else { "\n" };
         let section = format!("{newline}inputs:\n{}{name}:\n{}kind: string\n", pad(unit), pad(2 * unit));
-        return vec![edit(doc, Span { start: fm.end, end: fm.end }, &section)];
+        return Some((fm.end, section));
     };
     let head = lines[header];
     let line = &text[head.start..head.end];
@@ -154,7 +167,7 @@ fn declare(doc: &Document, name: &str) -> Vec<TextEdit> {
         let items = flow.trim_end().trim_end_matches(']').trim();
         let insert = if items.is_empty() { name.to_owned() } else { format!(", {name}") };
         let at = if items.is_empty() { close } else { head.start + line[..close - head.start].trim_end().len() };
-        return vec![edit(doc, Span { start: at, end: at }, &insert)];
+        return Some((at, insert));
     }
     if value.starts_with('{') {
         let close = head.start + line.rfind('}').unwrap_or(line.len());
@@ -162,7 +175,10 @@ fn declare(doc: &Document, name: &str) -> Vec<TextEdit> {
         let entry = format!("{name}: {{kind: string}}");
         let insert = if empty { entry } else { format!(", {entry}") };
         let at = if empty { close } else { head.start + line[..close - head.start].trim_end().len() };
-        return vec![edit(doc, Span { start: at, end: at }, &insert)];
+        return Some((at, insert));
+    }
+    if !value.is_empty() {
+        return None;
     }
     // Block style: the children are the deeper lines below.
     let mut children: Vec<Span> = Vec::new();
@@ -179,15 +195,15 @@ fn declare(doc: &Document, name: &str) -> Vec<TextEdit> {
     }
     let Some(first) = children.first().map(|l| &text[l.start..l.end]) else {
         // `inputs:` with nothing in it.
-        let at = (head.end + 1).min(fm.end);
         let block = format!("{}{name}:\n{}kind: string\n", pad(unit), pad(2 * unit));
-        let block = if head.end + 1 > fm.end { format!("\n{block}") } else { block };
-        return vec![edit(doc, Span { start: at, end: at }, &block)];
+        return Some(match next_line(text, head.end, fm.end) {
+            Some(at) => (at, block),
+            None => (head.end, format!("\n{block}")),
+        });
     };
     let indent = first.len() - first.trim_start_matches(' ').len();
     let last = children.last().map_or(head.end, |l| l.end);
-    let (at, newline) = if last < fm.end { (last + 1, "") } else { (last, "\n") };
-    let at = Span { start: at, end: at };
+    let (at, newline) = next_line(text, last, fm.end).map_or((last, "\n"), |at| (at, ""));
     let trimmed = first.trim_start();
     let block = if let Some(item) = trimmed.strip_prefix("- ").or(trimmed.strip_prefix('-').filter(|r| r.is_empty())) {
         // A block list: `- name: x` items (or bare names).
@@ -208,7 +224,13 @@ fn declare(doc: &Document, name: &str) -> Vec<TextEdit> {
             .unwrap_or(indent + unit);
         format!("{}{name}:\n{}kind: string\n", pad(indent), pad(deeper))
     };
-    vec![edit(doc, at, &format!("{newline}{block}"))]
+    Some((at, format!("{newline}{block}")))
+}
+
+/// The start of the line after the one that ends at `end` (before `limit`).
+fn next_line(text: &str, end: usize, limit: usize) -> Option<usize> {
+    let at = end + text[end..limit].find('\n')? + 1;
+    Some(at)
 }
 
 /// The spans of the lines of `text` (without their line breaks), offset by `base`.
@@ -361,7 +383,8 @@ mod tests {
             }
             let found = fixes(&text);
             let title = format!("Change to `{right}`");
-            let (_, preferred, fixed) = found.iter().find(|f| f.0 == title).unwrap_or_else(|| panic!("{code}: {found:?}"));
+            let (_, preferred, fixed) =
+                found.iter().find(|f| f.0 == title).unwrap_or_else(|| panic!("{code}: {found:?}"));
             assert!(preferred, "{code}");
             let at = text.find(wrong).unwrap();
             let expected = format!("{}{right}{}", &text[..at], &text[at + wrong.len()..]);
@@ -388,13 +411,19 @@ mod tests {
     fn declaring_an_input_in_every_form() {
         let body = "---\nuser:\n{{ question }} {{ city }}\n";
         let cases = [
-            ("---\ninputs:\n  question: {kind: string}\n", "---\ninputs:\n  question: {kind: string}\n  city: {kind: string}\n"),
+            (
+                "---\ninputs:\n  question: {kind: string}\n",
+                "---\ninputs:\n  question: {kind: string}\n  city: {kind: string}\n",
+            ),
             (
                 "---\ninputs:\n    question:\n        kind: string\n",
                 "---\ninputs:\n    question:\n        kind: string\n    city:\n        kind: string\n",
             ),
             ("---\ninputs: [question]\n", "---\ninputs: [question, city]\n"),
-            ("---\ninputs: {question: {kind: string}}\n", "---\ninputs: {question: {kind: string}, city: {kind: string}}\n"),
+            (
+                "---\ninputs: {question: {kind: string}}\n",
+                "---\ninputs: {question: {kind: string}, city: {kind: string}}\n",
+            ),
             (
                 "---\ninputs:\n  - name: question\n    kind: string\nname: x\n",
                 "---\ninputs:\n  - name: question\n    kind: string\n  - name: city\n    kind: string\nname: x\n",
@@ -410,6 +439,21 @@ mod tests {
             assert_eq!(declare[0].2, format!("{fixed_head}{body}"));
             assert_eq!(codes(&declare[0].2), Vec::<&str>::new(), "{}", declare[0].2);
         }
+        // The file's line breaks are kept.
+        let text = "---\r\ninputs:\r\n  - name: question\r\n---\r\nuser:\r\n{{ question }} {{ city }}\r\n";
+        let found = fixes(text);
+        assert_eq!(
+            found[0].2,
+            "---\r\ninputs:\r\n  - name: question\r\n  - name: city\r\n    kind: string\r\n---\r\nuser:\r\n{{ question }} {{ city }}\r\n"
+        );
+        assert!(codes(&found[0].2).is_empty(), "{:?}", codes(&found[0].2));
+        // Inputs read from another file: no edit here can declare one.
+        let dir = std::env::temp_dir().join("prompty-lsp-actions");
+        std::fs::create_dir_all(&dir).unwrap();
+        std::fs::write(dir.join("inputs.json"), r#"[{"name": "question", "kind": "string"}]"#).unwrap();
+        let text = "---\ninputs: ${file:inputs.json}\n---\nuser:\n{{ question }} {{ city }}\n";
+        assert_eq!(codes(text), ["undeclared-variable"]);
+        assert!(fixes(text).is_empty());
         // No `inputs:`, and no frontmatter at all.
         let text = "---\nname: x\n---\nuser:\n{{ city }}\n";
         let found = fixes(text);

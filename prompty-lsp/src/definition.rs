@@ -216,9 +216,7 @@ fn walk(dir: &Path, depth: usize, budget: &mut usize, visit: &mut dyn FnMut(&Pat
             if !SKIPPED.contains(&name.as_ref()) && !name.starts_with('.') {
                 walk(&path, depth + 1, budget, visit);
             }
-        } else if kind.is_file()
-            && name.ends_with(".rs")
-            && entry.metadata().is_ok_and(|m| m.len() <= MAX_SOURCE_BYTES)
+        } else if kind.is_file() && name.ends_with(".rs") && entry.metadata().is_ok_and(|m| m.len() <= MAX_SOURCE_BYTES)
         {
             visit(&path);
         }
@@ -248,7 +246,8 @@ pub(crate) fn tool_fns(text: &str, name: &str) -> Vec<Span> {
             let Some(fn_at) = next_fn(&text[rest_at..]) else { continue };
             rest_at += fn_at;
             let ident_start = rest_at;
-            let ident_len = text[ident_start..].find(|c: char| !(c.is_alphanumeric() || c == '_' || c == '#')).unwrap_or(0);
+            let ident_len =
+                text[ident_start..].find(|c: char| !(c.is_alphanumeric() || c == '_' || c == '#')).unwrap_or(0);
             let ident = &text[ident_start..ident_start + ident_len];
             let bare = ident.strip_prefix("r#").unwrap_or(ident);
             if named.as_deref().unwrap_or(bare) == name {
@@ -301,15 +300,17 @@ fn next_fn(rest: &str) -> Option<usize> {
     loop {
         let trimmed = rest[at..].trim_start();
         at = rest.len() - trimmed.len();
-        if trimmed.starts_with("#[") {
-            at += 2 + attribute_end(&trimmed[2..])? + 1;
+        if let Some(attribute) = trimmed.strip_prefix("#[") {
+            at += 2 + attribute_end(attribute)? + 1;
         } else if trimmed.starts_with("//") {
             at += trimmed.find('\n')?;
         } else {
             let word_len = trimmed.find(|c: char| !(c.is_alphanumeric() || c == '_')).unwrap_or(trimmed.len());
             let word = &trimmed[..word_len];
             match word {
-                "fn" => return Some(at + word_len + (trimmed[word_len..].len() - trimmed[word_len..].trim_start().len())),
+                "fn" => {
+                    return Some(at + word_len + (trimmed[word_len..].len() - trimmed[word_len..].trim_start().len()))
+                }
                 "pub" | "async" | "const" | "unsafe" | "extern" => {
                     at += word_len;
                     // `pub(crate)`, `extern "C"`.
@@ -395,6 +396,12 @@ mod tests {
         let l = scalar(definition(&d, text.find("child.prompty").unwrap() + 2, &[]));
         assert_eq!(l.uri, path_to_uri(&dir.join("child.prompty")));
         assert!(definition(&d, text.find("research").unwrap(), &[]).is_none());
+        std::fs::write(dir.join("api.yaml"), "openapi: 3.0.0").unwrap();
+        let text = "---\ntools:\n  - name: api\n    kind: openapi\n    specification: ./api.yaml\n---\nuser:\nHi";
+        let d = doc(&path, text);
+        let l = scalar(definition(&d, text.find("api.yaml").unwrap(), &[]));
+        assert_eq!(l.uri, path_to_uri(&dir.join("./api.yaml")));
+        assert_eq!(l.range, Range::default());
     }
 
     #[test]
@@ -404,7 +411,11 @@ mod tests {
         std::fs::create_dir_all(dir.join("target/debug")).unwrap();
         std::fs::create_dir_all(dir.join("prompts")).unwrap();
         std::fs::write(dir.join("Cargo.toml"), "[package]\nname = \"t\"\n").unwrap();
-        std::fs::write(dir.join("src/tools/weather.rs"), "use prompty::tool;\n\n/// Weather.\n#[tool]\npub fn get_weather(city: String) -> String {\n    city\n}\n").unwrap();
+        std::fs::write(
+            dir.join("src/tools/weather.rs"),
+            "use prompty::tool;\n\n/// Weather.\n#[tool]\npub fn get_weather(city: String) -> String {\n    city\n}\n",
+        )
+        .unwrap();
         // Build outputs are never read.
         std::fs::write(dir.join("target/debug/copy.rs"), "#[tool]\nfn get_weather() {}\n").unwrap();
         let path = dir.join("prompts/a.prompty");
@@ -436,10 +447,7 @@ mod tests {
         let took = started.elapsed();
         eprintln!("the #[tool] search over {} took {took:?}", root.display());
         let files: Vec<String> = found.iter().map(|l| l.uri.as_str().to_owned()).collect();
-        assert!(
-            files.iter().any(|f| f.ends_with("/examples/weather-tools/src/lib.rs")),
-            "{files:?}"
-        );
+        assert!(files.iter().any(|f| f.ends_with("/examples/weather-tools/src/lib.rs")), "{files:?}");
         let at = found.iter().find(|l| l.uri.as_str().ends_with("/examples/weather-tools/src/lib.rs")).unwrap();
         assert_eq!(at.range.start.line, 44, "the line of `pub fn convert`");
     }

@@ -35,7 +35,9 @@ pub fn symbols(doc: &Document) -> Option<DocumentSymbolResponse> {
                 let here = format!("tools[{i}]");
                 let Some((whole, name)) = entry(doc, fm, &here, &tool.name) else { continue };
                 let (kind, params) = match &tool.kind {
-                    ToolKind::Function(f) => ("function", properties(doc, fm, &format!("{here}.parameters"), &f.parameters, 0)),
+                    ToolKind::Function(f) => {
+                        ("function", properties(doc, fm, &format!("{here}.parameters"), &f.parameters, 0))
+                    }
                     ToolKind::Mcp(_) => ("mcp", Vec::new()),
                     ToolKind::OpenApi(_) => ("openapi", Vec::new()),
                     ToolKind::Prompty(_) => ("prompty", Vec::new()),
@@ -195,7 +197,9 @@ mod tests {
     }
 
     /// (depth, name, detail, start line, end line, selection start (line, character)).
-    fn flat(symbols: &[DocumentSymbol], depth: usize, out: &mut Vec<(usize, String, String, u32, u32, (u32, u32))>) {
+    type Row = (usize, String, String, u32, u32, (u32, u32));
+
+    fn flat(symbols: &[DocumentSymbol], depth: usize, out: &mut Vec<Row>) {
         for s in symbols {
             let sel = s.selection_range.start;
             out.push((
@@ -218,7 +222,9 @@ mod tests {
         let Some(DocumentSymbolResponse::Nested(symbols)) = symbols(&d) else { panic!() };
         let mut got = Vec::new();
         flat(&symbols, 0, &mut got);
-        let s = |d: usize, n: &str, det: &str, a: u32, b: u32, sel: (u32, u32)| (d, n.to_owned(), det.to_owned(), a, b, sel);
+        let s = |d: usize, n: &str, det: &str, a: u32, b: u32, sel: (u32, u32)| {
+            (d, n.to_owned(), det.to_owned(), a, b, sel)
+        };
         assert_eq!(
             got,
             [

@@ -49,7 +49,7 @@ pub fn semantic_tokens(doc: &Document) -> SemanticTokens {
     let mustache = doc.analysis.format == "mustache";
     for &tag in &outline.tags {
         let t = &text[tag.start..tag.end];
-        if t.starts_with("{#") {
+        if t.starts_with("{#") || (mustache && t.starts_with("{{!")) {
             found.push((tag, Kind::Comment));
             continue;
         }
@@ -65,12 +65,19 @@ pub fn semantic_tokens(doc: &Document) -> SemanticTokens {
         found.push((Span { start: tag.start, end: tag.start + open_len }, Kind::Delimiter));
         if t.len() >= open_len + close.len() && t.ends_with(close) {
             let body = &t[..t.len() - close.len()];
-            let close_len = close.len() + usize::from(!mustache && body.ends_with(['-', '+', '~']) && body.len() > open_len);
+            let close_len =
+                close.len() + usize::from(!mustache && body.ends_with(['-', '+', '~']) && body.len() > open_len);
             found.push((Span { start: tag.end - close_len, end: tag.end }, Kind::Delimiter));
         }
     }
-    let declared: Vec<&str> =
-        doc.analysis.agent().and_then(|a| a.inputs.as_deref()).unwrap_or_default().iter().map(|p| p.name.as_str()).collect();
+    let declared: Vec<&str> = doc
+        .analysis
+        .agent()
+        .and_then(|a| a.inputs.as_deref())
+        .unwrap_or_default()
+        .iter()
+        .map(|p| p.name.as_str())
+        .collect();
     for name in &outline.names {
         let kind = match &name.kind {
             NameKind::Input if declared.contains(&name.name.as_str()) => Kind::Input,
@@ -159,6 +166,15 @@ mod tests {
     }
 
     #[test]
+    fn mustache_comments_and_triple_braces() {
+        let text = "---\ninputs: [a]\ntemplate: {format: mustache}\n---\n{{! note }}{{{ a }}}";
+        assert_eq!(
+            decoded(text, Encoding::Utf16),
+            [(4, 0, 11, "comment"), (4, 11, 3, "operator"), (4, 15, 1, "parameter"), (4, 17, 3, "operator")]
+        );
+    }
+
+    #[test]
     fn legend_names_every_type_in_order() {
         let names: Vec<String> = legend().token_types.iter().map(|t| t.as_str().to_owned()).collect();
         assert_eq!(names, ["keyword", "operator", "comment", "parameter", "variable", "property", "function", "macro"]);
@@ -195,13 +211,16 @@ mod tests {
         assert_eq!(utf8[5], (9, 4, 3, "operator"));
         // A name bound in the template (a loop variable) is no input; an undeclared one is a variable.
         let text = "---\ninputs: [a]\n---\n{{ a }}{{ b }}";
-        assert_eq!(&decoded(text, Encoding::Utf16)[..], [
-            (3, 0, 2, "operator"),
-            (3, 3, 1, "parameter"),
-            (3, 5, 2, "operator"),
-            (3, 7, 2, "operator"),
-            (3, 10, 1, "variable"),
-            (3, 12, 2, "operator"),
-        ]);
+        assert_eq!(
+            &decoded(text, Encoding::Utf16)[..],
+            [
+                (3, 0, 2, "operator"),
+                (3, 3, 1, "parameter"),
+                (3, 5, 2, "operator"),
+                (3, 7, 2, "operator"),
+                (3, 10, 1, "variable"),
+                (3, 12, 2, "operator"),
+            ]
+        );
     }
 }
