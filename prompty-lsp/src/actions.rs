@@ -110,7 +110,7 @@ fn misspelt(doc: &Document, d: &Diagnostic) -> Option<Span> {
         None => crate::diagnostics::own_span(doc, d.line, d.column).start,
     };
     let start = start.min(doc.text.len());
-    let line_start = doc.text[..start].rfind('\n').map_or(0, |i| i + 1);
+    let line_start = doc.text.get(..start)?.rfind('\n').map_or(0, |i| i + 1);
     let mut end = start;
     for _ in 0..=SEARCH_LINES {
         end = doc.text[end..].find('\n').map_or(doc.text.len(), |i| end + i + 1);
