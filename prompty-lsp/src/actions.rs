@@ -5,20 +5,15 @@
 //! variable no input declares, an edit that declares it as an input, in the form the file's
 //! `inputs:` is written in.
 //!
-//! The misspelt word is the one the diagnostic quotes (the quoted name closest to the
-//! suggestion), found at the diagnostic's span or, when a rule points at the key that holds it
-//! (`kind:` of an input, the `toolChoice` key, a binding's parameter), on the lines from there.
+//! The misspelt word and its replacement are the analysis' own [`prompty_core::analysis::Fix`] of
+//! the diagnostic, the one `prompty check` knows.
 
-use crate::definition::whole_words;
 use crate::document::Document;
 use lsp_types::{
     CodeAction, CodeActionKind, CodeActionOrCommand, Diagnostic as LspDiagnostic, TextEdit, WorkspaceEdit,
 };
-use prompty_core::analysis::{closest, Diagnostic, Span};
+use prompty_core::analysis::Span;
 use std::collections::HashMap;
-
-/// How many lines below its span a diagnostic's misspelt word is looked for.
-const SEARCH_LINES: usize = 5;
 
 /// The quick fixes for the diagnostics that overlap the bytes `span` of `doc`.
 pub fn code_actions(doc: &Document, span: Span) -> Vec<CodeActionOrCommand> {
@@ -32,16 +27,15 @@ pub fn code_actions(doc: &Document, span: Span) -> Vec<CodeActionOrCommand> {
         if d.file != analysis.display {
             continue;
         }
-        let suggestion = suggestion(d).and_then(|s| misspelt(doc, d).map(|w| (w, s)));
-        let at = suggestion.as_ref().map(|(w, _)| *w).or(d.span);
+        let at = d.fix.as_ref().map(|f| f.span).or(d.span);
         let at = at.unwrap_or_else(|| crate::diagnostics::own_span(doc, d.line, d.column));
         if !(at.start <= span.end && span.start <= at.end) {
             continue;
         }
         let mut fixes = Vec::new();
-        if let Some((word, to)) = &suggestion {
-            let title = format!("Change to `{to}`");
-            fixes.push(action(doc, title, vec![edit(doc, *word, to)], &lsp));
+        if let Some(fix) = &d.fix {
+            let title = format!("Change to `{}`", fix.replacement);
+            fixes.push(action(doc, title, vec![edit(doc, fix.span, &fix.replacement)], &lsp));
         }
         if d.code == "undeclared-variable" {
             if let Some(name) = quoted(&d.message).into_iter().next() {
@@ -79,46 +73,6 @@ fn edit(doc: &Document, span: Span, text: &str) -> TextEdit {
 /// The names quoted in backticks in `text`.
 fn quoted(text: &str) -> Vec<&str> {
     text.split('`').skip(1).step_by(2).collect()
-}
-
-/// The name a diagnostic suggests (`did you mean `x`?` in its help or its message), without a
-/// role marker's colon.
-fn suggestion(d: &Diagnostic) -> Option<String> {
-    let from = |text: &str| {
-        let rest = &text[text.find("did you mean `")? + "did you mean `".len()..];
-        let end = rest.find("`?")?;
-        Some(rest[..end].to_owned())
-    };
-    let s = d.help.as_deref().and_then(from).or_else(|| from(&d.message))?;
-    let s = s.strip_suffix(':').unwrap_or(&s).to_owned();
-    (!s.is_empty() && !s.contains('\n')).then_some(s)
-}
-
-/// The bytes of the word a diagnostic says is misspelt (a name it quotes: see below), at its span, else the nearest whole-word occurrence on its line and the
-/// [`SEARCH_LINES`] lines below (the first at or after the span, else the last before it).
-fn misspelt(doc: &Document, d: &Diagnostic) -> Option<Span> {
-    let to = suggestion(d)?;
-    let message = d.message.split("did you mean").next().unwrap_or(&d.message);
-    let names: Vec<&str> = quoted(message).into_iter().map(|q| q.strip_suffix(':').unwrap_or(q)).collect();
-    // The quoted name closest to the suggestion, else the only one (a suggestion by alias:
-    // `upcase` → `upper`).
-    let others = names.iter().copied().filter(|n| *n != to).collect::<Vec<_>>();
-    let word = closest(&to, others.iter().copied()).or_else(|| (others.len() == 1).then(|| others[0]))?;
-    let start = match d.span {
-        Some(s) if doc.text.get(s.start..s.end) == Some(word) => return Some(s),
-        Some(s) => s.start,
-        None => crate::diagnostics::own_span(doc, d.line, d.column).start,
-    };
-    let start = start.min(doc.text.len());
-    let line_start = doc.text.get(..start)?.rfind('\n').map_or(0, |i| i + 1);
-    let mut end = start;
-    for _ in 0..=SEARCH_LINES {
-        end = doc.text[end..].find('\n').map_or(doc.text.len(), |i| end + i + 1);
-    }
-    let region = &doc.text[line_start..end];
-    let hits: Vec<usize> = whole_words(region, word).map(|i| line_start + i).collect();
-    let at = hits.iter().copied().find(|&i| i >= start).or_else(|| hits.iter().copied().rfind(|&i| i < start))?;
-    Some(Span { start: at, end: at + word.len() })
 }
 
 /// The edit that declares `name` as a string input: in `inputs:` as it is written (a block
@@ -252,8 +206,8 @@ mod tests {
 
     fn doc(text: &str) -> Document {
         let path = std::env::temp_dir().join("prompty-lsp-actions").join("a.prompty");
-        let mut d = Document::new(crate::path_to_uri(&path), text.to_owned(), 1, Encoding::Utf16);
-        d.analysis = crate::analysis::analyze(text, Some(&path), &|_| None);
+        let mut d = Document::new(crate::document::path_to_uri(&path), text.to_owned(), 1, Encoding::Utf16);
+        d.analysis = crate::analysis::analyze(text, Some(&path), &[]);
         d
     }
 
@@ -372,15 +326,13 @@ mod tests {
                 "query",
             ),
         ];
-        let mut elsewhere = Vec::new();
         for (code, text, wrong, right) in cases {
             assert!(codes(&text).contains(&code), "{code}: {:?}\n{text}", codes(&text));
             let d = doc(&text);
             let report = d.analysis.report.as_ref().unwrap();
             let span = report.diagnostics.iter().find(|d| d.code == code).and_then(|d| d.span).unwrap();
-            if &text[span.start..span.end] != wrong {
-                elsewhere.push((code, text[span.start..span.end].to_owned()));
-            }
+            // The diagnostic (so its published range) covers exactly the misspelt word.
+            assert_eq!(&text[span.start..span.end], wrong, "{code}");
             let found = fixes(&text);
             let title = format!("Change to `{right}`");
             let (_, preferred, fixed) =
@@ -391,18 +343,6 @@ mod tests {
             assert_eq!(fixed, &expected, "{code}");
             assert!(!codes(fixed).contains(&code), "{code}: {:?}", codes(fixed));
         }
-        // The rules whose span is not the misspelt word (the fix finds the word from there).
-        let elsewhere: Vec<(&str, &str)> = elsewhere.iter().map(|(c, w)| (*c, w.as_str())).collect();
-        assert_eq!(
-            elsewhere,
-            [
-                ("unknown-kind", "question"),
-                ("unknown-kind", "kind"),
-                ("template-key-case", "format"),
-                ("unknown-tool-choice", "toolChoice"),
-                ("binding-undeclared-input", "query"),
-            ]
-        );
     }
 
     /// Declaring an undeclared variable, in every form `inputs:` is written in: the fixed file

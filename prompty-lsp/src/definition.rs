@@ -8,8 +8,8 @@
 //! [`MAX_SCANNED_FILES`] files, [`MAX_SCAN_DEPTH`] folders deep, `.rs` files up to
 //! [`MAX_SOURCE_BYTES`]; `target/`, `.git/`, `node_modules/` and hidden folders are skipped.
 
+use crate::document::path_to_uri;
 use crate::document::{word_at, Document};
-use crate::path_to_uri;
 use crate::position::LineIndex;
 use crate::yaml_path::{context, Slot};
 use lsp_types::{GotoDefinitionResponse, Location as LspLocation, Position, Range};
@@ -334,7 +334,7 @@ mod tests {
 
     fn doc(path: &Path, text: &str) -> Document {
         let mut d = Document::new(path_to_uri(path), text.to_owned(), 1, Encoding::Utf16);
-        d.analysis = crate::analysis::analyze(text, Some(path), &|_| None);
+        d.analysis = crate::analysis::analyze(text, Some(path), &[]);
         d
     }
 

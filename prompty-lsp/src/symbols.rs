@@ -191,8 +191,8 @@ mod tests {
 
     fn doc(text: &str) -> Document {
         let path = std::env::temp_dir().join("prompty-lsp-symbols.prompty");
-        let mut d = Document::new(crate::path_to_uri(&path), text.to_owned(), 1, Encoding::Utf16);
-        d.analysis = crate::analysis::analyze(text, Some(&path), &|_| None);
+        let mut d = Document::new(crate::document::path_to_uri(&path), text.to_owned(), 1, Encoding::Utf16);
+        d.analysis = crate::analysis::analyze(text, Some(&path), &[]);
         d
     }
 

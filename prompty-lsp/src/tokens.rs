@@ -150,8 +150,8 @@ mod tests {
     /// The tokens of `text` decoded back to (line, start, length, type name).
     fn decoded(text: &str, encoding: Encoding) -> Vec<(u32, u32, u32, &'static str)> {
         let path = std::env::temp_dir().join("prompty-lsp-tokens.prompty");
-        let mut d = Document::new(crate::path_to_uri(&path), text.to_owned(), 1, encoding);
-        d.analysis = crate::analysis::analyze(text, Some(&path), &|_| None);
+        let mut d = Document::new(crate::document::path_to_uri(&path), text.to_owned(), 1, encoding);
+        d.analysis = crate::analysis::analyze(text, Some(&path), &[]);
         let names = ["keyword", "operator", "comment", "parameter", "variable", "property", "function", "macro"];
         let (mut line, mut start) = (0, 0);
         semantic_tokens(&d)

@@ -610,7 +610,8 @@ fn split_help(message: &str) -> Option<(String, String)> {
 
 /// The fix of a diagnostic whose message suggests a name (`... (did you mean `x`?)`): the
 /// misspelt word (of the words in backticks in the message, the closest to `x`, found as a whole
-/// word on the diagnostic's line, from its column, else from the line's start) and `x`.
+/// word on the diagnostic's line, from its column, else from the line's start, else in the deeper
+/// indented lines below it) and `x`.
 fn fix_of(text: &str, line: u32, column: u32, message: &str) -> Option<Fix> {
     let (_, after) = message.split_once("did you mean `")?;
     let replacement = after.split('`').next().filter(|x| !x.is_empty())?;
@@ -627,17 +628,30 @@ fn fix_of(text: &str, line: u32, column: u32, message: &str) -> Option<Fix> {
         .filter(|w| !w.is_empty() && *w != replacement)
         .collect();
     words.sort_by_key(|w| suggest::distance(w, replacement));
-    let find = |word: &str, from: usize| {
-        let hay = text.get(from..line_end)?;
+    let find = |word: &str, from: usize, to: usize| {
+        let hay = text.get(from..to)?;
         hay.match_indices(word).map(|(i, _)| from + i).find(|&start| {
             let end = start + word.len();
             !text[..start].ends_with(ident) && !text[end..].starts_with(ident)
         })
     };
-    // The closest word is the misspelt one; when it is not on the line (it is in another file),
-    // there is nothing to fix here.
+    // The lines below that are indented deeper: the value of a key written as a block
+    // (`unit:\n  input: units` of a binding).
+    let indent = |l: &str| l.len() - l.trim_start_matches(' ').len();
+    let own = indent(&text[line_start..line_end]);
+    let mut block_end = (line_end + 1).min(text.len());
+    for l in text[line_end..].split_inclusive('\n').skip(1) {
+        if !l.trim().is_empty() && indent(l) <= own {
+            break;
+        }
+        block_end += l.len();
+    }
+    // The closest word is the misspelt one; when it is not on the line or in its block (it is in
+    // another file), there is nothing to fix here.
     let word = words.first()?;
-    let start = find(word, from).or_else(|| find(word, line_start))?;
+    let start = find(word, from, line_end)
+        .or_else(|| find(word, line_start, line_end))
+        .or_else(|| find(word, line_end, block_end))?;
     Some(Fix { span: Span { start, end: start + word.len() }, replacement: replacement.to_owned() })
 }
 
