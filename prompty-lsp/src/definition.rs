@@ -5,7 +5,7 @@
 //!
 //! The handler search reads the workspace folders (without any, the document's folder upwards to
 //! the nearest `Cargo.toml`) on every request, so it is never stale. Its bounds:
-//! [`MAX_SCANNED_FILES`] files, [`MAX_SCAN_DEPTH`] folders deep, `.rs` files up to
+//! [`MAX_SCANNED_FILES`] entries (files and folders), [`MAX_SCAN_DEPTH`] folders deep, `.rs` files up to
 //! [`MAX_SOURCE_BYTES`]; `target/`, `.git/`, `node_modules/` and hidden folders are skipped.
 
 use crate::document::path_to_uri;
@@ -17,7 +17,7 @@ use prompty_core::analysis::{NameKind, Span};
 use prompty_core::{Property, ToolKind};
 use std::path::{Path, PathBuf};
 
-/// The most files (of any kind) the `#[tool]` handler search looks at per request.
+/// The most folder entries (files and folders) the `#[tool]` handler search looks at per request.
 pub const MAX_SCANNED_FILES: usize = 10_000;
 /// How many folders deep the `#[tool]` handler search goes below a workspace folder.
 pub const MAX_SCAN_DEPTH: usize = 16;
@@ -377,6 +377,11 @@ mod tests {
         let d = doc(&path, text);
         let l = scalar(definition(&d, text.rfind("city").unwrap(), &[]));
         assert_eq!((l.range.start, l.range.end), (Position::new(7, 14), Position::new(7, 18)));
+        // Through a loop over an array of objects.
+        let books = "---\ninputs:\n  - name: books\n    kind: array\n    items:\n      kind: object\n      properties:\n        - name: title\n          kind: string\n---\nuser:\n{% for b in books %}{{ b.title }}{% endfor %}";
+        let looped = doc(&path, books);
+        let l = scalar(definition(&looped, books.rfind("title").unwrap(), &[]));
+        assert_eq!((l.range.start, l.range.end), (Position::new(7, 16), Position::new(7, 21)));
         let l = scalar(definition(&d, text.rfind("user").unwrap(), &[]));
         assert_eq!((l.range.start, l.range.end), (Position::new(2, 10), Position::new(2, 14)));
         // A filter is declared nowhere.
@@ -426,6 +431,7 @@ mod tests {
         for text in [
             "---\ntools:\n  - name: get_weather\n    kind: function\nmodel:\n  options:\n    toolChoice: get_weather\n---\nuser:\nHi",
             "---\ntools:\n  get_weather:\n    kind: function\n---\nuser:\nHi",
+            "---\ntools:\n  - {name: get_weather, kind: function}\nmodel:\n  options:\n    toolChoice: {name: get_weather}\n---\nuser:\nHi",
         ] {
             let d = doc(&path, text);
             for at in text.match_indices("get_weather").map(|(i, _)| i + 3) {
