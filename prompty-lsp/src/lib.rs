@@ -36,6 +36,7 @@ mod diagnostics;
 pub mod document;
 mod hover;
 pub mod position;
+mod schema;
 pub mod server;
 mod symbols;
 mod tokens;

@@ -709,12 +709,28 @@ fn word_span(text: &str, line: u32, column: u32) -> Option<Span> {
 }
 
 /// The renderer keys the runtime has built in (`prompty/src/renderers`): the Jinja ones
-/// ([`crate::jinja::FORMATS`]) and `mustache`.
-const FORMATS: [&str; 4] = [crate::jinja::FORMATS[0], crate::jinja::FORMATS[1], crate::jinja::FORMATS[2], "mustache"];
-/// The parser keys the runtime has built in (`prompty/src/parser.rs`).
-const PARSERS: [&str; 1] = ["prompty"];
-/// The property kinds of the format.
-const KINDS: [&str; 11] =
+/// ([`crate::jinja::FORMATS`]) and `mustache`; the values of `template.format` the analysis knows.
+///
+/// ```
+/// assert_eq!(prompty_core::analysis::FORMATS, ["jinja2", "jinja", "nunjucks", "mustache"]);
+/// ```
+pub const FORMATS: [&str; 4] =
+    [crate::jinja::FORMATS[0], crate::jinja::FORMATS[1], crate::jinja::FORMATS[2], "mustache"];
+/// The parser keys the runtime has built in (`prompty/src/parser.rs`): the values of
+/// `template.parser` the analysis knows.
+///
+/// ```
+/// assert_eq!(prompty_core::analysis::PARSERS, ["prompty"]);
+/// ```
+pub const PARSERS: [&str; 1] = ["prompty"];
+/// The property kinds of the format (the `kind` of an input, an output, a tool parameter), as
+/// written in a file; any other kind is an error.
+///
+/// ```
+/// use prompty_core::{analysis::KINDS, PropertyKind};
+/// assert!(KINDS.iter().all(|k| !matches!(PropertyKind::from(*k), PropertyKind::Other(_))));
+/// ```
+pub const KINDS: [&str; 11] =
     ["string", "integer", "float", "boolean", "array", "object", "union", "thread", "image", "file", "audio"];
 
 struct Checker<'a> {

@@ -63,6 +63,19 @@ pub enum ToolKind {
 }
 
 impl ToolKind {
+    /// The kinds read into typed fields (`function`, `mcp`, `openapi`, `prompty`); any other
+    /// `kind` is a [`ToolKind::Custom`] tool.
+    ///
+    /// ```
+    /// use prompty_core::{Tool, ToolKind};
+    /// for kind in ToolKind::BUILTIN {
+    ///     let written = serde_json::json!({"name": "t", "kind": kind, "path": "c.prompty", "serverName": "s"});
+    ///     let tool: Tool = serde_json::from_value(written).unwrap();
+    ///     assert!(!matches!(tool.kind, ToolKind::Custom(_)) && tool.kind.as_str() == kind);
+    /// }
+    /// ```
+    pub const BUILTIN: [&'static str; 4] = ["function", "mcp", "openapi", "prompty"];
+
     /// The kind as written in the file.
     pub fn as_str(&self) -> &str {
         match self {
