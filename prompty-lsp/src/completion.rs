@@ -45,7 +45,7 @@ pub fn completion(doc: &Document, offset: usize) -> Option<CompletionResponse> {
 
 /// The span of the word that ends at `offset` (of the characters `word`), up to the end of the
 /// word it is in.
-fn typed(text: &str, offset: usize, word: impl Fn(char) -> bool) -> Span {
+pub(crate) fn typed(text: &str, offset: usize, word: impl Fn(char) -> bool) -> Span {
     let start = text[..offset].char_indices().rev().take_while(|(_, c)| word(*c)).last().map_or(offset, |(i, _)| i);
     let end = text[offset..].find(|c: char| !word(c)).map_or(text.len(), |i| offset + i);
     Span { start, end }
