@@ -97,13 +97,17 @@ fn frontmatter(doc: &Document, fm: Span, offset: usize) -> Vec<CompletionItem> {
         Slot::Key => {
             let line_rest = &yaml[word.end..];
             let has_colon = line_rest.starts_with(':');
+            let provider = match section {
+                Section::Options => schema::written_provider(doc, yaml, at),
+                _ => None,
+            };
             schema::keys(section, kind)
                 .into_iter()
                 .filter(|k| !present.iter().any(|(p, _)| p == k.name))
                 .map(|k| {
                     let insert = if has_colon { k.name.to_owned() } else { format!("{}: ", k.name) };
                     let detail = match section {
-                        Section::Options => Some(options_detail(doc, yaml, at, k.name)),
+                        Section::Options => Some(options_detail(provider.as_deref(), k.name)),
                         _ => None,
                     };
                     item(doc, span, k.name, insert, CompletionItemKind::PROPERTY, detail, Some(k.doc.to_owned()))
@@ -141,14 +145,11 @@ fn frontmatter(doc: &Document, fm: Span, offset: usize) -> Vec<CompletionItem> {
 }
 
 /// For a model option: whether the chosen provider reads it.
-fn options_detail(doc: &Document, yaml: &str, at: usize, key: &str) -> String {
-    match schema::written_provider(doc, yaml, at) {
-        Some(p) => match schema::provider(&p) {
-            Some(builtin) if builtin.options.contains(&key) => format!("read by {p}"),
-            Some(_) => format!("not read by {p}"),
-            None => "model option".to_owned(),
-        },
-        None => "model option".to_owned(),
+fn options_detail(provider: Option<&str>, key: &str) -> String {
+    match provider.map(|p| (p, schema::provider(p))) {
+        Some((p, Some(builtin))) if builtin.options.contains(&key) => format!("read by {p}"),
+        Some((p, Some(_))) => format!("not read by {p}"),
+        _ => "model option".to_owned(),
     }
 }
 
@@ -486,5 +487,49 @@ pub(crate) mod tests {
         let (new_text, _) = edit("---\nna‸\n---\n", "name");
         assert_eq!(new_text, "name: ");
         assert!(labels("---\nmetadata:\n  ‸\n---\n").is_empty());
+    }
+
+    #[test]
+    fn mustache_names_and_properties() {
+        let text = "---\ntemplate: {format: mustache}\ninputs:\n  - name: user\n    kind: object\n    properties: [{name: email}]\n---\n{{#user}}{{‸";
+        assert_eq!(labels(text), ["user"]);
+        let text = "---\ntemplate: {format: mustache}\ninputs:\n  - name: user\n    kind: object\n    properties: [{name: email}]\n---\n{{ user.‸";
+        assert_eq!(labels(text), ["email"]);
+    }
+
+    #[test]
+    fn connection_keys_follow_the_kind() {
+        assert_eq!(
+            labels("---\nmodel:\n  connection:\n    kind: key\n    ‸\n---\n"),
+            ["authenticationMode", "usageDescription", "maxTokensField", "structuredOutput", "endpoint", "apiKey"]
+        );
+        assert_eq!(
+            labels("---\ntools:\n  - name: t\n    kind: mcp\n    connection: {kind: ‸}\n---\n"),
+            prompty_core::Connection::KINDS
+        );
+        assert_eq!(
+            labels("---\ntools:\n  - name: t\n    kind: prompty\n    ‸\n---\n"),
+            ["description", "bindings", "path", "mode"]
+        );
+        assert_eq!(labels("---\ntools:\n  - name: t\n    kind: prompty\n    mode: ‸\n---\n"), ["single", "agentic"]);
+    }
+
+    #[test]
+    fn any_place_of_any_text_is_answered_without_panic() {
+        let texts = [
+            "---\nmodel: {provider: é, options: {toolChoice: \"x}\ninputs:\n  - name: q\n    kind: object\n---\nuser:\n{{ q.é | }} {% for x in q. %}{{ x. }}{% endfor %}{# é #}\n{{",
+            "---\n- a\n- {\n  - : :\n---\n{{ . | is not }}",
+            "\u{0}\u{1}{{\u{fffd}}}\n---\n",
+            "",
+        ];
+        for text in texts {
+            let uri: lsp_types::Uri = "untitled:x".parse().unwrap();
+            let mut doc = Document::new(uri, text.to_owned(), 1, Encoding::Utf16);
+            doc.analysis = crate::analysis::analyze(&doc.text, None, &|_| None);
+            for offset in 0..=text.len() + 1 {
+                let _ = completion(&doc, offset);
+                let _ = crate::hover::hover(&doc, offset);
+            }
+        }
     }
 }

@@ -297,4 +297,12 @@ mod tests {
         assert!(shown.starts_with("**q** · input · `integer`"), "{shown}");
         assert_eq!(range, (5, 3, 4));
     }
+
+    #[test]
+    fn a_property_read_through_a_loop_variable() {
+        let text = "---\ninputs:\n  - name: orders\n    kind: array\n    items:\n      kind: object\n      properties:\n        - name: id\n          kind: integer\n          description: The order's number\n---\n{% for o in orders %}{{ o.i‸d }}{% endfor %}";
+        let (shown, range) = shown(text).unwrap();
+        assert_eq!(shown, "**o.id** · property · `integer`\n\nThe order's number");
+        assert_eq!(range, (11, 26, 28));
+    }
 }
