@@ -305,4 +305,18 @@ mod tests {
         assert_eq!(shown, "**o.id** · property · `integer`\n\nThe order's number");
         assert_eq!(range, (11, 26, 28));
     }
+
+    #[test]
+    fn declarations_in_the_mapping_form() {
+        let text = "---\ninputs:\n  ci‸ty: {kind: string, description: Where}\noutputs:\n  temp: {kind: float}\n---\n{{ city }}";
+        assert_eq!(
+            shown(text).unwrap(),
+            ("**city** · input · `string`\n\nWhere\n\nUsed on line 7.".to_owned(), (2, 2, 6))
+        );
+        let text = "---\ninputs:\n  city: {kind: string, description: Where}\noutputs:\n  te‸mp: {kind: float}\n---\n{{ city }}";
+        assert_eq!(shown(text).unwrap().0, "**temp** · output · `float`");
+        // A name no input declares.
+        let text = "---\ninputs: [a]\n---\n{{ a }}{{ b‸ }}";
+        assert_eq!(shown(text).unwrap().0, "**b**\n\nNo input declares it.");
+    }
 }
