@@ -398,7 +398,7 @@ pub(crate) mod tests {
         let text = text.replacen('‸', "", 1);
         let uri: lsp_types::Uri = "untitled:Untitled-1".parse().unwrap();
         let mut doc = Document::new(uri, text, 1, Encoding::Utf16);
-        doc.analysis = crate::analysis::analyze(&doc.text, None, &|_| None);
+        doc.analysis = crate::analysis::analyze(&doc.text, None, &[]);
         (doc, offset)
     }
 
@@ -525,7 +525,7 @@ pub(crate) mod tests {
         for text in texts {
             let uri: lsp_types::Uri = "untitled:x".parse().unwrap();
             let mut doc = Document::new(uri, text.to_owned(), 1, Encoding::Utf16);
-            doc.analysis = crate::analysis::analyze(&doc.text, None, &|_| None);
+            doc.analysis = crate::analysis::analyze(&doc.text, None, &[]);
             for offset in 0..=text.len() + 1 {
                 let _ = completion(&doc, offset);
                 let _ = crate::hover::hover(&doc, offset);

@@ -51,7 +51,7 @@ fn template(doc: &Document, offset: usize) -> Option<(Span, String)> {
                 let mut path: Vec<&str> = chain.clone();
                 path.push(&name.name);
                 let property = resolve(doc, agent, &path, name.span.start)
-                    .or_else(|| agent.input(root).and_then(|r| find_named(r, &name.name)))?;
+                    .or_else(|| through_alias(agent.input(root)?, path.get(1..)?))?;
                 let shown = if chain.is_empty() { name.name.clone() } else { path.join(".") };
                 property_markdown(&shown, "property", property)
             }
@@ -78,20 +78,17 @@ fn template(doc: &Document, offset: usize) -> Option<(Span, String)> {
     Some((word, property_markdown(&path.join("."), "property", property)))
 }
 
-/// The first property named `name` under `root`, breadth first (for a read whose way to the
-/// input the text does not show).
-fn find_named<'a>(root: &'a Property, name: &str) -> Option<&'a Property> {
-    let mut queue = vec![root];
-    let mut at = 0;
-    while let Some(p) = queue.get(at).copied() {
-        at += 1;
-        if at > 1 && p.name == name {
-            return Some(p);
-        }
-        queue.extend(p.properties.iter().flatten());
-        queue.extend(p.items.as_deref());
+/// The property that `rest` reads below a local name bound to the input `root` or to one of its
+/// items (`{% set u = user %}{{ u.name }}`, `{% with %}`), when the text does not say how.
+fn through_alias<'a>(root: &'a Property, rest: &[&str]) -> Option<&'a Property> {
+    let mut property = match (&root.kind, &root.items) {
+        (prompty_core::PropertyKind::Array, Some(items)) => items.as_ref(),
+        _ => root,
+    };
+    for name in rest {
+        property = property.properties.as_ref()?.iter().find(|p| p.name == *name)?;
     }
-    None
+    Some(property)
 }
 
 fn property_markdown(shown: &str, what: &str, p: &Property) -> String {
@@ -318,5 +315,11 @@ mod tests {
         // A name no input declares.
         let text = "---\ninputs: [a]\n---\n{{ a }}{{ b‸ }}";
         assert_eq!(shown(text).unwrap().0, "**b**\n\nNo input declares it.");
+    }
+
+    #[test]
+    fn a_property_read_through_an_alias() {
+        let text = "---\ninputs:\n  - name: user\n    kind: object\n    properties: [{name: email, kind: string}]\n---\n{% set u = user %}{{ u.em‸ail }}";
+        assert_eq!(shown(text).unwrap().0, "**u.email** · property · `string`");
     }
 }
