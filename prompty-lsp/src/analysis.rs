@@ -24,6 +24,9 @@ pub struct Analysis {
     pub variant: Option<Variant>,
     /// The size of a document too large to analyze.
     pub too_large: Option<usize>,
+    /// While the text does not load (a key half typed), the agent of the last text that did:
+    /// completion, hover, definitions and symbols keep working from it.
+    pub previous_agent: Option<Agent>,
 }
 
 /// A locale variant's default file and the variant's mismatches with it.
@@ -36,9 +39,10 @@ pub struct Variant {
 }
 
 impl Analysis {
-    /// The agent, when the text loads.
+    /// The agent, when the text loads; else the one of the last text that loaded
+    /// ([`Analysis::previous_agent`]).
     pub fn agent(&self) -> Option<&Agent> {
-        self.report.as_ref()?.agent.as_ref()
+        self.report.as_ref().and_then(|r| r.agent.as_ref()).or(self.previous_agent.as_ref())
     }
 
     /// The files the analysis read besides the document (its `${file:}` targets, OpenAPI
@@ -83,7 +87,7 @@ pub fn analyze(text: &str, path: Option<&Path>, open: &[(&Path, &str)]) -> Analy
     let format = report.agent.as_ref().map_or_else(|| "jinja2".to_owned(), |a| a.template.format.kind.clone());
     let outline = analysis::outline(text, &format);
     let variant = path.and_then(|p| variant(p, &report, &options, &read));
-    Analysis { report: Some(report), outline, display, format, variant, too_large: None }
+    Analysis { report: Some(report), outline, display, format, variant, too_large: None, previous_agent: None }
 }
 
 /// For a locale variant: its default file, checked, and the variant's mismatches with it.

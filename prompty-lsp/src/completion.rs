@@ -251,45 +251,30 @@ fn template(doc: &Document, tag: Span, offset: usize) -> Vec<CompletionItem> {
             })
             .collect(),
         Want::Name(chain) if chain.is_empty() => {
-            let Some(inputs) = agent.and_then(|a| a.inputs.as_ref()) else { return Vec::new() };
-            inputs
-                .iter()
-                .map(|p| {
-                    let kind = CompletionItemKind::VARIABLE;
-                    item(
-                        doc,
-                        span,
-                        &p.name,
-                        p.name.clone(),
-                        kind,
-                        Some(p.kind.as_str().to_owned()),
-                        p.description.clone(),
-                    )
-                })
-                .collect()
+            let inputs = agent.and_then(|a| a.inputs.as_deref()).unwrap_or_default();
+            property_items(doc, span, inputs, CompletionItemKind::VARIABLE)
         }
         Want::Name(chain) => {
             let Some(agent) = agent else { return Vec::new() };
             let Some(property) = resolve(doc, agent, &chain, tag.start) else { return Vec::new() };
-            property
-                .properties
-                .iter()
-                .flatten()
-                .map(|p| {
-                    let kind = CompletionItemKind::FIELD;
-                    item(
-                        doc,
-                        span,
-                        &p.name,
-                        p.name.clone(),
-                        kind,
-                        Some(p.kind.as_str().to_owned()),
-                        p.description.clone(),
-                    )
-                })
-                .collect()
+            property_items(doc, span, property.properties.as_deref().unwrap_or_default(), CompletionItemKind::FIELD)
         }
     }
+}
+
+/// One item per property (an input, or a property of one), its kind as the detail.
+fn property_items(
+    doc: &Document,
+    span: Span,
+    properties: &[Property],
+    kind: CompletionItemKind,
+) -> Vec<CompletionItem> {
+    properties
+        .iter()
+        .map(|p| {
+            item(doc, span, &p.name, p.name.clone(), kind, Some(p.kind.as_str().to_owned()), p.description.clone())
+        })
+        .collect()
 }
 
 /// The declared property the dotted names `chain` read (`user.address`: the property `address`

@@ -222,7 +222,12 @@ impl Server {
             let Some(doc) = self.documents.get_mut(&key) else { continue };
             doc.dirty = false;
             match analysis {
-                Ok(analysis) => doc.analysis = analysis,
+                Ok(mut analysis) => {
+                    if analysis.report.as_ref().is_some_and(|r| r.agent.is_none()) {
+                        analysis.previous_agent = doc.analysis.agent().cloned();
+                    }
+                    doc.analysis = analysis;
+                }
                 Err(panic) => {
                     eprintln!("prompty lsp: internal error analyzing {}: {}", doc.uri.as_str(), panic_text(&panic));
                     continue;
@@ -456,4 +461,72 @@ pub fn run_stdio() -> Result<(), ServerError> {
         threads.join().map_err(|e| ServerError(format!("cannot finish reading or writing: {e}")))?;
     }
     result
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn server() -> Server {
+        let mut server = Server::new();
+        server.initialize(serde_json::from_value(json!({"capabilities": {}})).unwrap());
+        server
+    }
+
+    fn notify(server: &mut Server, method: &str, params: Value) {
+        assert!(server.handle(Message::Notification(Notification::new(method.into(), params))).is_empty());
+    }
+
+    #[test]
+    fn while_a_key_is_half_typed_the_last_agent_that_loaded_serves_completion() {
+        let mut s = server();
+        let uri = "file:///tmp/half.prompty";
+        let text = "---\ninputs: [city]\n---\nuser:\n{{ c";
+        let doc = json!({"uri": uri, "languageId": "prompty", "version": 1, "text": text});
+        notify(&mut s, "textDocument/didOpen", json!({"textDocument": doc}));
+        assert_eq!(s.document(uri).unwrap().analysis.agent().unwrap().inputs.as_ref().unwrap()[0].name, "city");
+        // `model: {` left open: the frontmatter does not load.
+        let edit = json!({"range": {"start": {"line": 1, "character": 0}, "end": {"line": 1, "character": 0}}, "text": "model: {\n"});
+        notify(
+            &mut s,
+            "textDocument/didChange",
+            json!({"textDocument": {"uri": uri, "version": 2}, "contentChanges": [edit]}),
+        );
+        let doc = s.document(uri).unwrap();
+        assert!(doc.analysis.report.as_ref().unwrap().agent.is_none());
+        assert_eq!(doc.analysis.agent().unwrap().inputs.as_ref().unwrap()[0].name, "city");
+        let request = Request::new(
+            RequestId::from(1),
+            "textDocument/completion".into(),
+            json!({"textDocument": {"uri": uri}, "position": {"line": 5, "character": 4}}),
+        );
+        let out = s.handle(Message::Request(request));
+        let Some(Message::Response(response)) = out.last() else { panic!("{out:?}") };
+        let labels: Vec<&str> = response
+            .response_result
+            .as_ref()
+            .unwrap()
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter_map(|i| i["label"].as_str())
+            .collect();
+        assert_eq!(labels, ["city"]);
+    }
+
+    #[test]
+    fn a_request_for_a_document_never_opened_is_an_error_that_says_so() {
+        let mut s = server();
+        let request = Request::new(
+            RequestId::from(7),
+            "textDocument/hover".into(),
+            json!({"textDocument": {"uri": "file:///nowhere.prompty"}, "position": {"line": 0, "character": 0}}),
+        );
+        let out = s.handle(Message::Request(request));
+        let Some(Message::Response(response)) = out.last() else { panic!("{out:?}") };
+        let error = response.response_result.as_ref().unwrap_err();
+        assert_eq!(error.code, ErrorCode::InvalidParams as i32);
+        assert_eq!(error.message, "the document file:///nowhere.prompty is not open: send textDocument/didOpen first");
+    }
 }
