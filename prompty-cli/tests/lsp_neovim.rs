@@ -169,17 +169,15 @@ fn run_neovim(dir: &Path) -> Value {
         if started.elapsed() > DEADLINE {
             let _ = child.kill();
             let output = child.wait_with_output().unwrap();
-            panic!(
-                "Neovim did not finish within {DEADLINE:?}; stderr: {}",
-                String::from_utf8_lossy(&output.stderr)
-            );
+            panic!("Neovim did not finish within {DEADLINE:?}; stderr: {}", String::from_utf8_lossy(&output.stderr));
         }
         std::thread::sleep(Duration::from_millis(50));
     };
     let output = child.wait_with_output().unwrap();
     let stderr = String::from_utf8_lossy(&output.stderr);
     assert!(status.success(), "nvim exited with {status}; stderr: {stderr}");
-    let text = std::fs::read_to_string(&out).unwrap_or_else(|e| panic!("Neovim wrote no result ({e}); stderr: {stderr}"));
+    let text =
+        std::fs::read_to_string(&out).unwrap_or_else(|e| panic!("Neovim wrote no result ({e}); stderr: {stderr}"));
     let result: Value = serde_json::from_str(&text).unwrap();
     assert!(result.get("error").is_none(), "the scenario failed in Neovim: {}; stderr: {stderr}", result["error"]);
     result
