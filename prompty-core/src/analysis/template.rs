@@ -599,7 +599,8 @@ fn find_open(source: &str, from: usize) -> Option<usize> {
 /// (`x.word`) and not inside a string literal.
 fn find_word(text: &str, word: &str) -> Option<usize> {
     let bytes = text.as_bytes();
-    let is_ident = |b: u8| b.is_ascii_alphanumeric() || b == b'_';
+    // A byte of a letter that is not ASCII counts as part of an identifier.
+    let is_ident = |b: u8| b.is_ascii_alphanumeric() || b == b'_' || !b.is_ascii();
     let mut quote: Option<u8> = None;
     let mut i = 0;
     while i < bytes.len() {
@@ -609,7 +610,7 @@ fn find_word(text: &str, word: &str) -> Option<usize> {
             Some(_) => {}
             None if b == b'"' || b == b'\'' => quote = Some(b),
             None => {
-                if text[i..].starts_with(word)
+                if bytes[i..].starts_with(word.as_bytes())
                     && (i == 0 || (!is_ident(bytes[i - 1]) && bytes[i - 1] != b'.'))
                     && bytes.get(i + word.len()).is_none_or(|&n| !is_ident(n))
                 {
@@ -680,6 +681,17 @@ mod tests {
                    {{ range(3) | join(',') }} {{ 'name' }} {{ user.name }}";
         let v = analyze("jinja2", src).unwrap().unwrap();
         assert_eq!(names(&v), [("items", (3, 16)), ("name", (2, 7)), ("user", (4, 44))]);
+    }
+
+    /// A word is looked for byte by byte: text that is not ASCII before it (here in a raw block,
+    /// whose `{{ }}` is text) is skipped, never sliced inside a character.
+    #[test]
+    fn first_uses_after_text_that_is_not_ascii() {
+        let src = "user:\n{% raw %}{{ é }}{% endraw %}{{ x }}";
+        let v = analyze("jinja2", src).unwrap().unwrap();
+        assert_eq!(v.required.keys().collect::<Vec<_>>(), ["x"]);
+        assert_eq!(find_word(" é x", "x"), Some(4));
+        assert_eq!(find_word("éx ñx", "x"), None);
     }
 
     #[test]
