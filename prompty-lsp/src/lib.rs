@@ -18,7 +18,9 @@
 //!
 //! The protocol runs on [`lsp_server`] (stdio, JSON-RPC) with [`lsp_types`]. Positions are counted
 //! in UTF-16 code units, or UTF-8 bytes when the client offers them. Bounds: documents up to
-//! [`analysis::MAX_DOCUMENT_BYTES`] are analyzed, [`server::MAX_OPEN_DOCUMENTS`] kept open.
+//! [`analysis::MAX_DOCUMENT_BYTES`] are analyzed, [`server::MAX_OPEN_DOCUMENTS`] kept open, messages
+//! up to [`transport::MAX_MESSAGE_BYTES`] read (a frame that cannot be read is answered with an
+//! error and skipped: no input stops the server).
 //!
 //! ```no_run
 //! // What `prompty lsp` runs.
@@ -40,6 +42,7 @@ mod schema;
 pub mod server;
 mod symbols;
 mod tokens;
+pub mod transport;
 pub mod yaml_path;
 
 pub use document::{path_to_uri, uri_to_path, Document};

@@ -405,19 +405,49 @@ fn panic_text(panic: &Box<dyn std::any::Any + Send>) -> String {
 
 /// Serves a client on `connection` until it sends `shutdown` and `exit` (or hangs up).
 ///
+/// Requests before `initialize` are answered with `ServerNotInitialized`, an `initialize` whose
+/// parameters cannot be read with `InvalidParams` (the client may send another), requests after
+/// `shutdown` with `InvalidRequest`; notifications before `initialize` or after `shutdown` are
+/// dropped.
+///
 /// # Errors
-/// The client broke the protocol (no `initialize` first, a message that is not JSON-RPC).
+/// The client sent `exit` without `shutdown` first (the protocol's exit code 1), or hung up
+/// before `initialize`.
 pub fn run(connection: Connection) -> Result<(), ServerError> {
     let mut server = Server::new();
-    let (id, params) = connection.initialize_start()?;
-    let params: InitializeParams = serde_json::from_value(params)
-        .map_err(|e| ServerError(format!("cannot read the parameters of initialize: {e}")))?;
-    let result = server.initialize(params);
-    let result = serde_json::to_value(result).map_err(|e| ServerError(e.to_string()))?;
-    connection.initialize_finish(id, result)?;
     let send = |m: Message| connection.sender.send(m).map_err(|_| ServerError("the client hung up".to_owned()));
     loop {
-        let message = match server.deadline() {
+        let Ok(message) = connection.receiver.recv() else {
+            return Err(ServerError("the client hung up before `initialize`".to_owned()));
+        };
+        match message {
+            Message::Request(r) if r.method == "initialize" => {
+                match serde_json::from_value::<InitializeParams>(r.params) {
+                    Ok(params) => {
+                        let result = server.initialize(params);
+                        send(Message::Response(Response::new_ok(r.id, result)))?;
+                        break;
+                    }
+                    Err(e) => send(Message::Response(invalid(
+                        r.id,
+                        format!("cannot read the parameters of initialize: {e}"),
+                    )))?,
+                }
+            }
+            Message::Request(r) => send(Message::Response(Response::new_err(
+                r.id,
+                ErrorCode::ServerNotInitialized as i32,
+                format!("the server is not initialized: send `initialize` before `{}`", r.method),
+            )))?,
+            Message::Notification(n) if n.method == "exit" => {
+                return Err(ServerError("the client sent `exit` before `initialize`".to_owned()))
+            }
+            _ => {}
+        }
+    }
+    let mut shut_down = false;
+    loop {
+        let message = match server.deadline().filter(|_| !shut_down) {
             Some(deadline) => match connection.receiver.recv_deadline(deadline) {
                 Ok(m) => Some(m),
                 Err(crossbeam_channel::RecvTimeoutError::Timeout) => None,
@@ -434,13 +464,31 @@ pub fn run(connection: Connection) -> Result<(), ServerError> {
             }
             continue;
         };
-        if let Message::Request(request) = &message {
-            if connection.handle_shutdown(request)? {
-                return Ok(());
+        match &message {
+            Message::Notification(n) if n.method == "exit" => {
+                return match shut_down {
+                    true => Ok(()),
+                    false => Err(ServerError("the client sent `exit` without `shutdown` first".to_owned())),
+                };
             }
-        }
-        if matches!(&message, Message::Notification(n) if n.method == "exit") {
-            return Ok(());
+            Message::Request(r) if shut_down => {
+                let why =
+                    format!("the server is shutting down (only `exit` is expected), not answering `{}`", r.method);
+                send(Message::Response(Response::new_err(r.id.clone(), ErrorCode::InvalidRequest as i32, why)))?;
+                continue;
+            }
+            Message::Request(r) if r.method == "shutdown" => {
+                shut_down = true;
+                send(Message::Response(Response::new_ok(r.id.clone(), ())))?;
+                continue;
+            }
+            Message::Request(r) if r.method == "initialize" => {
+                let why = "the server is already initialized".to_owned();
+                send(Message::Response(Response::new_err(r.id.clone(), ErrorCode::InvalidRequest as i32, why)))?;
+                continue;
+            }
+            Message::Notification(_) if shut_down => continue,
+            _ => {}
         }
         for out in server.handle(message) {
             send(out)?;
@@ -448,18 +496,16 @@ pub fn run(connection: Connection) -> Result<(), ServerError> {
     }
 }
 
-/// Serves a client on stdin and stdout (`prompty lsp`).
+/// Serves a client on stdin and stdout (`prompty lsp`): frames that cannot be read are answered
+/// with an error and skipped (see [`crate::transport`]).
 ///
 /// # Errors
 /// As [`run`].
 pub fn run_stdio() -> Result<(), ServerError> {
-    let (connection, threads) = Connection::stdio();
+    let (connection, threads) = crate::transport::stdio();
     let result = run(connection);
-    // The writer ends when its sender is dropped (with `connection`); the reader may still wait on
-    // stdin, which the client closes when the server exits.
-    if result.is_ok() {
-        threads.join().map_err(|e| ServerError(format!("cannot finish reading or writing: {e}")))?;
-    }
+    // Every message sent is written before the process ends (the writer ends with `connection`).
+    threads.join().map_err(|e| ServerError(format!("cannot write to stdout: {e}")))?;
     result
 }
 
