@@ -481,6 +481,15 @@ impl<'s> Walker<'s, '_> {
             }
             ast::Expr::Const(_) => {}
             ast::Expr::Slice(s) => {
+                // minijinja's `undeclared_variables` leaves out the value sliced (`items[:n]`):
+                // a root name read only there is read all the same.
+                if let ast::Expr::Var(v) = &s.expr {
+                    if !self.is_local(v.id) && !self.globals.contains(&v.id) && !self.vars.required.contains_key(v.id) {
+                        let at = self.place(v.span().start_offset);
+                        self.vars.mentioned.insert(v.id.to_owned());
+                        self.vars.required.insert(v.id.to_owned(), at);
+                    }
+                }
                 self.expr(&s.expr);
                 for e in [&s.start, &s.stop, &s.step].into_iter().flatten() {
                     self.expr(e);
@@ -681,6 +690,17 @@ mod tests {
                    {{ range(3) | join(',') }} {{ 'name' }} {{ user.name }}";
         let v = analyze("jinja2", src).unwrap().unwrap();
         assert_eq!(names(&v), [("items", (3, 16)), ("name", (2, 7)), ("user", (4, 44))]);
+    }
+
+    /// A value read only through a slice is read (minijinja's own list of names misses it).
+    #[test]
+    fn sliced_values_are_read() {
+        let src = "user:\n{% for x in items[:n] %}{{ x }}{% endfor %}\n{{ other[1:] }} {{ items[::2] }}";
+        let v = analyze("jinja2", src).unwrap().unwrap();
+        assert_eq!(names(&v), [("items", (2, 13)), ("n", (2, 20)), ("other", (3, 4))]);
+        assert!(v.mentioned.contains("items") && v.mentioned.contains("other"));
+        let v = analyze("jinja2", "{% for x in xs %}{{ x[1:] }}{% endfor %}").unwrap().unwrap();
+        assert_eq!(names(&v), [("xs", (1, 13))], "a local name sliced is no input");
     }
 
     /// A word is looked for byte by byte: text that is not ASCII before it (here in a raw block,
