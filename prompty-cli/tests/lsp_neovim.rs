@@ -1,12 +1,12 @@
 //! A real editor as the client of `prompty lsp`: Neovim (Debian's `neovim`, 0.7 or later), headless
-//! and isolated (`--clean`, no shada, no swap file, its XDG folders in a scratch folder), opens a
-//! broken `.prompty` file with the server configured the way docs/editors.md shows for Neovim 0.7
-//! (`vim.lsp.start_client` + `vim.lsp.buf_attach_client`, a `prompty` filetype for `*.prompty`).
-//! The test's Lua records every `textDocument/publishDiagnostics` Neovim receives and what
-//! `vim.diagnostic.get` then holds, edits the buffer twice (a whole line with `nvim_buf_set_lines`,
-//! then a word after non-ASCII letters with `nvim_buf_set_text`, which Neovim sends as incremental
-//! changes counted in UTF-16), stops the server and writes it all as JSON; the test compares it
-//! with what `prompty check` reports for the same file.
+//! and isolated (`--clean`, no shada, no swap file, its XDG folders and HOME in a scratch folder),
+//! opens a broken `.prompty` file with the server configured exactly as docs/editors.md shows for
+//! Neovim 0.7 (the block is read from the page; `prompty` on the PATH is this test's binary). The
+//! test's Lua records every `textDocument/publishDiagnostics` Neovim receives and what
+//! `vim.diagnostic.get` then holds, edits the buffer twice (a whole line with
+//! `nvim_buf_set_lines`, then a word after non-ASCII letters with `nvim_buf_set_text`, which Neovim
+//! sends as incremental changes counted in UTF-16), stops the server and writes it all as JSON; the
+//! test compares it with what `prompty check` reports for the same file.
 
 mod common;
 
@@ -42,11 +42,11 @@ user:
 {{ questoin | upper }}
 ";
 
-/// Neovim's configuration: the server as docs/editors.md configures it for Neovim 0.7, and the
-/// scenario, run once Neovim has opened the file.
-const INIT_LUA: &str = r#"
+/// What the test adds before the configuration of docs/editors.md: Neovim kept apart from the
+/// machine's, every publishDiagnostics Neovim receives recorded (then handled as Neovim does),
+/// and the server's exit code.
+const PRELUDE: &str = r#"
 local out = assert(os.getenv('PROMPTY_NVIM_OUT'))
-local bin = assert(os.getenv('PROMPTY_BIN'))
 vim.opt.swapfile = false
 vim.opt.shadafile = 'NONE'
 
@@ -57,32 +57,23 @@ local function finish(result)
   vim.cmd('qall!')
 end
 
--- Every publishDiagnostics Neovim receives, then Neovim's own handling of it.
 local published = {}
-local function on_publish(err, result, ctx, config)
+local on_publish = vim.lsp.handlers['textDocument/publishDiagnostics']
+vim.lsp.handlers['textDocument/publishDiagnostics'] = function(err, result, ctx, config)
   table.insert(published, result)
-  return vim.lsp.diagnostic.on_publish_diagnostics(err, result, ctx, config)
+  return on_publish(err, result, ctx, config)
 end
 
 local exited = nil
-vim.api.nvim_create_autocmd({ 'BufRead', 'BufNewFile' }, {
-  pattern = '*.prompty',
-  callback = function() vim.bo.filetype = 'prompty' end,
-})
-vim.api.nvim_create_autocmd('FileType', {
-  pattern = 'prompty',
-  callback = function(args)
-    local id = vim.lsp.start_client({
-      name = 'prompty',
-      cmd = { bin, 'lsp' },
-      root_dir = vim.fn.getcwd(),
-      handlers = { ['textDocument/publishDiagnostics'] = on_publish },
-      on_exit = function(code, signal) exited = { code = code, signal = signal } end,
-    })
-    vim.lsp.buf_attach_client(args.buf, id)
-  end,
-})
+local start_client = vim.lsp.start_client
+vim.lsp.start_client = function(config)
+  config.on_exit = function(code, signal) exited = { code = code, signal = signal } end
+  return start_client(config)
+end
+"#;
 
+/// The scenario, run once Neovim has opened the file.
+const SCENARIO: &str = r#"
 local function wait_for_more(n, what)
   assert(vim.wait(20000, function() return #published > n end, 10), 'no diagnostics within 20 s ' .. what)
 end
@@ -122,6 +113,18 @@ vim.api.nvim_create_autocmd('VimEnter', {
 })
 "#;
 
+/// The Neovim 0.7 configuration of docs/editors.md, as written there.
+fn documented_configuration() -> String {
+    let page = std::fs::read_to_string(common::root().join("docs").join("editors.md")).unwrap();
+    let section = page.split("### Neovim 0.7\n").nth(1).expect("docs/editors.md has a `### Neovim 0.7` section");
+    let block = section.split("```text\n").nth(1).and_then(|b| b.split("\n```").next()).expect("a text block");
+    assert!(
+        block.contains("vim.lsp.start_client(") && block.contains("cmd = { 'prompty', 'lsp' }"),
+        "the Neovim 0.7 block of docs/editors.md starts `prompty lsp`:\n{block}"
+    );
+    block.to_owned()
+}
+
 /// What Neovim reported: the scenario's JSON.
 fn run_neovim(dir: &Path) -> Value {
     let nvim = Command::new("nvim").arg("--version").output();
@@ -135,14 +138,22 @@ fn run_neovim(dir: &Path) -> Value {
     assert!(version.starts_with("NVIM v"), "`nvim --version` says {version:?}: not Neovim");
     let xdg = dir.join("xdg");
     let (init, out) = (dir.join("init.lua"), dir.join("neovim.json"));
-    std::fs::write(&init, INIT_LUA).unwrap();
+    std::fs::write(&init, format!("{PRELUDE}\n{}\n{SCENARIO}", documented_configuration())).unwrap();
+    // `prompty` on the PATH, as the documentation assumes: this test's binary.
+    let bin = dir.join("bin");
+    std::fs::create_dir_all(&bin).unwrap();
+    std::os::unix::fs::symlink(common::bin(), bin.join("prompty")).unwrap();
+    let path = std::env::join_paths(
+        std::iter::once(bin).chain(std::env::split_paths(&std::env::var_os("PATH").unwrap_or_default())),
+    )
+    .unwrap();
     let mut nvim = Command::new("nvim");
     nvim.args(["--headless", "--clean", "-n", "-i", "NONE", "-u"])
         .arg(&init)
         .arg("broken.prompty")
         .current_dir(dir)
         .env("PROMPTY_NVIM_OUT", &out)
-        .env("PROMPTY_BIN", common::bin())
+        .env("PATH", path)
         .env("HOME", dir)
         .env("NVIM_LOG_FILE", dir.join("nvim.log"))
         .env_remove("NVIM")
