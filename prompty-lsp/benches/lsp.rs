@@ -10,6 +10,7 @@
 //!   diagnostics converted): the target is under 10 ms;
 //! - completion inside `{{ }}` (the whole request: parameters read, the document found, the
 //!   items made and serialized): the target is under 5 ms;
+//! - completion of a model option's key in the frontmatter (the same target);
 //! - hover on an input in the template;
 //! - the reference, in the same run: `prompty_core::analysis::check_str` on the same text (the
 //!   analysis the compiler runs), and `prompty_lsp::analysis::analyze` (that plus the outline).
@@ -269,6 +270,7 @@ fn main() {
     };
 
     let (cl, cc) = position_after(&text, "{{ customer.");
+    let (kl, kc) = position_after(&text, "    maxOutput");
     let (hl, hc) = position_after(&text, "with a {{ to");
     let mut id = 0;
     let mut ask = |server: &mut Server, method: &str, line: u32, character: u32| -> (Duration, Value) {
@@ -293,17 +295,23 @@ fn main() {
     for _ in 0..10 {
         edit(&mut server);
         ask(&mut server, "textDocument/completion", cl, cc);
+        ask(&mut server, "textDocument/completion", kl, kc);
         ask(&mut server, "textDocument/hover", hl, hc);
     }
-    let (mut edits, mut completions, mut hovers, mut checks, mut analyses) =
-        (Vec::new(), Vec::new(), Vec::new(), Vec::new(), Vec::new());
-    let (mut items, mut hover_text) = (0, String::new());
+    let (mut edits, mut completions, mut key_completions, mut hovers, mut checks, mut analyses) =
+        (Vec::new(), Vec::new(), Vec::new(), Vec::new(), Vec::new(), Vec::new());
+    let (mut items, mut key_items, mut hover_text) = (0, 0, String::new());
+    let count =
+        |completion: &Value| completion.as_array().or_else(|| completion["items"].as_array()).map_or(0, Vec::len);
     let path = Path::new("/tmp/prompty-lsp-bench/support.prompty");
     for _ in 0..rounds {
         edits.push(edit(&mut server));
         let (t, completion) = ask(&mut server, "textDocument/completion", cl, cc);
         completions.push(t);
-        items = completion.as_array().or_else(|| completion["items"].as_array()).map_or(0, Vec::len);
+        items = count(&completion);
+        let (t, completion) = ask(&mut server, "textDocument/completion", kl, kc);
+        key_completions.push(t);
+        key_items = count(&completion);
         let (t, hover) = ask(&mut server, "textDocument/hover", hl, hc);
         hovers.push(t);
         hover_text =
@@ -322,6 +330,10 @@ fn main() {
     println!(
         "{}",
         Figures(completions).line(&format!("completion in `{{{{ customer. }}}}` ({items} items)"), Some(5.0))
+    );
+    println!(
+        "{}",
+        Figures(key_completions).line(&format!("completion of a model option key ({key_items} items)"), Some(5.0))
     );
     let shown = if hover_text.is_empty() { "nothing shown".to_owned() } else { format!("{} chars", hover_text.len()) };
     println!("{}", Figures(hovers).line(&format!("hover on `tone` in the template ({shown})"), None));
