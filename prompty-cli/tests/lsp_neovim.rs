@@ -8,6 +8,9 @@
 //! sends as incremental changes counted in UTF-16), stops the server and writes it all as JSON; the
 //! test compares it with what `prompty check` reports for the same file.
 
+// Debian's Neovim, and `prompty` put on the PATH as a symbolic link.
+#![cfg(unix)]
+
 mod common;
 
 use serde_json::Value;
