@@ -144,6 +144,17 @@ impl Client {
         );
     }
 
+    /// Closes a document and waits for the (empty, unversioned) diagnostics that clear it.
+    pub fn close(&mut self, uri: &str) -> Vec<Value> {
+        self.notify("textDocument/didClose", json!({"textDocument": {"uri": uri}}));
+        let cleared = self.wait_for(|m| {
+            m["method"] == "textDocument/publishDiagnostics"
+                && m["params"]["uri"] == uri
+                && m["params"]["version"].is_null()
+        });
+        cleared["params"]["diagnostics"].as_array().cloned().unwrap_or_default()
+    }
+
     /// Waits for the diagnostics of `uri` published for `version` (the last ones first).
     pub fn diagnostics(&mut self, uri: &str, version: i64) -> Vec<Value> {
         let m = self.wait_for(|m| {
