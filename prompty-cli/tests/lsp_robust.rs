@@ -264,7 +264,7 @@ fn documents_never_opened_or_closed_get_errors_not_crashes() {
     client.open(uri, BROKEN);
     assert_eq!(client.diagnostics(uri, 1).len(), 1);
     // Closing clears its diagnostics.
-    assert_eq!(client.close(&uri), Vec::<Value>::new());
+    assert_eq!(client.close(uri), Vec::<Value>::new());
     client.notify("textDocument/didClose", json!({"textDocument": {"uri": uri}}));
     client.notify(
         "textDocument/didChange",
