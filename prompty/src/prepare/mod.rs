@@ -12,6 +12,7 @@ pub(crate) mod origin;
 pub(crate) mod parse;
 pub(crate) mod renderers;
 pub(crate) mod rich;
+pub(crate) mod segments;
 pub(crate) mod typed_inputs;
 
 use crate::registry::marks::Marks;

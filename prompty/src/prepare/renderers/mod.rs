@@ -48,6 +48,19 @@ pub(crate) fn render_for_prepare(agent: &Agent, inputs: &Map<String, Value>) -> 
     crate::prepare::split(agent, &marks, &out)
 }
 
+/// [`render_for_prepare`] with the source of every value: what [`crate::render_segments`] reads.
+/// Inputs are validated, rich ones substituted and every noncharacter neutralised.
+///
+/// The first version keeps no source (every `source` is `None`).
+pub(crate) fn render_sourced(
+    agent: &Agent,
+    inputs: &Map<String, Value>,
+) -> Result<(String, Vec<crate::prepare::segments::Interp>)> {
+    let (text, ranges) = render_for_prepare(agent, inputs)?;
+    let interps = ranges.into_iter().map(|range| crate::prepare::segments::Interp { range, source: None }).collect();
+    Ok((text, interps))
+}
+
 /// Async form of [`render_for_prepare`].
 pub(crate) async fn render_for_prepare_async(
     agent: &Agent,
