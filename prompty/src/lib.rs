@@ -253,9 +253,9 @@ pub use invoke::{cast, invoke, invoke_async, invoke_stream, run, run_async, run_
 pub use prepare::load::{load, load_async, load_with, load_with_async};
 pub use prepare::parse::{parse, parse_async};
 pub use prepare::rich::{expand_rich, RichInputs, RichValue};
-pub use prepare::segments::{render_segments, RenderSegment, SegmentKind};
+pub use prepare::segments::{render_segments, PartSegment, Prepared, RenderSegment, SegmentKind};
 pub use prepare::typed_inputs::Media;
-pub use prepare::{prepare, prepare_async, render, render_async};
+pub use prepare::{prepare, prepare_async, prepare_with_segments, prepare_with_segments_async, render, render_async};
 pub use prompts::{Picked, PromptRegistry, PromptSource, MAX_APPENDED_BYTES, MAX_APPENDERS, MAX_PROMPT_ID_LEN};
 pub use prompty_core::*;
 pub use providers::list_models;

@@ -87,10 +87,18 @@ fn neutralise_keys(map: &mut Map<String, Value>) {
 /// `prepare`, so no message carries a mark character, whatever the template, a custom parser or a
 /// thread input held.
 pub(crate) fn sanitise(messages: &mut [crate::Message]) {
-    for part in messages.iter_mut().flat_map(|m| m.content.iter_mut()) {
-        if let crate::ContentPart::Text { value } = part {
-            if let Some(clean) = neutralise(value) {
-                *value = clean;
+    sanitise_noted(messages, |_, _, _, _| {});
+}
+
+/// [`sanitise`] telling `changed(message, part, old, clean)` of each text it changes.
+pub(crate) fn sanitise_noted(messages: &mut [crate::Message], mut changed: impl FnMut(usize, usize, &str, &str)) {
+    for (m, message) in messages.iter_mut().enumerate() {
+        for (p, part) in message.content.iter_mut().enumerate() {
+            if let crate::ContentPart::Text { value } = part {
+                if let Some(clean) = neutralise(value) {
+                    changed(m, p, value, &clean);
+                    *value = clean;
+                }
             }
         }
     }

@@ -81,6 +81,20 @@ impl Parser for PromptyParser {
 
 fn split_messages(text: &str, values: &[Range<usize>]) -> Vec<Message> {
     let mut messages = Vec::new();
+    split_located(text, values, |message, _| messages.push(message));
+    messages
+}
+
+/// Whether `parser` is this crate's `prompty` parser, whose messages [`split_located`] places in
+/// the rendered text.
+pub(crate) fn is_builtin(parser: &std::sync::Arc<dyn Parser>) -> bool {
+    let any: &dyn std::any::Any = parser.as_ref();
+    any.is::<PromptyParser>()
+}
+
+/// What the `prompty` parser gives, with where each message's text is: `push(message, bytes)`
+/// for each message in order, `bytes` being the range of `text` its (only) text part holds.
+pub(crate) fn split_located(text: &str, values: &[Range<usize>], mut push: impl FnMut(Message, Range<usize>)) {
     let mut role = Role::System;
     let mut metadata = Map::new();
     let mut started = false; // whether a marker has been seen
@@ -88,6 +102,12 @@ fn split_messages(text: &str, values: &[Range<usize>]) -> Vec<Message> {
     let mut pos = 0;
     let mut next_value = 0;
     let bytes = text.as_bytes();
+    let mut emit = |role, start: usize, end: usize, metadata| {
+        let body = &text[start..end];
+        let trimmed = body.trim_matches(['\n', '\r']);
+        let from = start + (trimmed.as_ptr() as usize - body.as_ptr() as usize);
+        push(message(role, trimmed, metadata), from..from + trimmed.len());
+    };
     while pos < text.len() {
         // The line up to and with its `\n`.
         let start = pos;
@@ -103,26 +123,24 @@ fn split_messages(text: &str, values: &[Range<usize>]) -> Vec<Message> {
         let Some((new_role, attrs)) = role_marker(line) else {
             continue;
         };
-        let body = &text[body_start..start];
-        if started || !body.trim().is_empty() {
-            messages.push(message(role, body, std::mem::take(&mut metadata)));
+        if started || !text[body_start..start].trim().is_empty() {
+            emit(role, body_start, start, std::mem::take(&mut metadata));
         }
         started = true;
         role = new_role;
         metadata = attrs;
         body_start = pos;
     }
-    let body = &text[body_start..];
-    if started || !body.trim().is_empty() {
-        messages.push(message(role, body, metadata));
+    if started || !text[body_start..].trim().is_empty() {
+        emit(role, body_start, text.len(), metadata);
     }
-    messages
 }
 
-/// A message of the rendered text: a `tool_call_id` attribute is the typed field (an attribute
-/// that cannot be one, such as a boolean `tool_calls`, stays an attribute, which is never sent).
-fn message(role: Role, body: &str, metadata: Map<String, Value>) -> Message {
-    let content = vec![ContentPart::text(body.trim_matches(['\n', '\r']))];
+/// A message of the rendered text (`text`: its body, newlines trimmed): a `tool_call_id`
+/// attribute is the typed field (an attribute that cannot be one, such as a boolean `tool_calls`,
+/// stays an attribute, which is never sent).
+fn message(role: Role, text: &str, metadata: Map<String, Value>) -> Message {
+    let content = vec![ContentPart::text(text)];
     if metadata.is_empty() || (!metadata.contains_key("tool_call_id") && !metadata.contains_key("tool_calls")) {
         return Message { role, content, tool_calls: Vec::new(), tool_call_id: None, metadata };
     }
@@ -207,6 +225,19 @@ mod tests {
         for v in ["the user: said", "tool:", "user[name]:", "systems:", "user1:"] {
             assert!(first_marker_line(v).is_none(), "{v:?}");
         }
+    }
+
+    #[test]
+    fn located_messages_say_where_their_text_is() {
+        let text = "Intro\r\nsystem:\n\nA {x}\n\nuser:\n";
+        let mut got = Vec::new();
+        split_located(text, &[], |m, r| got.push((m.text(), r)));
+        assert_eq!(got.len(), 3);
+        for (message_text, range) in &got {
+            assert_eq!(&text[range.clone()], message_text);
+        }
+        assert_eq!(got[1].1, 16..21);
+        assert_eq!(got[2].1, text.len()..text.len());
     }
 
     #[test]

@@ -333,17 +333,56 @@ pub fn expand_rich(messages: Vec<Message>, rich: &RichInputs) -> Vec<Message> {
             RichValue::Part(_) => 0,
         })
         .sum();
-    expand_with(messages, rich, thread_messages, |i, out| {
-        if let (_, RichValue::Thread(thread)) = &rich.entries[i] {
-            out.extend(thread.iter().cloned());
-        }
-    })
+    expand_with(
+        messages,
+        rich,
+        thread_messages,
+        |i, out| {
+            if let (_, RichValue::Thread(thread)) = &rich.entries[i] {
+                out.extend(thread.iter().cloned());
+            }
+        },
+        |_| {},
+    )
 }
 
 /// [`expand_rich`] that moves each thread's messages into place instead of copying them (a thread
 /// printed twice is copied from its first place). Returns the rich inputs with their threads
 /// emptied, for [`check_expanded`].
-pub(crate) fn expand_rich_owned(messages: Vec<Message>, mut rich: RichInputs) -> (Vec<Message>, RichInputs) {
+pub(crate) fn expand_rich_owned(messages: Vec<Message>, rich: RichInputs) -> (Vec<Message>, RichInputs) {
+    expand_rich_placed(messages, rich, |_| {})
+}
+
+/// Where a piece of the messages [`expand_rich_placed`] gives came from, reported in the order the
+/// pieces are placed.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum Placed {
+    /// The next message is message `msg` of the input, unchanged.
+    Message(usize),
+    /// The next part of the message being built is part `part` of input message `msg`: whole
+    /// (`None`), or these bytes of its text.
+    Part { msg: usize, part: usize, bytes: Option<std::ops::Range<usize>> },
+    /// The next part of the message being built is rich entry `entry`'s part.
+    Rich(usize),
+    /// The parts placed since the last `Built` (or `Message`, `Thread`) are the next message.
+    Built,
+    /// The next `count` messages are thread entry `entry`'s.
+    Thread { entry: usize, count: usize },
+}
+
+impl RichInputs {
+    /// The input name of entry `i` (`history` for `__PROMPTY_THREAD_<nonce>_history__`).
+    pub(crate) fn entry_name(&self, i: usize) -> &str {
+        self.entries.get(i).map_or("", |(t, _)| token_name(t))
+    }
+}
+
+/// [`expand_rich_owned`] telling `note` where each piece of its messages came from.
+pub(crate) fn expand_rich_placed(
+    messages: Vec<Message>,
+    mut rich: RichInputs,
+    note: impl FnMut(Placed),
+) -> (Vec<Message>, RichInputs) {
     let mut threads: Vec<Option<Vec<Message>>> = rich
         .entries
         .iter_mut()
@@ -355,7 +394,7 @@ pub(crate) fn expand_rich_owned(messages: Vec<Message>, mut rich: RichInputs) ->
     let mut placed: Vec<Option<std::ops::Range<usize>>> = vec![None; threads.len()];
     // Room for every thread spliced once: the common case never grows the list.
     let thread_messages = threads.iter().flatten().map(Vec::len).sum();
-    let out = expand_with(messages, &rich, thread_messages, |i, out| match (threads[i].take(), placed[i].clone()) {
+    let splice = |i: usize, out: &mut Vec<Message>| match (threads[i].take(), placed[i].clone()) {
         (Some(thread), _) => {
             let start = out.len();
             out.extend(thread);
@@ -366,24 +405,28 @@ pub(crate) fn expand_rich_owned(messages: Vec<Message>, mut rich: RichInputs) ->
             out.extend(copy);
         }
         (None, None) => {}
-    });
+    };
+    let out = expand_with(messages, &rich, thread_messages, splice, note);
     (out, rich)
 }
 
 /// Splices rich values into `messages`: `splice(i, out)` appends the messages of thread entry `i`;
-/// `thread_messages` (how many messages the threads hold) sizes the list once.
+/// `thread_messages` (how many messages the threads hold) sizes the list once. `note` hears where
+/// each piece came from (see [`Placed`]).
 fn expand_with(
     messages: Vec<Message>,
     rich: &RichInputs,
     thread_messages: usize,
     mut splice: impl FnMut(usize, &mut Vec<Message>),
+    mut note: impl FnMut(Placed),
 ) -> Vec<Message> {
     if rich.is_empty() {
+        (0..messages.len()).for_each(|m| note(Placed::Message(m)));
         return messages;
     }
     let index = rich.index();
     let mut out = Vec::with_capacity(messages.len() + thread_messages);
-    for msg in messages {
+    for (m, msg) in messages.into_iter().enumerate() {
         let has_token = |part: &ContentPart| match part {
             ContentPart::Text { value } => index.search(value).next_token().is_some(),
             _ => false,
@@ -391,15 +434,22 @@ fn expand_with(
         if !msg.content.iter().any(has_token) {
             // No rich input in this message: it stays as it is, moved once.
             out.push(msg);
+            note(Placed::Message(m));
             continue;
         }
         let Message { role, content, tool_calls, tool_call_id, metadata } = msg;
         let start_len = out.len();
         let mut current: Vec<ContentPart> = Vec::new();
         let mut touched = false;
-        for part in content {
+        // Bytes `piece` of `whole` (a slice of it).
+        let within = |whole: &str, piece: &str| {
+            let at = piece.as_ptr() as usize - whole.as_ptr() as usize;
+            Some(at..at + piece.len())
+        };
+        for (p, part) in content.into_iter().enumerate() {
             let ContentPart::Text { value } = part else {
                 current.push(part);
+                note(Placed::Part { msg: m, part: p, bytes: None });
                 continue;
             };
             let mut search = index.search(&value);
@@ -408,6 +458,7 @@ fn expand_with(
                 // No token in this text: it stays as it is.
                 drop(search);
                 current.push(ContentPart::Text { value });
+                note(Placed::Part { msg: m, part: p, bytes: None });
                 continue;
             }
             let mut done = 0; // the end of the last token
@@ -421,6 +472,7 @@ fn expand_with(
                 let before = before.trim_end_matches(['\n', '\r']);
                 if !before.is_empty() {
                     current.push(ContentPart::text(before));
+                    note(Placed::Part { msg: m, part: p, bytes: within(&value, before) });
                 }
                 match &rich.entries[entry].1 {
                     RichValue::Thread(_) => {
@@ -432,10 +484,16 @@ fn expand_with(
                                 tool_call_id: tool_call_id.clone(),
                                 metadata: metadata.clone(),
                             });
+                            note(Placed::Built);
                         }
+                        let before = out.len();
                         splice(entry, &mut out);
+                        note(Placed::Thread { entry, count: out.len() - before });
                     }
-                    RichValue::Part(p) => current.push(p.clone()),
+                    RichValue::Part(rich_part) => {
+                        current.push(rich_part.clone());
+                        note(Placed::Rich(entry));
+                    }
                 }
                 done = i + tok.len();
                 pending_trim = true;
@@ -445,10 +503,12 @@ fn expand_with(
             let tail = if pending_trim { rest.trim_start_matches(['\n', '\r']) } else { rest };
             if !tail.is_empty() || !pending_trim {
                 current.push(ContentPart::text(tail));
+                note(Placed::Part { msg: m, part: p, bytes: within(&value, tail) });
             }
         }
         if !current.is_empty() || (!touched && out.len() == start_len) {
             out.push(Message { role, content: current, tool_calls, tool_call_id, metadata });
+            note(Placed::Built);
         }
     }
     out

@@ -128,7 +128,7 @@ pub struct RenderedText<'a> {
     label = "this type needs `impl prompty::Parser for {Self}`",
     note = "implement `fn parse(&self, agent: &prompty::Agent, rendered: prompty::RenderedText<'_>) -> prompty::Result<Vec<prompty::Message>>`"
 )]
-pub trait Parser: Send + Sync + 'static {
+pub trait Parser: std::any::Any + Send + Sync {
     /// Splits rendered text into messages.
     fn parse(&self, agent: &Agent, rendered: RenderedText<'_>) -> Result<Vec<Message>>;
 

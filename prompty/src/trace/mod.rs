@@ -75,7 +75,8 @@ pub use redaction::{redact, redact_value};
 #[cfg(any(feature = "openai", feature = "local"))]
 pub(crate) use span::annotate;
 pub(crate) use span::{
-    carry, carry_fn, in_span, in_span_async, traced_stream, within, Attributes, OpenSpan, Seen, SpanPlace, Stage,
+    carry, carry_fn, in_span, in_span_async, in_span_heard, in_span_heard_async, traced_stream, within, Attributes,
+    OpenSpan, Seen, SpanPlace, Stage,
 };
 pub use span::{traced, traced_async};
 
@@ -88,6 +89,11 @@ use std::time::SystemTime;
 /// The longest string kept in a recorded value, in bytes; longer ones are cut and say how much
 /// was left out.
 pub const MAX_TRACE_STRING: usize = 64 * 1024;
+
+/// The attribute of the `prepare` span that holds the segments of the prepared messages (JSON:
+/// per message, per content part, a list of `{"range": {"start", "end"}, "source", "strict"}`,
+/// see [`crate::PartSegment`]); a `.tracy` frame holds it as `__segments`.
+pub const SEGMENTS_ATTRIBUTE: &str = "prompty.segments";
 
 /// The most child frames one span keeps.
 pub const MAX_FRAMES: usize = 4096;
@@ -246,6 +252,9 @@ impl FinishedSpan {
             frame.insert("__dropped_frames".into(), Value::from(self.dropped_frames));
         }
         frame.insert("result".into(), self.result);
+        if let Some(segments) = self.attributes.get(SEGMENTS_ATTRIBUTE) {
+            frame.insert("__segments".into(), segments.clone());
+        }
         if !self.usage.is_empty() {
             frame.insert("__usage".into(), Value::Object(self.usage));
         }

@@ -453,6 +453,44 @@ pub(crate) fn in_span<T>(
     out
 }
 
+/// [`in_span`] whose work depends on whether anything listens: `quiet` runs when nothing does
+/// (and costs what it costs without a span), `heard` when something does, so it can compute what
+/// only the trace needs (recorded by `result` as the span's attributes); `into` makes its value
+/// the caller's.
+pub(crate) fn in_span_heard<T, U>(
+    stage: Stage,
+    inputs: impl FnOnce(&mut Attributes) -> Value,
+    quiet: impl FnOnce() -> Result<T>,
+    heard: impl FnOnce() -> Result<U>,
+    result: impl FnOnce(&U, &mut Map<String, Value>) -> Value,
+    into: impl FnOnce(U) -> T,
+) -> Result<T> {
+    let Some(active) = Active::start(stage, inputs) else { return quiet().map_err(Error::redacted) };
+    let out = active.enter(heard).map_err(Error::redacted);
+    active.finish(&out, result);
+    out.map(into)
+}
+
+/// Async form of [`in_span_heard`]: `quiet` and `heard` make the future to run.
+pub(crate) async fn in_span_heard_async<T, U, Q, H>(
+    stage: Stage,
+    inputs: impl FnOnce(&mut Attributes) -> Value,
+    quiet: impl FnOnce() -> Q,
+    heard: impl FnOnce() -> H,
+    result: impl FnOnce(&U, &mut Map<String, Value>) -> Value,
+    into: impl FnOnce(U) -> T,
+) -> Result<T>
+where
+    Q: Future<Output = Result<T>>,
+    H: Future<Output = Result<U>>,
+{
+    let Some(active) = Active::start(stage, inputs) else { return quiet().await.map_err(Error::redacted) };
+    let scoped = Scoped { node: Some(Arc::clone(&active.node)), tspan: active.tspan.clone(), fut: Box::pin(heard()) };
+    let out = scoped.await.map_err(Error::redacted);
+    active.finish(&out, result);
+    out.map(into)
+}
+
 /// Runs `fut` in a span of `stage` (see [`in_span`]). The span starts now, under the span
 /// current now (call it where the future is awaited); when nothing listens, `fut` itself is
 /// returned, with no state added (only its error [`Error::redacted`]).

@@ -34,6 +34,12 @@ pub(crate) fn is_builtin_jinja(renderer: &Arc<dyn Renderer>) -> bool {
     any.is::<Jinja2Renderer>()
 }
 
+/// Whether `renderer` is one of this crate's (`jinja2`, `mustache`).
+pub(crate) fn is_builtin(renderer: &Arc<dyn Renderer>) -> bool {
+    let any: &dyn std::any::Any = renderer.as_ref();
+    any.is::<Jinja2Renderer>() || any.is::<MustacheRenderer>()
+}
+
 /// What [`crate::prepare`] renders: the text and the byte ranges of it that are values (never
 /// message boundaries). The built-in `jinja2` renderer records where values land; any other
 /// renderer writes them between marks, which are then split off.
