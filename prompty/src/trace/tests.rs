@@ -493,3 +493,37 @@ fn the_tracing_spans_carry_the_genai_attributes_as_fields() {
     assert_eq!(named("prompty.invoke")[0]["otel.status_code"], "error");
     assert!(named("prompty.prepare").iter().all(|p| p.get("otel.status_code").is_none()));
 }
+
+#[tokio::test]
+async fn the_prepare_span_records_the_segments_of_every_message() {
+    let c = Collecting::new("segments");
+    let agent = crate::load_str(
+        "---\ninputs:\n  name: {kind: string}\n  history: {kind: thread}\n  apiKey: {kind: string}\n---\nsystem:\nHelp {{ name }}.\n{{ history }}\nuser:\nkey {{ apiKey }}",
+        ".",
+        "seg.prompty",
+    )
+    .unwrap();
+    let inputs = json!({"name": "Ann", "history": [{"role": "assistant", "content": "Hello!"}], "apiKey": "sk-seg-1"});
+    let expected = crate::prepare_with_segments(&agent, &inputs).unwrap();
+    let want = serde_json::to_value(&expected.segments).unwrap();
+    assert_eq!(want[1][0][0]["source"], "history", "{want}");
+    assert_eq!(want[0][0][0]["range"], json!({"start": 5, "end": 8}), "{want}");
+
+    let messages = traced("segments root", &json!({}), || crate::prepare(&agent, &inputs)).unwrap();
+    assert_eq!(messages, expected.messages);
+    let spans = c.1.trace("segments root");
+    let prepare = by_name(&spans, "prepare");
+    assert_eq!(prepare.attributes[SEGMENTS_ATTRIBUTE], want);
+    let frame = prepare.frame();
+    assert_eq!(frame["__segments"], want, "the .tracy frame keeps them");
+    assert_eq!(frame["result"], serde_json::to_value(&expected.messages).unwrap(), "the result is still the messages");
+    // Ranges and input names only: the values (and the secret) are in the messages, redacted there.
+    assert!(!frame["__segments"].to_string().contains("sk-seg-1"));
+    assert_eq!(prepare.inputs["inputs"]["apiKey"], "[REDACTED]");
+
+    traced_async("segments async root", &json!({}), crate::prepare_async(&agent, &inputs)).await.unwrap();
+    let spans = c.1.trace("segments async root");
+    assert_eq!(by_name(&spans, "prepare").frame()["__segments"], want);
+    // A span of something else carries none.
+    assert!(by_name(&spans, "render").frame().get("__segments").is_none());
+}
