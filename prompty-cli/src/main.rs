@@ -148,7 +148,7 @@ enum Command {
     Chat(ChatArgs),
     /// Render the template with the inputs and print the text (offline).
     #[command(after_help = RENDER_HELP)]
-    Render(PromptArgs),
+    Render(RenderArgs),
     /// Prepare the messages the model would receive and print them as JSON (offline).
     #[command(after_help = PREPARE_HELP)]
     Prepare(PromptArgs),
@@ -312,9 +312,17 @@ Examples:
   prompty eval prompts/chat.eval.yaml --case greets --cache off --no-progress";
 
 const RENDER_HELP: &str = "\
+With --segments, the text that came from input values is shown: on a terminal each input's values
+in a colour of their own (strict inputs in bold too), with a legend on stderr; otherwise, or with
+NO_COLOR set, between markers: ⟦name:value⟧ (⟦:value⟧ when the expression reads no single input).
+CLICOLOR_FORCE=1 asks for colours on a pipe. --segments --json prints the segments as a JSON array
+of {kind: literal|interp, text, source, strict} (the specification's renderSegments).
+
 Examples:
   prompty render prompts/chat.prompty -i question=Hi
-  prompty render prompts/chat.prompty --inputs inputs.json -i name=Ada";
+  prompty render prompts/chat.prompty --inputs inputs.json -i name=Ada
+  prompty render prompts/chat.prompty -i question=Hi --segments
+  prompty render prompts/chat.prompty -i question=Hi --segments --json";
 
 const PREPARE_HELP: &str = "\
 Examples:
@@ -371,6 +379,20 @@ Examples:
   prompty replay runs/turn-1.jsonl --json
   prompty replay runs/turn-1.jsonl --verify tests/pinned/turn-1.jsonl
   prompty replay runs/turn-1.jsonl --verify expected.json --json";
+
+/// `prompty render`.
+#[derive(Debug, Args)]
+struct RenderArgs {
+    #[command(flatten)]
+    prompt: PromptArgs,
+    /// Show which text came from which input: coloured on a terminal, between ⟦input:…⟧ markers
+    /// otherwise (or with NO_COLOR).
+    #[arg(long)]
+    segments: bool,
+    /// With --segments: print the segments as a JSON array instead.
+    #[arg(long, requires = "segments")]
+    json: bool,
+}
 
 /// The prompt file and its inputs.
 #[derive(Debug, Args)]
@@ -693,7 +715,8 @@ fn main() -> ExitCode {
 fn env_folder(command: &Command) -> Option<Option<&std::path::Path>> {
     match command {
         Command::Run(a) => Some(call::folder_of(&a.prompt.file)),
-        Command::Render(a) | Command::Prepare(a) => Some(call::folder_of(&a.file)),
+        Command::Render(a) => Some(call::folder_of(&a.prompt.file)),
+        Command::Prepare(a) => Some(call::folder_of(&a.file)),
         Command::Chat(a) => Some(call::folder_of(&a.file)),
         Command::Tools(a) => Some(call::folder_of(&a.file)),
         Command::Models(a) => Some(a.prompt.as_deref().and_then(call::folder_of)),

@@ -4,7 +4,7 @@
 use crate::call;
 use crate::exit::{CliError, CliResult, Exit};
 use crate::inputs;
-use crate::{ModelsArgs, PromptArgs, ToolsArgs, TraceArgs};
+use crate::{ModelsArgs, PromptArgs, RenderArgs, ToolsArgs, TraceArgs};
 use prompty::catalog::ToolCatalog;
 use serde_json::{json, Value};
 use std::fmt::Write as _;
@@ -16,14 +16,73 @@ async fn load_with_inputs(args: &PromptArgs) -> CliResult<(prompty::Agent, Value
     Ok((agent, Value::Object(all)))
 }
 
-/// `prompty render`: the template rendered with the inputs, as text (no model call).
-pub async fn render(args: &PromptArgs) -> CliResult {
-    let (agent, inputs) = load_with_inputs(args).await?;
+/// `prompty render`: the template rendered with the inputs, as text (no model call); with
+/// `--segments`, which text came from which input.
+pub async fn render(args: &RenderArgs) -> CliResult {
+    let (agent, inputs) = load_with_inputs(&args.prompt).await?;
     let inputs = Value::Object(inputs::validate(&agent, &inputs)?);
-    let text = prompty::render_async(&agent, &inputs).await?;
+    let text = if args.segments {
+        let segments = prompty::render_segments(&agent, &inputs)?;
+        if args.json {
+            format!("{}\n", serde_json::to_string_pretty(&segments).unwrap_or_default())
+        } else {
+            let colours = crate::ui::colours_on_stdout();
+            let (text, legend) = show_segments(&segments, colours);
+            if let Some(legend) = legend {
+                crate::ui::info(legend);
+            }
+            text
+        }
+    } else {
+        prompty::render_async(&agent, &inputs).await?
+    };
     let newline = if text.ends_with('\n') { "" } else { "\n" };
     crate::ui::out(&format!("{text}{newline}")).map_err(call::write_error)?;
     Ok(Exit::Ok)
+}
+
+/// The colours of the inputs, in the order they first appear (then again from the first).
+const PALETTE: [&str; 6] = ["36", "35", "33", "32", "34", "31"];
+
+/// The rendered text with each value shown: in its input's colour (bold when strict) with a legend
+/// of the colours, or between `⟦input:…⟧` markers (`⟦:…⟧` when the value has no single input).
+fn show_segments(segments: &[prompty::RenderSegment], colours: bool) -> (String, Option<String>) {
+    let mut out = String::new();
+    let mut sources: Vec<Option<&str>> = Vec::new();
+    for s in segments {
+        if s.kind == prompty::SegmentKind::Literal {
+            out.push_str(&s.text);
+            continue;
+        }
+        let source = s.source.as_deref();
+        if !colours {
+            let _ = write!(out, "⟦{}:{}⟧", source.unwrap_or(""), s.text);
+            continue;
+        }
+        let i = sources.iter().position(|x| *x == source).unwrap_or_else(|| {
+            sources.push(source);
+            sources.len() - 1
+        });
+        let bold = if s.strict { "1;" } else { "" };
+        // Colour each line by itself, so a pager or a terminal that resets at line ends keeps it.
+        for (n, line) in s.text.split('\n').enumerate() {
+            if n > 0 {
+                out.push('\n');
+            }
+            if !line.is_empty() {
+                let _ = write!(out, "\x1b[{bold}{}m{line}\x1b[0m", PALETTE[i % PALETTE.len()]);
+            }
+        }
+    }
+    let legend = (colours && !sources.is_empty()).then(|| {
+        let names: Vec<String> = sources
+            .iter()
+            .enumerate()
+            .map(|(i, s)| format!("\x1b[{}m{}\x1b[0m", PALETTE[i % PALETTE.len()], s.unwrap_or("(expression)")))
+            .collect();
+        format!("values from: {}", names.join("  "))
+    });
+    (out, legend)
 }
 
 /// `prompty prepare`: the messages the model would receive, as a JSON array (no model call).

@@ -50,6 +50,17 @@ pub fn stderr_is_terminal() -> bool {
     std::io::stderr().is_terminal()
 }
 
+/// Whether stdout takes colours: a terminal (or `CLICOLOR_FORCE` set to anything but `0`), and
+/// `NO_COLOR` not set to anything non-empty (<https://no-color.org>), which wins.
+pub fn colours_on_stdout() -> bool {
+    let set = |name: &str| std::env::var_os(name).is_some_and(|v| !v.is_empty());
+    if set("NO_COLOR") {
+        return false;
+    }
+    let forced = std::env::var_os("CLICOLOR_FORCE").is_some_and(|v| !v.is_empty() && v != "0");
+    forced || std::io::stdout().is_terminal()
+}
+
 /// Writes `text` to stdout and flushes it (streamed answers).
 pub fn out(text: &str) -> std::io::Result<()> {
     let mut stdout = std::io::stdout().lock();
