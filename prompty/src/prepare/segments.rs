@@ -120,7 +120,7 @@ pub(crate) fn segments(agent: &Agent, text: &str, interps: &[Interp]) -> Vec<Ren
 pub(crate) fn strictness(agent: &Agent) -> impl Fn(Option<&str>) -> bool + '_ {
     let format = &agent.template.format;
     let strict_inputs = format.strict_inputs();
-    move |source: Option<&str>| source.is_some_and(|s| format.strict || strict_inputs.iter().any(|i| *i == s))
+    move |source: Option<&str>| source.is_some_and(|s| format.strict || strict_inputs.contains(&s))
 }
 
 /// Interpolated bytes of one content part of a prepared message: `range` of the part's text came
