@@ -1,5 +1,6 @@
 //! `prompty chat` in a pseudo-terminal, as a person uses it: a two-turn conversation, Ctrl-C
-//! during a streamed answer (cancelled, the session goes on), Ctrl-D and Ctrl-C at the prompt.
+//! during a streamed answer (cancelled, the session goes on), Ctrl-D and Ctrl-C at the prompt;
+//! and `prompty render --segments`, which colours values only on a terminal.
 
 #![cfg(unix)]
 
@@ -99,4 +100,21 @@ fn a_batch_draws_a_progress_bar_on_a_terminal() {
     p.expect("\"the slow answer\"").unwrap();
     p.expect("2 lines: 2 succeeded, 0 failed").unwrap();
     assert_eq!(exit_code(&p), 0);
+}
+
+#[test]
+fn render_segments_colours_values_on_a_terminal() {
+    let dir = scratch("pty-segments");
+    std::fs::write(dir.join("seg.prompty"), "---\ninputs: [name]\n---\nuser:\nHello {{ name }}!\n").unwrap();
+    let mut command = std::process::Command::new(common::bin());
+    command.current_dir(&dir).args(["render", "seg.prompty", "--segments", "-i", "name=Ana"]);
+    for v in ["NO_COLOR", "CLICOLOR_FORCE"] {
+        command.env_remove(v);
+    }
+    let mut session = Session::spawn(command).expect("cannot spawn prompty render in a pty");
+    session.set_expect_timeout(Some(Duration::from_secs(30)));
+    // No marker on a terminal: the value in the first colour, the legend on stderr (same pty).
+    session.expect("values from: \x1b[36m").unwrap();
+    session.expect("Hello \x1b[36mAna\x1b[0m!").unwrap();
+    assert_eq!(exit_code(&session), 0);
 }
