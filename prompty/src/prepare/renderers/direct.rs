@@ -12,11 +12,14 @@
 //! [`Program`] at all. A test renders generated templates and inputs both ways and compares the
 //! text and the value ranges.
 
+use super::sources::Scope;
 use super::values::{format_value, json_value, Inputs as Context};
+use crate::prepare::segments::Interp;
 use minijinja::machinery::ast::{BinOpKind, CallArg, CompareOpKind, Expr as AstExpr, Stmt, UnaryOpKind};
 use minijinja::value::{Value, ValueKind};
 use serde_json::{Map, Value as Json};
 use std::ops::Range;
+use std::sync::Arc;
 
 /// A template of the subset, compiled from minijinja's syntax tree.
 #[derive(Debug)]
@@ -34,7 +37,8 @@ pub(super) struct Program {
 #[derive(Debug)]
 enum Node {
     Text(Box<str>),
-    Emit(Expr),
+    /// `{{ expr }}`, with the source of its value (see [`super::sources`]).
+    Emit(Expr, Option<Arc<str>>),
     If {
         test: Expr,
         then: Vec<Node>,
@@ -105,21 +109,21 @@ impl Program {
     /// the environment's global functions.
     pub(super) fn compile(template: &Stmt<'_>, globals: Vec<Box<str>>) -> Option<Program> {
         let Stmt::Template(t) = template else { return None };
-        let mut c = Compiler { locals: Vec::new(), inputs: Vec::new() };
+        let mut c = Compiler { locals: Scope::default(), inputs: Vec::new() };
         let nodes = c.body(&t.children)?;
         let text_len = text_len(&nodes);
         Some(Program { nodes, inputs: c.inputs, globals, text_len })
     }
 
-    /// Renders the program with `inputs`: the text, and the byte ranges of it that are values.
-    /// `fuel` bounds the steps (a render past it is left to the engine, which reports it) and
-    /// `max` the output (an `Err(Ok(()))` when passed).
-    pub(super) fn render(
+    /// Renders the program with `inputs`: the text, and its values as `R` records them (their
+    /// byte ranges, or also their sources). `fuel` bounds the steps (a render past it is left to
+    /// the engine, which reports it) and `max` the output ([`Outcome::TooLarge`] when passed).
+    pub(super) fn render<R: Record>(
         &self,
         inputs: Inputs<'_>,
         fuel: u64,
         max: usize,
-    ) -> std::result::Result<(String, Vec<Range<usize>>), Outcome> {
+    ) -> std::result::Result<(String, R), Outcome> {
         let mut r = Run {
             program: self,
             inputs,
@@ -131,12 +135,33 @@ impl Program {
             },
             locals: Vec::new(),
             out: String::with_capacity((self.text_len + self.text_len / 2 + 64).min(max)),
-            ranges: Vec::new(),
+            ranges: R::default(),
             fuel,
             max,
         };
         r.nodes(&self.nodes)?;
         Ok((r.out, r.ranges))
+    }
+}
+
+/// What a render keeps of each value it prints: its byte range (what `prepare` needs), or also its
+/// source (what [`crate::render_segments`] needs). A type each, so that `prepare` pays nothing for
+/// sources.
+pub(super) trait Record: Default {
+    /// A value printed at `range` (not empty), with the source of its `{{ }}`.
+    fn value(&mut self, range: Range<usize>, source: &Option<Arc<str>>);
+}
+
+impl Record for Vec<Range<usize>> {
+    #[inline]
+    fn value(&mut self, range: Range<usize>, _: &Option<Arc<str>>) {
+        self.push(range);
+    }
+}
+
+impl Record for Vec<Interp> {
+    fn value(&mut self, range: Range<usize>, source: &Option<Arc<str>>) {
+        self.push(Interp { range, source: source.clone() });
     }
 }
 
@@ -160,7 +185,7 @@ fn text_len(nodes: &[Node]) -> usize {
         .iter()
         .map(|n| match n {
             Node::Text(t) => t.len(),
-            Node::Emit(_) => 8,
+            Node::Emit(..) => 8,
             Node::If { then, otherwise, .. } => text_len(then).max(text_len(otherwise)),
             Node::For { body, empty, .. } => text_len(body).max(text_len(empty)),
         })
@@ -169,8 +194,8 @@ fn text_len(nodes: &[Node]) -> usize {
 
 /// Turns syntax trees into [`Node`]s, resolving each variable to a loop local or an input.
 struct Compiler {
-    /// The locals in scope: each enclosing `for` adds its `loop` and its item.
-    locals: Vec<Box<str>>,
+    /// The locals in scope: each enclosing `for` adds its `loop` and its item, with their sources.
+    locals: Scope,
     inputs: Vec<Box<str>>,
 }
 
@@ -182,7 +207,7 @@ impl Compiler {
     fn node<'s>(&mut self, stmt: &Stmt<'s>) -> Option<Node> {
         Some(match stmt {
             Stmt::EmitRaw(r) => Node::Text(r.raw.into()),
-            Stmt::EmitExpr(e) => Node::Emit(self.expr(&e.expr)?),
+            Stmt::EmitExpr(e) => Node::Emit(self.expr(&e.expr)?, self.locals.source(&e.expr)),
             Stmt::IfCond(i) => Node::If {
                 test: self.expr(&i.expr)?,
                 then: self.body(&i.true_body)?,
@@ -191,12 +216,14 @@ impl Compiler {
             Stmt::ForLoop(f) if !f.recursive && f.filter_expr.is_none() => {
                 let AstExpr::Var(v) = &f.target else { return None };
                 let iter = self.expr(&f.iter)?;
+                let source = self.locals.source(&f.iter);
                 // The `else` body runs outside the loop.
                 let empty = self.body(&f.else_body)?;
-                self.locals.push("loop".into());
-                self.locals.push(v.id.into());
+                let len = self.locals.len();
+                self.locals.bind("loop", None);
+                self.locals.bind(v.id, source);
                 let body = self.body(&f.body);
-                self.locals.truncate(self.locals.len() - 2);
+                self.locals.truncate(len);
                 Node::For { iter, body: body?, empty }
             }
             _ => return None,
@@ -213,7 +240,7 @@ impl Compiler {
             return Some(Expr::Const(value));
         }
         Some(match e {
-            AstExpr::Var(v) => match self.locals.iter().rposition(|l| **l == *v.id) {
+            AstExpr::Var(v) => match self.locals.position(v.id) {
                 Some(i) => Expr::Local(i),
                 None => match self.inputs.iter().position(|i| **i == *v.id) {
                     Some(i) => Expr::Input(i),
@@ -383,7 +410,7 @@ impl V<'_> {
     }
 }
 
-struct Run<'p, 'a> {
+struct Run<'p, 'a, R> {
     program: &'p Program,
     inputs: Inputs<'a>,
     /// The inputs looked up so far, by their index in [`Program::inputs`].
@@ -391,12 +418,12 @@ struct Run<'p, 'a> {
     /// The `loop`s and items of the enclosing loops, innermost last.
     locals: Vec<V<'a>>,
     out: String,
-    ranges: Vec<Range<usize>>,
+    ranges: R,
     fuel: u64,
     max: usize,
 }
 
-impl<'p, 'a> Run<'p, 'a>
+impl<'p, 'a, R: Record> Run<'p, 'a, R>
 where
     'p: 'a,
 {
@@ -415,10 +442,10 @@ where
             self.burn()?;
             match node {
                 Node::Text(t) => self.out.push_str(t),
-                Node::Emit(Expr::Input(i)) => self.emit_input(*i)?,
-                Node::Emit(e) => {
+                Node::Emit(Expr::Input(i), source) => self.emit_input(*i, source)?,
+                Node::Emit(e, source) => {
                     let v = self.eval(e)?;
-                    self.emit(&v)?;
+                    self.emit(&v, source)?;
                 }
                 Node::If { test, then, otherwise } => {
                     let branch = if self.eval(test)?.is_true()? { then } else { otherwise };
@@ -476,7 +503,7 @@ where
     }
 
     /// Writes a value as the engine's formatter prints it, recording its range.
-    fn emit(&mut self, v: &V<'a>) -> Step<()> {
+    fn emit(&mut self, v: &V<'a>, source: &Option<Arc<str>>) -> Step<()> {
         let start = self.out.len();
         match v {
             V::Undefined | V::Json(Json::Null) => {}
@@ -490,7 +517,7 @@ where
             }
         }
         if self.out.len() > start {
-            self.ranges.push(start..self.out.len());
+            self.ranges.value(start..self.out.len(), source);
         }
         Ok(())
     }
@@ -524,10 +551,10 @@ where
     }
 
     /// `{{ input }}`: a template value is printed where it is, not cloned.
-    fn emit_input(&mut self, index: usize) -> Step<()> {
+    fn emit_input(&mut self, index: usize, source: &Option<Arc<str>>) -> Step<()> {
         let Inputs::Values(values) = self.inputs else {
             let v = self.input(index)?;
-            return self.emit(&v);
+            return self.emit(&v, source);
         };
         let name = &*self.program.inputs[index];
         match values.get(name) {
@@ -536,7 +563,7 @@ where
                 // Writing into a String cannot fail.
                 let _ = format_value(value, &mut self.out);
                 if self.out.len() > start {
-                    self.ranges.push(start..self.out.len());
+                    self.ranges.value(start..self.out.len(), source);
                 }
                 Ok(())
             }
