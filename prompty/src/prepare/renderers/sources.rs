@@ -7,7 +7,9 @@
 //!   (`.name`) or a subscript (`[k]`, any key expression). Its source is the path's root variable
 //!   resolved as below. Any other expression (a filter, a test, an operator, a literal, a call)
 //!   has none.
-//! - A variable that names an input is that input.
+//! - A variable the template does not bind is the input of that name (the name is kept even when
+//!   no input holds it: then the value is undefined and prints nothing, or is the engine's global
+//!   of that name, as `range`).
 //! - A name a template binds resolves to where its value comes from: the item of
 //!   `{% for x in p %}` resolves to the source of the path `p` (none when `p` is not a path), the
 //!   variables of `{% set x = p %}` and `{% with x = p %}` to the source of `p`; `loop` inside a
