@@ -7,8 +7,8 @@
 
 use super::direct;
 use super::sources;
-use crate::prepare::segments::Interp;
 use super::values::{format_value, json_context, Inputs};
+use crate::prepare::segments::Interp;
 use crate::{Agent, Error, Location, RenderContext, Result};
 use minijinja::value::{Serde, Value, ValueKind};
 use minijinja::Environment;
@@ -261,7 +261,11 @@ fn sourced(c: &Compiled) -> Option<&Sourced> {
 
 /// Renders `c`'s program, if it has one and it can render these inputs exactly as the engine
 /// would; `None` when the engine must.
-fn render_direct<R: direct::Record>(agent: &Agent, c: &Compiled, inputs: direct::Inputs<'_>) -> Option<Result<(String, R)>> {
+fn render_direct<R: direct::Record>(
+    agent: &Agent,
+    c: &Compiled,
+    inputs: direct::Inputs<'_>,
+) -> Option<Result<(String, R)>> {
     let program = c.program.as_ref()?;
     let limits = prompty_core::jinja::render_limits();
     let max = usize::try_from(limits.max_output_bytes).unwrap_or(usize::MAX);
@@ -353,10 +357,7 @@ fn render_engine_sourced(agent: &Agent, s: &Sourced, context: Value) -> Result<(
     let values = SOURCED.with(|r| std::mem::take(&mut *r.borrow_mut()));
     let interps = values
         .into_iter()
-        .map(|(range, source)| Interp {
-            range,
-            source: source.and_then(|i| s.sources.get(i as usize)).map(Arc::clone),
-        })
+        .map(|(range, source)| Interp { range, source: source.and_then(|i| s.sources.get(i as usize)).map(Arc::clone) })
         .collect();
     Ok((text?, interps))
 }
@@ -658,9 +659,7 @@ mod tests {
                     3 => {
                         out.push_str(&format!(
                             "{{% for it in {} %}}",
-                            self.pick(&[
-                                "items", "l", "empty", "nested", "o.n", "s", "z", "missing", "it.tags", "o"
-                            ])
+                            self.pick(&["items", "l", "empty", "nested", "o.n", "s", "z", "missing", "it.tags", "o"])
                         ));
                         self.body(depth - 1, true, out);
                         if self.next(3) == 0 {
@@ -705,7 +704,10 @@ mod tests {
 
     /// The sourced render of `source` by the engine (its variant that records sources), and the
     /// direct one (when it renders it).
-    fn sourced_both_ways(source: &str, map: &Map<String, Json>) -> Option<(Result<(String, Vec<Interp>)>, Option<Result<(String, Vec<Interp>)>>, Rendered)> {
+    fn sourced_both_ways(
+        source: &str,
+        map: &Map<String, Json>,
+    ) -> Option<(Result<(String, Vec<Interp>)>, Option<Result<(String, Vec<Interp>)>>, Rendered)> {
         let agent = prompty_core::load_str(source, ".", "t.prompty").ok()?;
         let c = compiled(&agent, source).ok()?;
         let direct = render_direct(&agent, &c, direct::Inputs::Json(map));
@@ -736,7 +738,10 @@ mod tests {
                 "{% for item in items %}{{ item.name }}{{ loop.index }}{% endfor %}",
                 &[Some("items"), None, Some("items"), None, None, Some("items"), None],
             ),
-            ("{% for a in nested %}{% for b in a %}{{ b }}{% endfor %}{% endfor %}", &[Some("nested"), Some("nested"), Some("nested")]),
+            (
+                "{% for a in nested %}{% for b in a %}{{ b }}{% endfor %}{% endfor %}",
+                &[Some("nested"), Some("nested"), Some("nested")],
+            ),
             ("{% for x in l | reverse %}{{ x }}{% endfor %}", &[None, None]),
             ("{% for s in l %}{% endfor %}{{ s }}", &[Some("s")]),
             ("{{- s -}} {{ missing }}{{ x }}", &[Some("s"), Some("x")]),
@@ -754,7 +759,10 @@ mod tests {
         }
         // Aliases the direct renderer does not take.
         let engine_only: &[(&str, &[Option<&str>])] = &[
-            ("{% set a = o.n %}{{ a[0] }}{% set b = 'lit' %}{{ b }}{% set s = 'shadow' %}{{ s }}", &[Some("o"), None, None]),
+            (
+                "{% set a = o.n %}{{ a[0] }}{% set b = 'lit' %}{{ b }}{% set s = 'shadow' %}{{ s }}",
+                &[Some("o"), None, None],
+            ),
             ("{% if t %}{% set a = s %}{% endif %}{{ a }}", &[None]),
             ("{% if t %}{% set a = s %}{% else %}{% set a = s.x %}{% endif %}{{ a }}", &[Some("s")]),
             ("{% with a = o %}{{ a.k }}{% endwith %}{{ a }}", &[Some("o")]),
