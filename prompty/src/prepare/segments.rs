@@ -99,8 +99,7 @@ pub fn render_segments(agent: &Agent, inputs: &Value) -> Result<Vec<RenderSegmen
 pub(crate) fn segments(agent: &Agent, text: &str, interps: &[Interp]) -> Vec<RenderSegment> {
     let format = &agent.template.format;
     let strict_inputs = format.strict_inputs();
-    let is_strict =
-        |source: Option<&str>| source.is_some_and(|s| format.strict || strict_inputs.iter().any(|i| *i == s));
+    let is_strict = |source: Option<&str>| source.is_some_and(|s| format.strict || strict_inputs.contains(&s));
     let mut out = Vec::with_capacity(interps.len() * 2 + 1);
     let mut at = 0;
     let literal = |out: &mut Vec<RenderSegment>, piece: &str| {

@@ -702,12 +702,14 @@ mod tests {
         assert!(total > 2500 && direct_count > total / 2, "{direct_count} direct renders of {total} templates");
     }
 
+    type SourcedRender = Result<(String, Vec<Interp>)>;
+
     /// The sourced render of `source` by the engine (its variant that records sources), and the
     /// direct one (when it renders it).
     fn sourced_both_ways(
         source: &str,
         map: &Map<String, Json>,
-    ) -> Option<(Result<(String, Vec<Interp>)>, Option<Result<(String, Vec<Interp>)>>, Rendered)> {
+    ) -> Option<(SourcedRender, Option<SourcedRender>, Rendered)> {
         let agent = prompty_core::load_str(source, ".", "t.prompty").ok()?;
         let c = compiled(&agent, source).ok()?;
         let direct = render_direct(&agent, &c, direct::Inputs::Json(map));
