@@ -14,7 +14,7 @@
 //! | `prepare basic` / `threaded` / `large` | `prompty::prepare` with the inputs of `tests/bench/`, the agent loaded once |
 //! | `prepare basic traced` | the same with a trace backend that keeps nothing: every span recorded, redacted and handed over |
 //! | `typed prepare basic` / `threaded` | the typed module's `prepare(&Inputs)` (`include_prompty!`) |
-//! | `render_segments basic` / `large` | `prompty::render_segments` with the inputs of `prepare basic` / `large` |
+//! | `render segments basic` / `large` | `prompty::render_segments` with the inputs of `prepare basic` / `large` |
 //! | `invoke basic` | `prompty::invoke_async` of basic against a local HTTP server, on a current-thread runtime, connection kept alive |
 //! | `bare POST` | a bare `reqwest` POST of the same request body, and `serde_json` of the answer, on the same runtime |
 //! | `invoke overhead` | `invoke basic` minus `bare POST`: what prompty adds to the HTTP call |
@@ -53,8 +53,8 @@ const ROWS: &[&str] = &[
     "prepare large",
     "typed prepare basic",
     "typed prepare threaded",
-    "render_segments basic",
-    "render_segments large",
+    "render segments basic",
+    "render segments large",
     "invoke basic",
     "bare POST",
 ];
@@ -213,9 +213,9 @@ fn run_row(row: &str) {
             }
             repeat(&mut |_| prompty_bench_measured_load_basic_same_text(&text, &dir));
         }
-        "render_segments basic" | "render_segments large" => {
+        "render segments basic" | "render segments large" => {
             let (file, inputs) = match row {
-                "render_segments basic" => ("fixtures/basic.prompty", inputs("basic")),
+                "render segments basic" => ("fixtures/basic.prompty", inputs("basic")),
                 _ => (
                     "bench/large.prompty",
                     serde_json::from_str(&read("bench/large_inputs.json")).expect("large_inputs.json is JSON"),
@@ -226,7 +226,7 @@ fn run_row(row: &str) {
                 prompty::render_segments(&agent, &inputs).expect("renders");
             }
             let measured = match row {
-                "render_segments basic" => prompty_bench_measured_render_segments_basic,
+                "render segments basic" => prompty_bench_measured_render_segments_basic,
                 _ => prompty_bench_measured_render_segments_large,
             };
             repeat(&mut |_| measured(&agent, &inputs));
