@@ -87,10 +87,19 @@ pub(crate) struct Interp {
 /// # Ok::<(), prompty::Error>(())
 /// ```
 pub fn render_segments(agent: &Agent, inputs: &Value) -> Result<Vec<RenderSegment>> {
-    let mut inputs = crate::validate_inputs(agent, inputs)?;
-    rich::substitute(agent, &mut inputs)?;
-    super::marks::neutralise_inputs(&mut inputs);
-    let (text, interps) = renderers::render_sourced(agent, &inputs)?;
+    let owned;
+    let inputs = match super::inputs_as_given(agent, inputs) {
+        // What validation would leave as it is is rendered where it is, as `prepare` does.
+        Some(map) => map,
+        None => {
+            let mut map = crate::validate_inputs(agent, inputs)?;
+            rich::substitute(agent, &mut map)?;
+            super::marks::neutralise_inputs(&mut map);
+            owned = map;
+            &owned
+        }
+    };
+    let (text, interps) = renderers::render_sourced(agent, inputs)?;
     Ok(segments(agent, &text, &interps))
 }
 
