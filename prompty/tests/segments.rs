@@ -249,3 +249,25 @@ fn captured_output_keeps_values_without_sources() {
     assert!(segments.iter().any(|s| s.kind == SegmentKind::Interp && s.text == "v"), "{segments:?}");
     assert!(segments.iter().all(|s| s.source.is_none()), "{segments:?}");
 }
+
+/// `nunjucks` templates are translated to Jinja first; their values keep their sources, through
+/// the nunjucks-only spellings too.
+#[test]
+fn nunjucks_values_carry_their_sources() {
+    let agent = prompty::load_str(
+        "---\ntemplate:\n  format: nunjucks\n---\n{% for p in people %}{{ p.name }}{% else %}none{% endfor %}{% if a %}{{ a }}{% elseif b %}{{ b }}{% endif %}{{ o | dump }}",
+        ".",
+        "<string>",
+    )
+    .unwrap();
+    let inputs = json!({ "people": [{ "name": "Ann" }], "a": "", "b": "B", "o": { "k": 1 } });
+    let segments = render_segments(&agent, &inputs).unwrap();
+    let text: String = segments.iter().map(|s| s.text.as_str()).collect();
+    assert_eq!(text, render(&agent, &inputs).unwrap());
+    let values: Vec<_> = segments
+        .iter()
+        .filter(|s| s.kind == SegmentKind::Interp)
+        .map(|s| (s.text.as_str(), s.source.as_deref()))
+        .collect();
+    assert_eq!(values, [("Ann", Some("people")), ("B", Some("b")), ("{\"k\":1}", None)]);
+}

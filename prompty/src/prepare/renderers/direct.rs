@@ -115,16 +115,45 @@ impl Program {
         Some(Program { nodes, inputs: c.inputs, globals, text_len })
     }
 
-    /// Renders the program with `inputs`: the text, and its values as `R` records them (their
-    /// byte ranges, or also their sources). `fuel` bounds the steps (a render past it is left to
-    /// the engine, which reports it) and `max` the output ([`Outcome::TooLarge`] when passed).
-    pub(super) fn render<R: Record>(
+    /// Renders the program with `inputs`: the text, and the byte ranges of it that are values.
+    /// `fuel` bounds the steps (a render past it is left to the engine, which reports it) and
+    /// `max` the output ([`Outcome::TooLarge`] when passed).
+    pub(super) fn render(
         &self,
         inputs: Inputs<'_>,
         fuel: u64,
         max: usize,
-    ) -> std::result::Result<(String, R), Outcome> {
-        let mut r = Run {
+    ) -> std::result::Result<(String, Vec<Range<usize>>), Outcome> {
+        let mut r = self.start(inputs, fuel, max, None);
+        r.nodes(&self.nodes)?;
+        Ok((r.out, r.ranges))
+    }
+
+    /// [`Program::render`] keeping the source of every value (see [`super::sources`]).
+    pub(super) fn render_sourced(
+        &self,
+        inputs: Inputs<'_>,
+        fuel: u64,
+        max: usize,
+    ) -> std::result::Result<(String, Vec<Interp>), Outcome> {
+        let mut r = self.start(inputs, fuel, max, Some(Vec::new()));
+        r.nodes(&self.nodes)?;
+        let sources = r.sources.unwrap_or_default();
+        let interps = r.ranges.into_iter().zip(sources).map(|(range, source)| Interp { range, source }).collect();
+        Ok((r.out, interps))
+    }
+
+    /// A render of the program; `sources`, when given, gets the source of each value beside its
+    /// range.
+    #[inline(always)]
+    fn start<'a>(
+        &'a self,
+        inputs: Inputs<'a>,
+        fuel: u64,
+        max: usize,
+        sources: Option<Vec<Option<Arc<str>>>>,
+    ) -> Run<'a, 'a> {
+        Run {
             program: self,
             inputs,
             // Template values are found by a cheap comparison of tags: only JSON lookups (hashed)
@@ -135,33 +164,11 @@ impl Program {
             },
             locals: Vec::new(),
             out: String::with_capacity((self.text_len + self.text_len / 2 + 64).min(max)),
-            ranges: R::default(),
+            ranges: Vec::new(),
+            sources,
             fuel,
             max,
-        };
-        r.nodes(&self.nodes)?;
-        Ok((r.out, r.ranges))
-    }
-}
-
-/// What a render keeps of each value it prints: its byte range (what `prepare` needs), or also its
-/// source (what [`crate::render_segments`] needs). A type each, so that `prepare` pays nothing for
-/// sources.
-pub(super) trait Record: Default {
-    /// A value printed at `range` (not empty), with the source of its `{{ }}`.
-    fn value(&mut self, range: Range<usize>, source: &Option<Arc<str>>);
-}
-
-impl Record for Vec<Range<usize>> {
-    #[inline]
-    fn value(&mut self, range: Range<usize>, _: &Option<Arc<str>>) {
-        self.push(range);
-    }
-}
-
-impl Record for Vec<Interp> {
-    fn value(&mut self, range: Range<usize>, source: &Option<Arc<str>>) {
-        self.push(Interp { range, source: source.clone() });
+        }
     }
 }
 
@@ -410,7 +417,7 @@ impl V<'_> {
     }
 }
 
-struct Run<'p, 'a, R> {
+struct Run<'p, 'a> {
     program: &'p Program,
     inputs: Inputs<'a>,
     /// The inputs looked up so far, by their index in [`Program::inputs`].
@@ -418,12 +425,14 @@ struct Run<'p, 'a, R> {
     /// The `loop`s and items of the enclosing loops, innermost last.
     locals: Vec<V<'a>>,
     out: String,
-    ranges: R,
+    ranges: Vec<Range<usize>>,
+    /// In sourced renders: the source of each value of `ranges`.
+    sources: Option<Vec<Option<Arc<str>>>>,
     fuel: u64,
     max: usize,
 }
 
-impl<'p, 'a, R: Record> Run<'p, 'a, R>
+impl<'p, 'a> Run<'p, 'a>
 where
     'p: 'a,
 {
@@ -442,10 +451,20 @@ where
             self.burn()?;
             match node {
                 Node::Text(t) => self.out.push_str(t),
-                Node::Emit(Expr::Input(i), source) => self.emit_input(*i, source)?,
                 Node::Emit(e, source) => {
-                    let v = self.eval(e)?;
-                    self.emit(&v, source)?;
+                    let before = self.ranges.len();
+                    match e {
+                        Expr::Input(i) => self.emit_input(*i)?,
+                        e => {
+                            let v = self.eval(e)?;
+                            self.emit(&v)?;
+                        }
+                    }
+                    if let Some(sources) = &mut self.sources {
+                        if self.ranges.len() > before {
+                            sources.push(source.clone());
+                        }
+                    }
                 }
                 Node::If { test, then, otherwise } => {
                     let branch = if self.eval(test)?.is_true()? { then } else { otherwise };
@@ -503,7 +522,7 @@ where
     }
 
     /// Writes a value as the engine's formatter prints it, recording its range.
-    fn emit(&mut self, v: &V<'a>, source: &Option<Arc<str>>) -> Step<()> {
+    fn emit(&mut self, v: &V<'a>) -> Step<()> {
         let start = self.out.len();
         match v {
             V::Undefined | V::Json(Json::Null) => {}
@@ -517,7 +536,7 @@ where
             }
         }
         if self.out.len() > start {
-            self.ranges.value(start..self.out.len(), source);
+            self.ranges.push(start..self.out.len());
         }
         Ok(())
     }
@@ -551,10 +570,10 @@ where
     }
 
     /// `{{ input }}`: a template value is printed where it is, not cloned.
-    fn emit_input(&mut self, index: usize, source: &Option<Arc<str>>) -> Step<()> {
+    fn emit_input(&mut self, index: usize) -> Step<()> {
         let Inputs::Values(values) = self.inputs else {
             let v = self.input(index)?;
-            return self.emit(&v, source);
+            return self.emit(&v);
         };
         let name = &*self.program.inputs[index];
         match values.get(name) {
@@ -563,7 +582,7 @@ where
                 // Writing into a String cannot fail.
                 let _ = format_value(value, &mut self.out);
                 if self.out.len() > start {
-                    self.ranges.value(start..self.out.len(), source);
+                    self.ranges.push(start..self.out.len());
                 }
                 Ok(())
             }

@@ -261,15 +261,31 @@ fn sourced(c: &Compiled) -> Option<&Sourced> {
 
 /// Renders `c`'s program, if it has one and it can render these inputs exactly as the engine
 /// would; `None` when the engine must.
-fn render_direct<R: direct::Record>(
+fn render_direct(
     agent: &Agent,
     c: &Compiled,
     inputs: direct::Inputs<'_>,
-) -> Option<Result<(String, R)>> {
+) -> Option<Result<(String, Vec<Range<usize>>)>> {
     let program = c.program.as_ref()?;
     let limits = prompty_core::jinja::render_limits();
     let max = usize::try_from(limits.max_output_bytes).unwrap_or(usize::MAX);
     match program.render(inputs, limits.fuel, max) {
+        Ok(done) => Some(Ok(done)),
+        Err(direct::Outcome::TooLarge) => Some(Err(super::output_too_large(agent, limits.max_output_bytes))),
+        Err(direct::Outcome::Unsupported) => None,
+    }
+}
+
+/// [`render_direct`] keeping the source of every value.
+fn render_direct_sourced(
+    agent: &Agent,
+    c: &Compiled,
+    inputs: direct::Inputs<'_>,
+) -> Option<Result<(String, Vec<Interp>)>> {
+    let program = c.program.as_ref()?;
+    let limits = prompty_core::jinja::render_limits();
+    let max = usize::try_from(limits.max_output_bytes).unwrap_or(usize::MAX);
+    match program.render_sourced(inputs, limits.fuel, max) {
         Ok(done) => Some(Ok(done)),
         Err(direct::Outcome::TooLarge) => Some(Err(super::output_too_large(agent, limits.max_output_bytes))),
         Err(direct::Outcome::Unsupported) => None,
@@ -336,7 +352,7 @@ pub(crate) fn render_prepared_json(agent: &Agent, inputs: &Map<String, Json>) ->
 pub(crate) fn render_sourced_json(agent: &Agent, inputs: &Map<String, Json>) -> Result<(String, Vec<Interp>)> {
     let source = agent.instructions.as_deref().unwrap_or("");
     let c = compiled(agent, source)?;
-    if let Some(done) = render_direct(agent, &c, direct::Inputs::Json(inputs)) {
+    if let Some(done) = render_direct_sourced(agent, &c, direct::Inputs::Json(inputs)) {
         return done;
     }
     let Some(s) = sourced(&c) else {
@@ -712,7 +728,7 @@ mod tests {
     ) -> Option<(SourcedRender, Option<SourcedRender>, Rendered)> {
         let agent = prompty_core::load_str(source, ".", "t.prompty").ok()?;
         let c = compiled(&agent, source).ok()?;
-        let direct = render_direct(&agent, &c, direct::Inputs::Json(map));
+        let direct = render_direct_sourced(&agent, &c, direct::Inputs::Json(map));
         let plain = render_engine(&agent, &c, json_context(map));
         let engine = match sourced(&c) {
             Some(s) => render_engine_sourced(&agent, s, json_context(map)),
