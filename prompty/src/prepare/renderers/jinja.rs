@@ -63,7 +63,9 @@ struct Compiled {
 }
 
 /// A template printing in order, rewritten so that each `{{ path }}` tells its source (see
-/// [`sources::sourced_text`]).
+/// [`sources::sourced_text`]). It prints exactly what the template prints (tests compare them);
+/// its filter calls take a little of the render's fuel, so a render within a few steps per value
+/// of [`prompty_core::jinja::RenderLimits::fuel`] can run out here and not in `prepare`.
 struct Sourced {
     env: Environment<'static>,
     /// The sources the rewritten template names, by index.
