@@ -14,6 +14,7 @@
 //! | `prepare basic` / `threaded` / `large` | `prompty::prepare` with the inputs of `tests/bench/`, the agent loaded once |
 //! | `prepare basic traced` | the same with a trace backend that keeps nothing: every span recorded, redacted and handed over |
 //! | `typed prepare basic` / `threaded` | the typed module's `prepare(&Inputs)` (`include_prompty!`) |
+//! | `render segments basic` / `large` | `prompty::render_segments` with the inputs of `prepare basic` / `large` |
 //! | `invoke basic` | `prompty::invoke_async` of basic against a local HTTP server, on a current-thread runtime, connection kept alive |
 //! | `bare POST` | a bare `reqwest` POST of the same request body, and `serde_json` of the answer, on the same runtime |
 //! | `invoke overhead` | `invoke basic` minus `bare POST`: what prompty adds to the HTTP call |
@@ -52,6 +53,8 @@ const ROWS: &[&str] = &[
     "prepare large",
     "typed prepare basic",
     "typed prepare threaded",
+    "render segments basic",
+    "render segments large",
     "invoke basic",
     "bare POST",
 ];
@@ -128,6 +131,16 @@ fn prompty_bench_measured_prepare_threaded(agent: &prompty::Agent, inputs: &Valu
 }
 
 #[inline(never)]
+fn prompty_bench_measured_render_segments_basic(agent: &prompty::Agent, inputs: &Value) {
+    black_box(prompty::render_segments(agent, black_box(inputs)).expect("renders"));
+}
+
+#[inline(never)]
+fn prompty_bench_measured_render_segments_large(agent: &prompty::Agent, inputs: &Value) {
+    black_box(prompty::render_segments(agent, black_box(inputs)).expect("renders"));
+}
+
+#[inline(never)]
 fn prompty_bench_measured_prepare_large(agent: &prompty::Agent, inputs: &Value) {
     black_box(prompty::prepare(agent, black_box(inputs)).expect("prepares"));
 }
@@ -199,6 +212,24 @@ fn run_row(row: &str) {
                 prompty::load_str(&text, &dir, "bench.prompty").expect("loads");
             }
             repeat(&mut |_| prompty_bench_measured_load_basic_same_text(&text, &dir));
+        }
+        "render segments basic" | "render segments large" => {
+            let (file, inputs) = match row {
+                "render segments basic" => ("fixtures/basic.prompty", inputs("basic")),
+                _ => (
+                    "bench/large.prompty",
+                    serde_json::from_str(&read("bench/large_inputs.json")).expect("large_inputs.json is JSON"),
+                ),
+            };
+            let agent = prompty::load_str(&read(file), &dir, "bench.prompty").expect("loads");
+            for _ in 0..3 {
+                prompty::render_segments(&agent, &inputs).expect("renders");
+            }
+            let measured = match row {
+                "render segments basic" => prompty_bench_measured_render_segments_basic,
+                _ => prompty_bench_measured_render_segments_large,
+            };
+            repeat(&mut |_| measured(&agent, &inputs));
         }
         "prepare basic" | "prepare threaded" | "prepare large" => {
             let (file, inputs) = match row {

@@ -83,6 +83,7 @@ fn adapter(stage: &str) -> Option<Adapter> {
         "load" => load::run,
         "parse" => |_, v| parse::run(v),
         "render" => |_, v| render::run(v),
+        "render_segments" => |_, v| render::run_segments(v),
         "wire" => |_, v| wire::run(v),
         "process" => |_, v| process::run(v),
         "processStream" => |_, v| stream::run(v),
@@ -99,10 +100,7 @@ fn adapter(stage: &str) -> Option<Adapter> {
 /// are counted as not implemented, never as passed. A stage leaves this list when it gets an
 /// adapter and passes its vectors (the harness fails until it does). A listed stage that has an
 /// adapter is run quietly (no FAIL lines), and the table says how many of its vectors pass.
-const NOT_IMPLEMENTED: &[(&str, &str)] = &[(
-    "render_segments",
-    "no API returns the rendered text as segments with their provenance (spec §6.3's successor design)",
-)];
+const NOT_IMPLEMENTED: &[(&str, &str)] = &[];
 
 fn not_implemented(stage: &str) -> Option<&'static str> {
     NOT_IMPLEMENTED.iter().find(|(s, _)| *s == stage).map(|(_, why)| *why)

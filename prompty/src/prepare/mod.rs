@@ -268,18 +268,25 @@ pub(crate) fn parse_rendered(
 /// preparing would not change it (every declared input given or optional without a default, none
 /// rich, no noncharacter in a key or string, nothing nested too deep), else a validated copy.
 fn prepare_inputs<'a>(agent: &Agent, inputs: &'a Value) -> Result<(Cow<'a, Map<String, Value>>, rich::RichInputs)> {
-    if let Value::Object(map) = inputs {
-        let declared = agent.inputs.as_deref().unwrap_or_default();
-        let as_given = declared.iter().all(|p| match map.get(&p.name) {
-            Some(v) => v.is_null() || !p.kind.is_rich(),
-            None => p.default.is_none() && !p.required,
-        });
-        if as_given && marks::clean_within(map, crate::MAX_INPUT_DEPTH) {
-            return Ok((Cow::Borrowed(map), rich::RichInputs::new()));
-        }
+    if let Some(map) = inputs_as_given(agent, inputs) {
+        return Ok((Cow::Borrowed(map), rich::RichInputs::new()));
     }
     let (inputs, rich) = prepare_owned(agent, crate::validate_inputs(agent, inputs)?)?;
     Ok((Cow::Owned(inputs), rich))
+}
+
+/// The inputs as they are, when validating them would change nothing (no default to fill, no
+/// missing required input, no rich value to replace) and they hold no noncharacter and no value
+/// nested too deep: then they are rendered where they are, without a copy.
+#[inline]
+pub(crate) fn inputs_as_given<'a>(agent: &Agent, inputs: &'a Value) -> Option<&'a Map<String, Value>> {
+    let Value::Object(map) = inputs else { return None };
+    let declared = agent.inputs.as_deref().unwrap_or_default();
+    let as_given = declared.iter().all(|p| match map.get(&p.name) {
+        Some(v) => v.is_null() || !p.kind.is_rich(),
+        None => p.default.is_none() && !p.required,
+    });
+    (as_given && marks::clean_within(map, crate::MAX_INPUT_DEPTH)).then_some(map)
 }
 
 /// Validated inputs with rich values replaced by nonces (64 random bits each) and every

@@ -43,9 +43,23 @@ pub struct RenderSegment {
     pub kind: SegmentKind,
     /// The rendered text of the piece.
     pub text: String,
-    /// For a value: the root input the expression reads (`q` for `{{ q }}` and `{{ q.x }}`), when
-    /// the expression is a variable or a path from one; `None` for other expressions and for
-    /// template text.
+    /// For a value: the input it comes from, when the `{{ }}` expression is a variable or a path
+    /// from one (attributes `q.x`, subscripts `q[0]`, `q[k]`): the path's root variable (`q` for
+    /// `{{ q }}`, `{{ q.x }}`, `{{ q[0].y }}`), as the specification's reference evaluator has it.
+    /// Any other expression (a filter `{{ q | upper }}`, an operator, a literal, a test) has
+    /// `None`, and so has template text.
+    ///
+    /// A name the template binds resolves to the input its value comes from: the item of
+    /// `{% for item in items %}` to the source of `items` (so `{{ item.name }}` is `items`, and a
+    /// strict input stays strict through a loop), `{% set x = path %}` and `{% with x = path %}`
+    /// to the source of `path`; `loop` and the names of a tuple target (`{% for k, v in … %}`)
+    /// have none, and a name set differently in the branches of an `{% if %}` has none after it.
+    ///
+    /// Known for the built-in renderers: `jinja2` templates that print in order (everything but
+    /// `{% set %}…{% endset %}` blocks, `{% filter %}`, macros, `call` blocks and recursive
+    /// loops; in those templates every value has `None`), and `mustache`, where it is the root of
+    /// the tag's name (`{{user.name}}` is `user`, also inside a section; `{{.}}` has `None`).
+    /// Values written by a renderer registered by another crate have `None`.
     pub source: Option<String>,
     /// Whether `source` is a strict input (`template.format.strict`, or listed in
     /// `options.strictInputs`).
@@ -73,10 +87,19 @@ pub(crate) struct Interp {
 /// # Ok::<(), prompty::Error>(())
 /// ```
 pub fn render_segments(agent: &Agent, inputs: &Value) -> Result<Vec<RenderSegment>> {
-    let mut inputs = crate::validate_inputs(agent, inputs)?;
-    rich::substitute(agent, &mut inputs)?;
-    super::marks::neutralise_inputs(&mut inputs);
-    let (text, interps) = renderers::render_sourced(agent, &inputs)?;
+    let owned;
+    let inputs = match super::inputs_as_given(agent, inputs) {
+        // What validation would leave as it is is rendered where it is, as `prepare` does.
+        Some(map) => map,
+        None => {
+            let mut map = crate::validate_inputs(agent, inputs)?;
+            rich::substitute(agent, &mut map)?;
+            super::marks::neutralise_inputs(&mut map);
+            owned = map;
+            &owned
+        }
+    };
+    let (text, interps) = renderers::render_sourced(agent, inputs)?;
     Ok(segments(agent, &text, &interps))
 }
 

@@ -12,11 +12,14 @@
 //! [`Program`] at all. A test renders generated templates and inputs both ways and compares the
 //! text and the value ranges.
 
+use super::sources::Scope;
 use super::values::{format_value, json_value, Inputs as Context};
+use crate::prepare::segments::Interp;
 use minijinja::machinery::ast::{BinOpKind, CallArg, CompareOpKind, Expr as AstExpr, Stmt, UnaryOpKind};
 use minijinja::value::{Value, ValueKind};
 use serde_json::{Map, Value as Json};
 use std::ops::Range;
+use std::sync::Arc;
 
 /// A template of the subset, compiled from minijinja's syntax tree.
 #[derive(Debug)]
@@ -34,7 +37,8 @@ pub(super) struct Program {
 #[derive(Debug)]
 enum Node {
     Text(Box<str>),
-    Emit(Expr),
+    /// `{{ expr }}`, with the source of its value (see [`super::sources`]).
+    Emit(Expr, Option<Arc<str>>),
     If {
         test: Expr,
         then: Vec<Node>,
@@ -105,7 +109,7 @@ impl Program {
     /// the environment's global functions.
     pub(super) fn compile(template: &Stmt<'_>, globals: Vec<Box<str>>) -> Option<Program> {
         let Stmt::Template(t) = template else { return None };
-        let mut c = Compiler { locals: Vec::new(), inputs: Vec::new() };
+        let mut c = Compiler { locals: Scope::default(), inputs: Vec::new() };
         let nodes = c.body(&t.children)?;
         let text_len = text_len(&nodes);
         Some(Program { nodes, inputs: c.inputs, globals, text_len })
@@ -113,14 +117,43 @@ impl Program {
 
     /// Renders the program with `inputs`: the text, and the byte ranges of it that are values.
     /// `fuel` bounds the steps (a render past it is left to the engine, which reports it) and
-    /// `max` the output (an `Err(Ok(()))` when passed).
+    /// `max` the output ([`Outcome::TooLarge`] when passed).
     pub(super) fn render(
         &self,
         inputs: Inputs<'_>,
         fuel: u64,
         max: usize,
     ) -> std::result::Result<(String, Vec<Range<usize>>), Outcome> {
-        let mut r = Run {
+        let mut r = self.start(inputs, fuel, max, None);
+        r.nodes(&self.nodes)?;
+        Ok((r.out, r.ranges))
+    }
+
+    /// [`Program::render`] keeping the source of every value (see [`super::sources`]).
+    pub(super) fn render_sourced(
+        &self,
+        inputs: Inputs<'_>,
+        fuel: u64,
+        max: usize,
+    ) -> std::result::Result<(String, Vec<Interp>), Outcome> {
+        let mut r = self.start(inputs, fuel, max, Some(Vec::new()));
+        r.nodes(&self.nodes)?;
+        let sources = r.sources.unwrap_or_default();
+        let interps = r.ranges.into_iter().zip(sources).map(|(range, source)| Interp { range, source }).collect();
+        Ok((r.out, interps))
+    }
+
+    /// A render of the program; `sources`, when given, gets the source of each value beside its
+    /// range.
+    #[inline(always)]
+    fn start<'a>(
+        &'a self,
+        inputs: Inputs<'a>,
+        fuel: u64,
+        max: usize,
+        sources: Option<Vec<Option<Arc<str>>>>,
+    ) -> Run<'a, 'a> {
+        Run {
             program: self,
             inputs,
             // Template values are found by a cheap comparison of tags: only JSON lookups (hashed)
@@ -132,11 +165,10 @@ impl Program {
             locals: Vec::new(),
             out: String::with_capacity((self.text_len + self.text_len / 2 + 64).min(max)),
             ranges: Vec::new(),
+            sources,
             fuel,
             max,
-        };
-        r.nodes(&self.nodes)?;
-        Ok((r.out, r.ranges))
+        }
     }
 }
 
@@ -160,7 +192,7 @@ fn text_len(nodes: &[Node]) -> usize {
         .iter()
         .map(|n| match n {
             Node::Text(t) => t.len(),
-            Node::Emit(_) => 8,
+            Node::Emit(..) => 8,
             Node::If { then, otherwise, .. } => text_len(then).max(text_len(otherwise)),
             Node::For { body, empty, .. } => text_len(body).max(text_len(empty)),
         })
@@ -169,8 +201,8 @@ fn text_len(nodes: &[Node]) -> usize {
 
 /// Turns syntax trees into [`Node`]s, resolving each variable to a loop local or an input.
 struct Compiler {
-    /// The locals in scope: each enclosing `for` adds its `loop` and its item.
-    locals: Vec<Box<str>>,
+    /// The locals in scope: each enclosing `for` adds its `loop` and its item, with their sources.
+    locals: Scope,
     inputs: Vec<Box<str>>,
 }
 
@@ -182,7 +214,7 @@ impl Compiler {
     fn node<'s>(&mut self, stmt: &Stmt<'s>) -> Option<Node> {
         Some(match stmt {
             Stmt::EmitRaw(r) => Node::Text(r.raw.into()),
-            Stmt::EmitExpr(e) => Node::Emit(self.expr(&e.expr)?),
+            Stmt::EmitExpr(e) => Node::Emit(self.expr(&e.expr)?, self.locals.source(&e.expr)),
             Stmt::IfCond(i) => Node::If {
                 test: self.expr(&i.expr)?,
                 then: self.body(&i.true_body)?,
@@ -191,12 +223,14 @@ impl Compiler {
             Stmt::ForLoop(f) if !f.recursive && f.filter_expr.is_none() => {
                 let AstExpr::Var(v) = &f.target else { return None };
                 let iter = self.expr(&f.iter)?;
+                let source = self.locals.source(&f.iter);
                 // The `else` body runs outside the loop.
                 let empty = self.body(&f.else_body)?;
-                self.locals.push("loop".into());
-                self.locals.push(v.id.into());
+                let len = self.locals.len();
+                self.locals.bind("loop", None);
+                self.locals.bind(v.id, source);
                 let body = self.body(&f.body);
-                self.locals.truncate(self.locals.len() - 2);
+                self.locals.truncate(len);
                 Node::For { iter, body: body?, empty }
             }
             _ => return None,
@@ -213,7 +247,7 @@ impl Compiler {
             return Some(Expr::Const(value));
         }
         Some(match e {
-            AstExpr::Var(v) => match self.locals.iter().rposition(|l| **l == *v.id) {
+            AstExpr::Var(v) => match self.locals.position(v.id) {
                 Some(i) => Expr::Local(i),
                 None => match self.inputs.iter().position(|i| **i == *v.id) {
                     Some(i) => Expr::Input(i),
@@ -392,6 +426,8 @@ struct Run<'p, 'a> {
     locals: Vec<V<'a>>,
     out: String,
     ranges: Vec<Range<usize>>,
+    /// In sourced renders: the source of each value of `ranges`.
+    sources: Option<Vec<Option<Arc<str>>>>,
     fuel: u64,
     max: usize,
 }
@@ -415,10 +451,20 @@ where
             self.burn()?;
             match node {
                 Node::Text(t) => self.out.push_str(t),
-                Node::Emit(Expr::Input(i)) => self.emit_input(*i)?,
-                Node::Emit(e) => {
-                    let v = self.eval(e)?;
-                    self.emit(&v)?;
+                Node::Emit(e, source) => {
+                    let before = self.ranges.len();
+                    match e {
+                        Expr::Input(i) => self.emit_input(*i)?,
+                        e => {
+                            let v = self.eval(e)?;
+                            self.emit(&v)?;
+                        }
+                    }
+                    if let Some(sources) = &mut self.sources {
+                        if self.ranges.len() > before {
+                            sources.push(source.clone());
+                        }
+                    }
                 }
                 Node::If { test, then, otherwise } => {
                     let branch = if self.eval(test)?.is_true()? { then } else { otherwise };

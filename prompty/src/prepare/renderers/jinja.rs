@@ -6,7 +6,9 @@
 //! the network: no loader is configured, so `include`/`import` fail.
 
 use super::direct;
+use super::sources;
 use super::values::{format_value, json_context, Inputs};
+use crate::prepare::segments::Interp;
 use crate::{Agent, Error, Location, RenderContext, Result};
 use minijinja::value::{Serde, Value, ValueKind};
 use minijinja::Environment;
@@ -14,7 +16,7 @@ use prompty_core::jinja::Dialect;
 use serde_json::{Map, Value as Json};
 use std::cell::{Cell, RefCell};
 use std::ops::Range;
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 
 const NAME: &str = "template";
 
@@ -25,6 +27,9 @@ enum Emit {
     Context(RenderContext),
     /// As they are (noncharacters replaced), recording where each one lands in the output.
     Ranges,
+    /// As [`Emit::Ranges`], also recording the source of each (the template being the sourced
+    /// variant of [`Sourced`]).
+    Sourced,
 }
 
 thread_local! {
@@ -33,6 +38,11 @@ thread_local! {
     static WRITTEN: Cell<usize> = const { Cell::new(0) };
     /// In [`Emit::Ranges`] renders: the byte ranges of the output that are values.
     static RANGES: RefCell<Vec<Range<usize>>> = const { RefCell::new(Vec::new()) };
+    /// In [`Emit::Sourced`] renders: the source (an index in [`Sourced::sources`]) of the value
+    /// about to be printed, set by the source filter and taken by the formatter.
+    static PENDING: Cell<Option<u32>> = const { Cell::new(None) };
+    /// In [`Emit::Sourced`] renders: the values printed, with the index of their source.
+    static SOURCED: RefCell<Vec<(Range<usize>, Option<u32>)>> = const { RefCell::new(Vec::new()) };
 }
 
 /// A compiled template, remembering the source and dialect it was compiled from.
@@ -47,6 +57,25 @@ struct Compiled {
     /// The template as a program of the subset [`direct`] renders, when it prints in order and
     /// is made of nothing else: `prepare` then renders it without the template engine.
     program: Option<direct::Program>,
+    /// The variant of the template that also tells where each value comes from, built the first
+    /// time segments are asked for (only for templates that print in order).
+    sourced: OnceLock<Option<Sourced>>,
+}
+
+/// A template printing in order, rewritten so that each `{{ path }}` tells its source (see
+/// [`sources::sourced_text`]). It prints exactly what the template prints (tests compare them);
+/// its filter calls take a little of the render's fuel, so a render within a few steps per value
+/// of [`prompty_core::jinja::RenderLimits::fuel`] can run out here and not in `prepare`.
+struct Sourced {
+    env: Environment<'static>,
+    /// The sources the rewritten template names, by index.
+    sources: Vec<Arc<str>>,
+}
+
+/// The filter of [`Sourced`] templates: notes the source of the value the formatter prints next.
+fn source_filter(value: Value, index: u32) -> Value {
+    PENDING.with(|p| p.set(Some(index)));
+    value
 }
 
 fn environment(dialect: Dialect) -> Environment<'static> {
@@ -55,6 +84,7 @@ fn environment(dialect: Dialect) -> Environment<'static> {
         let marks = match EMIT.with(Cell::get) {
             Some(Emit::Context(RenderContext { marks: Some(marks) })) => marks,
             Some(Emit::Ranges) => return write_recorded(out, value).map_err(|_| write_error()),
+            Some(Emit::Sourced) => return write_sourced(out, value).map_err(|_| write_error()),
             _ => return format_value(value, out).map_err(|_| write_error()),
         };
         // Written straight into the output: the value between this render's marks.
@@ -88,6 +118,18 @@ fn write_recorded(out: &mut minijinja::Output<'_>, value: &Value) -> std::fmt::R
     let end = WRITTEN.with(Cell::get);
     if end > start {
         RANGES.with(|r| r.borrow_mut().push(start..end));
+    }
+    Ok(())
+}
+
+/// [`write_recorded`] for [`Emit::Sourced`] renders: with the source the filter noted, if any.
+fn write_sourced(out: &mut minijinja::Output<'_>, value: &Value) -> std::fmt::Result {
+    let source = PENDING.with(Cell::take);
+    let start = WRITTEN.with(Cell::get);
+    format_value(value, out)?;
+    let end = WRITTEN.with(Cell::get);
+    if end > start {
+        SOURCED.with(|r| r.borrow_mut().push((start..end, source)));
     }
     Ok(())
 }
@@ -165,7 +207,7 @@ fn compiled(agent: &Agent, source: &str) -> Result<Arc<Compiled>> {
     let in_order = prints_in_order(&text, &env) && !text.contains(['\u{FDD0}', '\u{FDD1}']);
     let program = if in_order { program(&text, &env) } else { None };
     env.add_template_owned(NAME, text).map_err(|e| template_error(agent, &e))?;
-    let c = Arc::new(Compiled { source: source.to_owned(), dialect, env, in_order, program });
+    let c = Arc::new(Compiled { source: source.to_owned(), dialect, env, in_order, program, sourced: OnceLock::new() });
     cache.set(Arc::clone(&c));
     Ok(c)
 }
@@ -200,6 +242,25 @@ fn program(source: &str, env: &Environment<'static>) -> Option<direct::Program> 
     direct::Program::compile(&ast, env.globals().map(|(name, _)| name.into()).collect())
 }
 
+/// The sourced variant of `c`, built on first use; `None` when the template does not print in
+/// order or its rewrite does not compile.
+fn sourced(c: &Compiled) -> Option<&Sourced> {
+    c.sourced
+        .get_or_init(|| {
+            if !c.in_order {
+                return None;
+            }
+            let text = c.env.get_template(NAME).ok()?.source().to_owned();
+            let ast = minijinja::machinery::parse(&text, NAME, c.env.syntax().clone()).ok()?;
+            let (rewritten, sources) = sources::sourced_text(&text, &ast)?;
+            let mut env = environment(c.dialect);
+            env.add_filter(sources::FILTER, source_filter);
+            env.add_template_owned(NAME, rewritten).ok()?;
+            Some(Sourced { env, sources })
+        })
+        .as_ref()
+}
+
 /// Renders `c`'s program, if it has one and it can render these inputs exactly as the engine
 /// would; `None` when the engine must.
 fn render_direct(
@@ -211,6 +272,22 @@ fn render_direct(
     let limits = prompty_core::jinja::render_limits();
     let max = usize::try_from(limits.max_output_bytes).unwrap_or(usize::MAX);
     match program.render(inputs, limits.fuel, max) {
+        Ok(done) => Some(Ok(done)),
+        Err(direct::Outcome::TooLarge) => Some(Err(super::output_too_large(agent, limits.max_output_bytes))),
+        Err(direct::Outcome::Unsupported) => None,
+    }
+}
+
+/// [`render_direct`] keeping the source of every value.
+fn render_direct_sourced(
+    agent: &Agent,
+    c: &Compiled,
+    inputs: direct::Inputs<'_>,
+) -> Option<Result<(String, Vec<Interp>)>> {
+    let program = c.program.as_ref()?;
+    let limits = prompty_core::jinja::render_limits();
+    let max = usize::try_from(limits.max_output_bytes).unwrap_or(usize::MAX);
+    match program.render_sourced(inputs, limits.fuel, max) {
         Ok(done) => Some(Ok(done)),
         Err(direct::Outcome::TooLarge) => Some(Err(super::output_too_large(agent, limits.max_output_bytes))),
         Err(direct::Outcome::Unsupported) => None,
@@ -269,6 +346,38 @@ pub(crate) fn render_prepared_json(agent: &Agent, inputs: &Map<String, Json>) ->
         return done;
     }
     render_engine(agent, &c, json_context(inputs))
+}
+
+/// [`render_prepared_json`] with the source of every value (see [`sources`]): values recorded
+/// where they land keep their source; values of templates that capture output (rendered between
+/// marks) have none.
+pub(crate) fn render_sourced_json(agent: &Agent, inputs: &Map<String, Json>) -> Result<(String, Vec<Interp>)> {
+    let source = agent.instructions.as_deref().unwrap_or("");
+    let c = compiled(agent, source)?;
+    if let Some(done) = render_direct_sourced(agent, &c, direct::Inputs::Json(inputs)) {
+        return done;
+    }
+    let Some(s) = sourced(&c) else {
+        let (text, ranges) = render_engine(agent, &c, json_context(inputs))?;
+        return Ok((text, ranges.into_iter().map(|range| Interp { range, source: None }).collect()));
+    };
+    render_engine_sourced(agent, s, json_context(inputs))
+}
+
+/// Renders the sourced variant of a template that prints in order.
+fn render_engine_sourced(agent: &Agent, s: &Sourced, context: Value) -> Result<(String, Vec<Interp>)> {
+    let tmpl = s.env.get_template(NAME).map_err(|e| template_error(agent, &e))?;
+    let _emit = EmitGuard::set(Emit::Sourced);
+    WRITTEN.with(|w| w.set(0));
+    PENDING.with(|p| p.set(None));
+    SOURCED.with(|r| r.borrow_mut().clear());
+    let text = super::render_bounded(agent, &tmpl, context, |e| template_error(agent, e));
+    let values = SOURCED.with(|r| std::mem::take(&mut *r.borrow_mut()));
+    let interps = values
+        .into_iter()
+        .map(|(range, source)| Interp { range, source: source.and_then(|i| s.sources.get(i as usize)).map(Arc::clone) })
+        .collect();
+    Ok((text?, interps))
 }
 
 /// [`render_prepared`] by the template engine.
@@ -451,142 +560,142 @@ mod tests {
         }
     }
 
+    /// A small generator of templates of the subset (and a little beyond).
+    struct Gen(u64);
+    impl Gen {
+        fn next(&mut self, n: usize) -> usize {
+            self.0 ^= self.0 << 13;
+            self.0 ^= self.0 >> 7;
+            self.0 ^= self.0 << 17;
+            (self.0 % n as u64) as usize
+        }
+        fn pick<'a>(&mut self, from: &[&'a str]) -> &'a str {
+            from[self.next(from.len())]
+        }
+        fn value(&mut self, depth: usize, in_loop: bool) -> String {
+            let vars: &[&str] = if in_loop {
+                &[
+                    "s",
+                    "i",
+                    "t",
+                    "u",
+                    "z",
+                    "l",
+                    "o",
+                    "items",
+                    "it",
+                    "it.name",
+                    "it.score",
+                    "it.tags",
+                    "loop.index",
+                    "loop.first",
+                    "loop.revindex",
+                    "missing",
+                    "w",
+                    "num",
+                ]
+            } else {
+                &[
+                    "s", "e", "i", "n", "f", "g", "t", "u", "z", "l", "o", "o.k", "o.n", "items", "missing", "w",
+                    "big", "num", "nested",
+                ]
+            };
+            let atom = match self.next(4) {
+                0 => self.pick(&["1", "0", "'text'", "''", "true", "none", "2.5", "-3"]).to_owned(),
+                _ => self.pick(vars).to_owned(),
+            };
+            if depth == 0 {
+                return atom;
+            }
+            match self.next(9) {
+                0 => format!("not {}", self.value(depth - 1, in_loop)),
+                1 => format!(
+                    "({} {} {})",
+                    self.value(depth - 1, in_loop),
+                    self.pick(&["and", "or"]),
+                    self.value(depth - 1, in_loop)
+                ),
+                2 => format!(
+                    "({} {} {})",
+                    self.value(depth - 1, in_loop),
+                    self.pick(&["==", "!=", "<", ">", "<=", ">="]),
+                    self.value(depth - 1, in_loop)
+                ),
+                3 => format!(
+                    "({} | {})",
+                    self.value(depth - 1, in_loop),
+                    self.pick(&[
+                        "upper",
+                        "lower",
+                        "length",
+                        "join(', ')",
+                        "join",
+                        "default('d')",
+                        "d(0, true)",
+                        "trim",
+                        "count",
+                        "title"
+                    ])
+                ),
+                4 => format!(
+                    "({} is {})",
+                    self.value(depth - 1, in_loop),
+                    self.pick(&["defined", "undefined", "none", "not none"])
+                ),
+                5 => format!(
+                    "({} if {} else {})",
+                    self.value(depth - 1, in_loop),
+                    self.value(depth - 1, in_loop),
+                    self.value(depth - 1, in_loop)
+                ),
+                6 => format!(
+                    "{}[{}]",
+                    self.pick(&["l", "o", "items", "nested"]),
+                    self.pick(&["0", "1", "'k'", "-1", "9"])
+                ),
+                _ => atom,
+            }
+        }
+        fn body(&mut self, depth: usize, in_loop: bool, out: &mut String) {
+            for _ in 0..1 + self.next(4) {
+                match self.next(if depth == 0 { 2 } else { 5 }) {
+                    0 => out.push_str(self.pick(&["a", " ", "\n", "user:\n", "é-", "{{ '{' }}"])),
+                    1 => out.push_str(&format!("{{{{ {} }}}}", self.value(2, in_loop))),
+                    2 => {
+                        out.push_str(&format!("{{% if {} %}}", self.value(2, in_loop)));
+                        self.body(depth - 1, in_loop, out);
+                        if self.next(2) == 0 {
+                            out.push_str(&format!("{{% elif {} %}}", self.value(1, in_loop)));
+                            self.body(depth - 1, in_loop, out);
+                        }
+                        if self.next(2) == 0 {
+                            out.push_str("{% else %}");
+                            self.body(depth - 1, in_loop, out);
+                        }
+                        out.push_str("{% endif %}");
+                    }
+                    3 => {
+                        out.push_str(&format!(
+                            "{{% for it in {} %}}",
+                            self.pick(&["items", "l", "empty", "nested", "o.n", "s", "z", "missing", "it.tags", "o"])
+                        ));
+                        self.body(depth - 1, true, out);
+                        if self.next(3) == 0 {
+                            out.push_str("{% else %}");
+                            self.body(depth - 1, in_loop, out);
+                        }
+                        out.push_str("{% endfor %}");
+                    }
+                    _ => out.push_str(&format!("{{{{ {} }}}}", self.value(1, in_loop))),
+                }
+            }
+        }
+    }
+
     /// A small generator of templates of the subset (and a little beyond), rendered both ways: every
     /// template the direct renderer takes prints what the engine prints.
     #[test]
     fn generated_templates_render_as_the_engine_renders() {
-        struct Gen(u64);
-        impl Gen {
-            fn next(&mut self, n: usize) -> usize {
-                self.0 ^= self.0 << 13;
-                self.0 ^= self.0 >> 7;
-                self.0 ^= self.0 << 17;
-                (self.0 % n as u64) as usize
-            }
-            fn pick<'a>(&mut self, from: &[&'a str]) -> &'a str {
-                from[self.next(from.len())]
-            }
-            fn value(&mut self, depth: usize, in_loop: bool) -> String {
-                let vars: &[&str] = if in_loop {
-                    &[
-                        "s",
-                        "i",
-                        "t",
-                        "u",
-                        "z",
-                        "l",
-                        "o",
-                        "items",
-                        "it",
-                        "it.name",
-                        "it.score",
-                        "it.tags",
-                        "loop.index",
-                        "loop.first",
-                        "loop.revindex",
-                        "missing",
-                        "w",
-                        "num",
-                    ]
-                } else {
-                    &[
-                        "s", "e", "i", "n", "f", "g", "t", "u", "z", "l", "o", "o.k", "o.n", "items", "missing", "w",
-                        "big", "num", "nested",
-                    ]
-                };
-                let atom = match self.next(4) {
-                    0 => self.pick(&["1", "0", "'text'", "''", "true", "none", "2.5", "-3"]).to_owned(),
-                    _ => self.pick(vars).to_owned(),
-                };
-                if depth == 0 {
-                    return atom;
-                }
-                match self.next(9) {
-                    0 => format!("not {}", self.value(depth - 1, in_loop)),
-                    1 => format!(
-                        "({} {} {})",
-                        self.value(depth - 1, in_loop),
-                        self.pick(&["and", "or"]),
-                        self.value(depth - 1, in_loop)
-                    ),
-                    2 => format!(
-                        "({} {} {})",
-                        self.value(depth - 1, in_loop),
-                        self.pick(&["==", "!=", "<", ">", "<=", ">="]),
-                        self.value(depth - 1, in_loop)
-                    ),
-                    3 => format!(
-                        "({} | {})",
-                        self.value(depth - 1, in_loop),
-                        self.pick(&[
-                            "upper",
-                            "lower",
-                            "length",
-                            "join(', ')",
-                            "join",
-                            "default('d')",
-                            "d(0, true)",
-                            "trim",
-                            "count",
-                            "title"
-                        ])
-                    ),
-                    4 => format!(
-                        "({} is {})",
-                        self.value(depth - 1, in_loop),
-                        self.pick(&["defined", "undefined", "none", "not none"])
-                    ),
-                    5 => format!(
-                        "({} if {} else {})",
-                        self.value(depth - 1, in_loop),
-                        self.value(depth - 1, in_loop),
-                        self.value(depth - 1, in_loop)
-                    ),
-                    6 => format!(
-                        "{}[{}]",
-                        self.pick(&["l", "o", "items", "nested"]),
-                        self.pick(&["0", "1", "'k'", "-1", "9"])
-                    ),
-                    _ => atom,
-                }
-            }
-            fn body(&mut self, depth: usize, in_loop: bool, out: &mut String) {
-                for _ in 0..1 + self.next(4) {
-                    match self.next(if depth == 0 { 2 } else { 5 }) {
-                        0 => out.push_str(self.pick(&["a", " ", "\n", "user:\n", "é-", "{{ '{' }}"])),
-                        1 => out.push_str(&format!("{{{{ {} }}}}", self.value(2, in_loop))),
-                        2 => {
-                            out.push_str(&format!("{{% if {} %}}", self.value(2, in_loop)));
-                            self.body(depth - 1, in_loop, out);
-                            if self.next(2) == 0 {
-                                out.push_str(&format!("{{% elif {} %}}", self.value(1, in_loop)));
-                                self.body(depth - 1, in_loop, out);
-                            }
-                            if self.next(2) == 0 {
-                                out.push_str("{% else %}");
-                                self.body(depth - 1, in_loop, out);
-                            }
-                            out.push_str("{% endif %}");
-                        }
-                        3 => {
-                            out.push_str(&format!(
-                                "{{% for it in {} %}}",
-                                self.pick(&[
-                                    "items", "l", "empty", "nested", "o.n", "s", "z", "missing", "it.tags", "o"
-                                ])
-                            ));
-                            self.body(depth - 1, true, out);
-                            if self.next(3) == 0 {
-                                out.push_str("{% else %}");
-                                self.body(depth - 1, in_loop, out);
-                            }
-                            out.push_str("{% endfor %}");
-                        }
-                        _ => out.push_str(&format!("{{{{ {} }}}}", self.value(1, in_loop))),
-                    }
-                }
-            }
-        }
         let inputs = bench_inputs();
         let map = inputs.as_object().unwrap();
         let mut gen = Gen(0x9E37_79B9_7F4A_7C15);
@@ -609,5 +718,113 @@ mod tests {
         eprintln!("{direct_count} direct renders of {total} templates");
         // The test must exercise the direct renderer: most generated templates are of its subset.
         assert!(total > 2500 && direct_count > total / 2, "{direct_count} direct renders of {total} templates");
+    }
+
+    type SourcedRender = Result<(String, Vec<Interp>)>;
+
+    /// The sourced render of `source` by the engine (its variant that records sources), and the
+    /// direct one (when it renders it).
+    fn sourced_both_ways(
+        source: &str,
+        map: &Map<String, Json>,
+    ) -> Option<(SourcedRender, Option<SourcedRender>, Rendered)> {
+        let agent = prompty_core::load_str(source, ".", "t.prompty").ok()?;
+        let c = compiled(&agent, source).ok()?;
+        let direct = render_direct_sourced(&agent, &c, direct::Inputs::Json(map));
+        let plain = render_engine(&agent, &c, json_context(map));
+        let engine = match sourced(&c) {
+            Some(s) => render_engine_sourced(&agent, s, json_context(map)),
+            None => panic!("{source:?} prints in order but has no sourced variant"),
+        };
+        Some((engine, direct, plain))
+    }
+
+    fn sources_of(interps: &[Interp]) -> Vec<Option<&str>> {
+        interps.iter().map(|i| i.source.as_deref()).collect()
+    }
+
+    /// The engine and the direct renderer find the same sources; the sourced variant prints what
+    /// the template prints, values at the same places.
+    #[test]
+    fn sources_are_the_same_both_ways() {
+        let inputs = bench_inputs();
+        let map = inputs.as_object().unwrap();
+        let cases: &[(&str, &[Option<&str>])] = &[
+            ("Hi {{ s }}!", &[Some("s")]),
+            ("{{ o.k }} {{ o['k'] }} {{ l[1] }} {{ (o).k }}", &[Some("o"), Some("o"), Some("l"), Some("o")]),
+            ("{{ s | upper }}{{ 'x' }}{{ i == 42 }}{{ t and s }}{{ s if t }}", &[None, None, None, None, None]),
+            (
+                // The third item's name is empty: no value.
+                "{% for item in items %}{{ item.name }}{{ loop.index }}{% endfor %}",
+                &[Some("items"), None, Some("items"), None, None, Some("items"), None],
+            ),
+            (
+                "{% for a in nested %}{% for b in a %}{{ b }}{% endfor %}{% endfor %}",
+                &[Some("nested"), Some("nested"), Some("nested")],
+            ),
+            ("{% for x in l | reverse %}{{ x }}{% endfor %}", &[None, None]),
+            ("{% for s in l %}{% endfor %}{{ s }}", &[Some("s")]),
+            ("{{- s -}} {{ missing }}{{ x }}", &[Some("s"), Some("x")]),
+        ];
+        for (source, expected) in cases {
+            let (engine, direct, plain) = sourced_both_ways(source, map).unwrap();
+            let (text, interps) = engine.unwrap();
+            let (plain_text, ranges) = plain.unwrap();
+            assert_eq!(text, plain_text, "{source:?}");
+            assert_eq!(interps.iter().map(|i| i.range.clone()).collect::<Vec<_>>(), ranges, "{source:?}");
+            assert_eq!(sources_of(&interps), *expected, "{source:?}");
+            if let Some(direct) = direct {
+                assert_eq!(direct.unwrap(), (text, interps), "{source:?} (direct)");
+            }
+        }
+        // Aliases the direct renderer does not take.
+        let engine_only: &[(&str, &[Option<&str>])] = &[
+            (
+                "{% set a = o.n %}{{ a[0] }}{% set b = 'lit' %}{{ b }}{% set s = 'shadow' %}{{ s }}",
+                &[Some("o"), None, None],
+            ),
+            ("{% if t %}{% set a = s %}{% endif %}{{ a }}", &[None]),
+            ("{% if t %}{% set a = s %}{% else %}{% set a = s.x %}{% endif %}{{ a }}", &[Some("s")]),
+            ("{% with a = o %}{{ a.k }}{% endwith %}{{ a }}", &[Some("o")]),
+            ("{% for k, v in o | items %}{{ k }}{{ v }}{% endfor %}", &[None, None, None, None, None]),
+            ("{% for x in items if x.score > 0 %}{{ x.name }}{% endfor %}", &[Some("items"), Some("items")]),
+            ("{{ s ~ i }} {{ range }}", &[None, Some("range")]),
+        ];
+        for (source, expected) in engine_only {
+            let (engine, _, plain) = sourced_both_ways(source, map).unwrap();
+            let (text, interps) = engine.unwrap();
+            let (plain_text, ranges) = plain.unwrap();
+            assert_eq!(text, plain_text, "{source:?}");
+            assert_eq!(interps.iter().map(|i| i.range.clone()).collect::<Vec<_>>(), ranges, "{source:?}");
+            assert_eq!(sources_of(&interps), *expected, "{source:?}");
+        }
+    }
+
+    /// Generated templates: the sourced variant prints exactly what the template prints, and the
+    /// direct renderer finds the sources the engine finds.
+    #[test]
+    fn generated_templates_have_the_same_sources_both_ways() {
+        let inputs = bench_inputs();
+        let map = inputs.as_object().unwrap();
+        let mut gen = Gen(0x2545_F491_4F6C_DD1D);
+        let (mut direct_count, mut total) = (0, 0);
+        for _ in 0..1500 {
+            let mut source = String::new();
+            gen.body(3, false, &mut source);
+            let Some((engine, direct, plain)) = sourced_both_ways(&source, map) else { continue };
+            total += 1;
+            match (&engine, &plain) {
+                (Ok((text, interps)), Ok((plain_text, ranges))) => {
+                    assert_eq!(text, plain_text, "{source:?}");
+                    assert_eq!(&interps.iter().map(|i| i.range.clone()).collect::<Vec<_>>(), ranges, "{source:?}");
+                }
+                (a, b) => assert_eq!(a.is_ok(), b.is_ok(), "{source:?}: {a:?} / {b:?}"),
+            }
+            if let (Some(Ok(d)), Ok(e)) = (direct, &engine) {
+                direct_count += 1;
+                assert_eq!(&d, e, "{source:?}");
+            }
+        }
+        assert!(total > 1200 && direct_count > total / 3, "{direct_count} direct renders of {total} templates");
     }
 }

@@ -3,6 +3,7 @@
 mod direct;
 mod jinja;
 mod mustache;
+mod sources;
 mod values;
 
 use crate::prepare::origin::body_origin;
@@ -11,6 +12,8 @@ use crate::{get_renderer, Agent, Error, Location, RenderContext, Renderer, Resul
 use serde_json::{Map, Value};
 use std::ops::Range;
 use std::sync::Arc;
+
+use crate::prepare::segments::Interp;
 
 pub(crate) use jinja::render_prepared;
 pub(crate) use values::{context, json_value};
@@ -57,14 +60,45 @@ pub(crate) fn render_for_prepare(agent: &Agent, inputs: &Map<String, Value>) -> 
 /// [`render_for_prepare`] with the source of every value: what [`crate::render_segments`] reads.
 /// Inputs are validated, rich ones substituted and every noncharacter neutralised.
 ///
-/// The first version keeps no source (every `source` is `None`).
-pub(crate) fn render_sourced(
-    agent: &Agent,
-    inputs: &Map<String, Value>,
-) -> Result<(String, Vec<crate::prepare::segments::Interp>)> {
+/// Sources (the rule: [`sources`]) are known for the built-in renderers: `jinja2` templates
+/// that print in order (the direct subset and the engine), and `mustache` (the root of the tag's
+/// name: `{{user.name}}` is `user`, `{{.}}` none). Values of `jinja2` templates that capture
+/// output to print it later (`{% set %}…{% endset %}`, `{% filter %}`, macros, recursive loops)
+/// and of renderers registered by others have none.
+pub(crate) fn render_sourced(agent: &Agent, inputs: &Map<String, Value>) -> Result<(String, Vec<Interp>)> {
+    rich::check_strict(agent, inputs)?;
+    let renderer = get_renderer(&agent.template.format.kind)?;
+    if is_builtin_jinja(&renderer) {
+        return jinja::render_sourced_json(agent, inputs);
+    }
+    let any: &dyn std::any::Any = renderer.as_ref();
+    if any.is::<MustacheRenderer>() {
+        return mustache_sourced(agent, inputs);
+    }
     let (text, ranges) = render_for_prepare(agent, inputs)?;
-    let interps = ranges.into_iter().map(|range| crate::prepare::segments::Interp { range, source: None }).collect();
-    Ok((text, interps))
+    Ok((text, ranges.into_iter().map(|range| Interp { range, source: None }).collect()))
+}
+
+/// A `mustache` render recording where each value lands and the root of its tag's name (values
+/// are written as they are: the inputs hold no mark character).
+fn mustache_sourced(agent: &Agent, inputs: &Map<String, Value>) -> Result<(String, Vec<Interp>)> {
+    let source = agent.instructions.as_deref().unwrap_or("");
+    let data = Value::Object(inputs.clone());
+    let limits = prompty_core::jinja::render_limits();
+    let budget = mustache::Budget { steps: limits.fuel, max_output_bytes: limits.max_output_bytes };
+    let mut interps = Vec::new();
+    let text = mustache::render(source, &data, budget, &mut |out, name, text| {
+        let start = out.len();
+        out.push_str(text);
+        if text.is_empty() {
+            return;
+        }
+        let root = name.split('.').next().unwrap_or_default();
+        let source = (name != "." && !root.is_empty()).then(|| root.into());
+        interps.push(Interp { range: start..out.len(), source });
+    })
+    .map_err(|e| mustache_error(agent, e))?;
+    Ok((check_output(agent, text)?, interps))
 }
 
 /// Async form of [`render_for_prepare`].
@@ -237,15 +271,17 @@ impl Renderer for MustacheRenderer {
         let data = Value::Object(inputs.clone());
         let limits = prompty_core::jinja::render_limits();
         let budget = mustache::Budget { steps: limits.fuel, max_output_bytes: limits.max_output_bytes };
-        mustache::render(source, &data, budget, &mut |out, text| ctx.write_value(out, text)).map_err(|e| {
-            let (file, first_line) = body_origin(agent);
-            match e.line {
-                // A budget error: it belongs to no one tag.
-                0 => Error::Template { at: Location::file(file), message: e.message },
-                line => {
-                    Error::Template { at: Location::file(file).at(first_line + line - 1, e.column), message: e.message }
-                }
-            }
-        })
+        mustache::render(source, &data, budget, &mut |out, _, text| ctx.write_value(out, text))
+            .map_err(|e| mustache_error(agent, e))
+    }
+}
+
+/// The error of a mustache render, located in the prompt file.
+fn mustache_error(agent: &Agent, e: mustache::MustacheError) -> Error {
+    let (file, first_line) = body_origin(agent);
+    match e.line {
+        // A budget error: it belongs to no one tag.
+        0 => Error::Template { at: Location::file(file), message: e.message },
+        line => Error::Template { at: Location::file(file).at(first_line + line - 1, e.column), message: e.message },
     }
 }

@@ -78,7 +78,8 @@ use prompty_core::mustache::{parse, Node};
 /// Render `template` with `data` as the root context.
 ///
 /// Every interpolated value (`{{x}}`, `{{{x}}}`, `{{&x}}`) is first turned into text with
-/// [`format_value`] and then handed to `emit(out, text)`, which must append it to `out` (the
+/// [`format_value`] and then handed to `emit(out, name, text)` (`name` is the tag's name, as
+/// `user.name` or `.`), which must append `text` to `out` (the
 /// caller uses this to mark where interpolated text sits in the output). Literal template
 /// text is appended directly. No HTML escaping is ever applied.
 ///
@@ -89,7 +90,7 @@ pub(crate) fn render(
     template: &str,
     data: &Value,
     budget: Budget,
-    emit: &mut dyn FnMut(&mut String, &str),
+    emit: &mut dyn FnMut(&mut String, &str, &str),
 ) -> Result<String, MustacheError> {
     let nodes = parse(template)?;
     let mut out = String::with_capacity(template.len());
@@ -166,7 +167,7 @@ struct Frame<'d> {
 fn execute<'d>(
     nodes: &[Node<'_>],
     data: &'d Value,
-    emit: &mut dyn FnMut(&mut String, &str),
+    emit: &mut dyn FnMut(&mut String, &str, &str),
     out: &mut String,
     budget: Budget,
 ) -> Result<(), MustacheError> {
@@ -220,13 +221,13 @@ fn execute<'d>(
         match node {
             Node::Text(text) => out.push_str(text),
             Node::Interpolate { name, .. } => match lookup(name, &stack) {
-                Some(Value::String(text)) => emit(out, text),
+                Some(Value::String(text)) => emit(out, name, text),
                 Some(value) => {
                     scratch.clear();
                     format_value(value, &mut scratch);
-                    emit(out, &scratch);
+                    emit(out, name, &scratch);
                 }
-                None => emit(out, ""),
+                None => emit(out, name, ""),
             },
             Node::Section { name, inverted, end, .. } => {
                 // The parser guarantees `index < end <= nodes.len()`; clamping keeps the loop
@@ -288,7 +289,7 @@ mod tests {
     use prompty_core::mustache::MAX_SECTION_DEPTH;
     use serde_json::json;
 
-    fn plain(out: &mut String, text: &str) {
+    fn plain(out: &mut String, _name: &str, text: &str) {
         out.push_str(text);
     }
 
@@ -615,21 +616,21 @@ mod tests {
         let template = "Hi {{name}}! {{! comment }}{{#items}}{{.}};{{/items}} \
                         {{{html}}}{{&n}} [{{missing}}]{{^items}}never{{/items}}";
         let mut calls = Vec::new();
-        let mut bracket = |out: &mut String, text: &str| {
-            calls.push(text.to_string());
+        let mut bracket = |out: &mut String, name: &str, text: &str| {
+            calls.push(format!("{name}={text}"));
             out.push('[');
             out.push_str(text);
             out.push(']');
         };
         let out = render(template, &data, Budget::UNLIMITED, &mut bracket).map_err(|e| e.to_string());
         assert_eq!(out.as_deref(), Ok("Hi [Ann]! [a];[b]; [<i>][3] [[]]"));
-        assert_eq!(calls, ["Ann", "a", "b", "<i>", "3", ""]);
+        assert_eq!(calls, ["name=Ann", ".=a", ".=b", "html=<i>", "n=3", "missing="]);
     }
 
     #[test]
     fn emit_not_called_without_interpolations() {
         let mut count = 0;
-        let mut counter = |out: &mut String, text: &str| {
+        let mut counter = |out: &mut String, _: &str, text: &str| {
             count += 1;
             out.push_str(text);
         };
