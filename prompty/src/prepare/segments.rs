@@ -4,13 +4,12 @@
 //! the segments' texts gives exactly what [`crate::render`] gives; they come from the same single
 //! render `prepare` makes (the value ranges it keeps so that a value never starts a message).
 
-use super::renderers;
+use super::renderers::{self, Interp};
 use super::rich::{self, Placed, RichInputs};
 use crate::{Agent, ContentPart, Message, Result};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use std::ops::Range;
-use std::sync::Arc;
 
 /// Where a [`RenderSegment`] came from.
 ///
@@ -64,16 +63,6 @@ pub struct RenderSegment {
     /// Whether `source` is a strict input (`template.format.strict`, or listed in
     /// `options.strictInputs`).
     pub strict: bool,
-}
-
-/// An interpolated value of a render: its bytes in the rendered text and its source (see
-/// [`RenderSegment::source`]).
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub(crate) struct Interp {
-    /// The bytes of the rendered text.
-    pub range: Range<usize>,
-    /// The root input the expression reads, when known.
-    pub source: Option<Arc<str>>,
 }
 
 /// Renders the agent's template with `inputs` (validated as [`crate::render`] validates them) into

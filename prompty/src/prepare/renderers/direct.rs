@@ -14,7 +14,7 @@
 
 use super::sources::Scope;
 use super::values::{format_value, json_value, Inputs as Context};
-use crate::prepare::segments::Interp;
+use super::Interp;
 use minijinja::machinery::ast::{BinOpKind, CallArg, CompareOpKind, Expr as AstExpr, Stmt, UnaryOpKind};
 use minijinja::value::{Value, ValueKind};
 use serde_json::{Map, Value as Json};

@@ -8,7 +8,7 @@
 use super::direct;
 use super::sources;
 use super::values::{format_value, json_context, Inputs};
-use crate::prepare::segments::Interp;
+use super::Interp;
 use crate::{Agent, Error, Location, RenderContext, Result};
 use minijinja::value::{Serde, Value, ValueKind};
 use minijinja::Environment;

@@ -13,7 +13,15 @@ use serde_json::{Map, Value};
 use std::ops::Range;
 use std::sync::Arc;
 
-use crate::prepare::segments::Interp;
+/// An interpolated value of a render: its bytes in the rendered text and its source (see
+/// [`crate::RenderSegment::source`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct Interp {
+    /// The bytes of the rendered text.
+    pub range: Range<usize>,
+    /// The root input the expression reads, when known.
+    pub source: Option<Arc<str>>,
+}
 
 pub(crate) use jinja::render_prepared;
 pub(crate) use values::{context, json_value};
