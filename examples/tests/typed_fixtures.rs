@@ -106,3 +106,14 @@ fn structured_output_type() {
         prompty::cast(&json!({"temperature": 72, "condition": "sunny", "city": "Paris"})).unwrap();
     assert_eq!((out.temperature, out.condition.as_str(), out.city.as_str()), (72, "sunny", "Paris"));
 }
+
+#[test]
+fn typed_render_segments_are_the_untyped_ones() {
+    let inputs = bench_inputs()["basic"].clone();
+    let agent = prompty::load_with(data("fixtures/basic.prompty"), &LoadOptions::new().keep_env_references()).unwrap();
+    let expected = prompty::render_segments(&agent, &inputs).unwrap();
+    let typed: basic::Inputs = serde_json::from_value(inputs).unwrap();
+    let segments = basic::render_segments(&typed).unwrap();
+    assert_eq!(segments, expected);
+    assert!(segments.iter().any(|s| s.kind == prompty::SegmentKind::Interp && s.source.is_some()), "{segments:#?}");
+}

@@ -366,6 +366,15 @@ pub fn module_body_with_variants(p: &TypedPrompt, variants: &[Variant], options:
             ::prompty::__private::prepare_typed(agent(), inputs)
         }
 
+        /// Renders the prompt with `inputs` into segments: template text and interpolated values,
+        /// each value tagged with the input it reads and whether that input is strict (what
+        /// `prompty::render_segments` gives for the same file and inputs).
+        pub fn render_segments(
+            inputs: &Inputs,
+        ) -> ::prompty::Result<::std::vec::Vec<::prompty::RenderSegment>> {
+            ::prompty::__private::render_segments_typed(agent(), inputs)
+        }
+
         #[doc = #invoke_doc]
         ///
         /// Needs the provider's cargo feature of `prompty` (`openai`, `anthropic`) and its

@@ -305,8 +305,8 @@ pub mod __private {
     pub use crate::tools::derive::{tool_args, tool_definition, tool_output, tool_output_result, tool_parameters};
     pub use crate::typed::check::*;
     pub use crate::typed::{
-        compiled_agent, compiled_agent_with_children, invoke_stream_typed, invoke_typed, prepare_typed, turn_typed,
-        typed_inputs, CompiledChild,
+        compiled_agent, compiled_agent_with_children, invoke_stream_typed, invoke_typed, prepare_typed,
+        render_segments_typed, turn_typed, typed_inputs, CompiledChild,
     };
     pub use inventory;
     pub use schemars;

@@ -30,6 +30,13 @@ pub fn prepare_typed<I: TypedInputs>(agent: &Agent, inputs: &I) -> Result<Vec<Me
     )
 }
 
+/// `render_segments` for a typed prompt: the same segments `prompty::render_segments` gives for
+/// the inputs as JSON.
+#[doc(hidden)]
+pub fn render_segments_typed<I: TypedInputs>(agent: &Agent, inputs: &I) -> Result<Vec<crate::RenderSegment>> {
+    crate::render_segments(agent, &typed_inputs(inputs)?)
+}
+
 /// `invoke` for a typed prompt: prepares it from the Rust values, runs the prompt (which resolves
 /// the `${env:}` references `agent()` could not, or fails naming them), and casts the result.
 #[doc(hidden)]
