@@ -81,7 +81,7 @@ impl Parser for PromptyParser {
 
 fn split_messages(text: &str, values: &[Range<usize>]) -> Vec<Message> {
     let mut messages = Vec::new();
-    split_located(text, values, |message, _| messages.push(message));
+    split_located(text, values, &mut messages, None);
     messages
 }
 
@@ -92,9 +92,14 @@ pub(crate) fn is_builtin(parser: &std::sync::Arc<dyn Parser>) -> bool {
     any.is::<PromptyParser>()
 }
 
-/// What the `prompty` parser gives, with where each message's text is: `push(message, bytes)`
-/// for each message in order, `bytes` being the range of `text` its (only) text part holds.
-pub(crate) fn split_located(text: &str, values: &[Range<usize>], mut push: impl FnMut(Message, Range<usize>)) {
+/// What the `prompty` parser gives, appended to `messages`, and with `ranges`, where each message's
+/// text is: the range of `text` its (only) text part holds, one per message, in order.
+pub(crate) fn split_located(
+    text: &str,
+    values: &[Range<usize>],
+    messages: &mut Vec<Message>,
+    mut ranges: Option<&mut Vec<Range<usize>>>,
+) {
     let mut role = Role::System;
     let mut metadata = Map::new();
     let mut started = false; // whether a marker has been seen
@@ -105,8 +110,11 @@ pub(crate) fn split_located(text: &str, values: &[Range<usize>], mut push: impl 
     let mut emit = |role, start: usize, end: usize, metadata| {
         let body = &text[start..end];
         let trimmed = body.trim_matches(['\n', '\r']);
-        let from = start + (trimmed.as_ptr() as usize - body.as_ptr() as usize);
-        push(message(role, trimmed, metadata), from..from + trimmed.len());
+        if let Some(ranges) = ranges.as_deref_mut() {
+            let from = start + (trimmed.as_ptr() as usize - body.as_ptr() as usize);
+            ranges.push(from..from + trimmed.len());
+        }
+        messages.push(message(role, trimmed, metadata));
     };
     while pos < text.len() {
         // The line up to and with its `\n`.
@@ -231,7 +239,9 @@ mod tests {
     fn located_messages_say_where_their_text_is() {
         let text = "Intro\r\nsystem:\n\nA {x}\n\nuser:\n";
         let mut got = Vec::new();
-        split_located(text, &[], |m, r| got.push((m.text(), r)));
+        let (mut messages, mut ranges) = (Vec::new(), Vec::new());
+        split_located(text, &[], &mut messages, Some(&mut ranges));
+        got.extend(messages.iter().map(Message::text).zip(ranges));
         assert_eq!(got.len(), 3);
         for (message_text, range) in &got {
             assert_eq!(&text[range.clone()], message_text);

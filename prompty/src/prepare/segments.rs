@@ -318,14 +318,17 @@ pub(crate) fn remap(segments: &mut [PartSegment], old: &str, clean: &str) {
 pub(crate) fn locate(agent: &Agent, text: &str, interps: &[Interp]) -> (Vec<Message>, Vec<Vec<Vec<PartSegment>>>) {
     let values: Vec<Range<usize>> = interps.iter().map(|i| i.range.clone()).collect();
     let is_strict = strictness(agent);
-    let (mut messages, mut segments) = (Vec::new(), Vec::new());
+    let (mut messages, mut ranges) = (Vec::new(), Vec::new());
+    super::parse::split_located(text, &values, &mut messages, Some(&mut ranges));
     let mut next = 0;
-    super::parse::split_located(text, &values, |message, bytes| {
-        let (part, first) = within(interps, next, &bytes, &is_strict);
-        next = first;
-        messages.push(message);
-        segments.push(vec![part]);
-    });
+    let segments = ranges
+        .iter()
+        .map(|bytes| {
+            let (part, first) = within(interps, next, bytes, &is_strict);
+            next = first;
+            vec![part]
+        })
+        .collect();
     (messages, segments)
 }
 
