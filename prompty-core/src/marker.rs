@@ -48,6 +48,7 @@ pub struct Head<'a> {
 /// assert_eq!(serde_json::Value::Object(m.attributes), serde_json::json!({"id": 7, "ok": true}));
 /// assert!(prompty_core::marker::head("tool:").is_none());
 /// ```
+#[inline]
 pub fn head(line: &str) -> Option<Head<'_>> {
     let s = line.trim_start();
     let s = s.strip_prefix('#').unwrap_or(s).trim_start();
