@@ -498,23 +498,4 @@ pub(crate) mod tests {
         );
         assert_eq!(labels("---\ntools:\n  - name: t\n    kind: prompty\n    mode: ‸\n---\n"), ["single", "agentic"]);
     }
-
-    #[test]
-    fn any_place_of_any_text_is_answered_without_panic() {
-        let texts = [
-            "---\nmodel: {provider: é, options: {toolChoice: \"x}\ninputs:\n  - name: q\n    kind: object\n---\nuser:\n{{ q.é | }} {% for x in q. %}{{ x. }}{% endfor %}{# é #}\n{{",
-            "---\n- a\n- {\n  - : :\n---\n{{ . | is not }}",
-            "\u{0}\u{1}{{\u{fffd}}}\n---\n",
-            "",
-        ];
-        for text in texts {
-            let uri: lsp_types::Uri = "untitled:x".parse().unwrap();
-            let mut doc = Document::new(uri, text.to_owned(), 1, Encoding::Utf16);
-            doc.analysis = crate::analysis::analyze(&doc.text, None, &[]);
-            for offset in 0..=text.len() + 1 {
-                let _ = completion(&doc, offset);
-                let _ = crate::hover::hover(&doc, offset);
-            }
-        }
-    }
 }
