@@ -120,6 +120,7 @@
 //! | `openapi` | no | `kind: openapi` tools: every operation of an OpenAPI 3.0/3.1 or Swagger 2.0 document, called over HTTP ([`openapi`]) |
 //! | `otel` | no | [`otel::OtelBackend`]: every span exported to an OpenTelemetry collector over OTLP/HTTP (protobuf), GenAI semantic conventions, batched on a thread of its own |
 //! | `tls-aws-lc` | no | rustls with the `aws-lc-rs` provider instead of `ring` (FIPS-capable; builds the aws-lc C library with cmake); wins when both are on |
+//! | `eval` | no | evaluations ([`eval`], [`eval_tests!`]): prompts run over cases and datasets, assertions, judges, the response cache, terminal/JSON/JUnit/HTML reports |
 //! | `sqlite` | no | durable turns in one SQLite file ([`engine::store::SqliteStore`], `sqlite:PATH` for [`engine::store::open`]): WAL, a durable commit per step, several processes of one machine; SQLite compiled in with `cc`, no system library |
 //! | `postgres` | no | durable turns in PostgreSQL ([`engine::store::PostgresStore`], `postgres://…` for [`engine::store::open`]): many workers on many machines, leases on the database's clock; no TLS (127.0.0.1, unix sockets, private networks) |
 //!
@@ -183,6 +184,7 @@
 #![cfg_attr(not(feature = "openapi"), doc = "[`openapi`]: crate#cargo-features")]
 #![cfg_attr(not(feature = "otel"), doc = "[`otel::OtelBackend`]: crate#cargo-features")]
 #![cfg_attr(not(feature = "http"), doc = "[`http::ensure_tls_provider`]: crate#cargo-features")]
+#![cfg_attr(not(feature = "eval"), doc = "[`eval`]: crate#cargo-features\n[`eval_tests!`]: crate#cargo-features")]
 #![cfg_attr(not(feature = "sqlite"), doc = "[`engine::store::SqliteStore`]: crate#cargo-features")]
 #![cfg_attr(not(feature = "postgres"), doc = "[`engine::store::PostgresStore`]: crate#cargo-features")]
 // docs.rs (`--cfg docsrs`, every feature on) marks each feature-gated item with its feature.
@@ -245,6 +247,7 @@ mod check;
 pub mod prompts;
 
 // Evaluations: prompts over cases, assertions, judges, reports.
+#[cfg(feature = "eval")]
 pub mod eval;
 
 pub use check::check;
@@ -550,8 +553,9 @@ pub use prompty_macros::include_prompty;
 /// prompty::eval_tests!("../tests/ui/evals/misspelt_var.eval.yaml");
 /// ```
 ///
-/// The checks are those of `prompty check` (docs/evals.md, "Checked before running").
-#[cfg(feature = "macros")]
+/// The checks are those of `prompty check` (docs/evals.md, "Checked before running"). Needs the
+/// `eval` feature (the cases run with [`eval`]).
+#[cfg(all(feature = "macros", feature = "eval"))]
 #[doc(inline)]
 pub use prompty_macros::eval_tests;
 

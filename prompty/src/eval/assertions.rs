@@ -166,7 +166,7 @@ fn is_json(output: &Value, schema: Option<&Value>) -> Outcome {
     };
     match schema {
         None => Outcome::yes_no(true, "expected JSON, found JSON".into()),
-        Some(schema) => match crate::schema::validate(&value, schema) {
+        Some(schema) => match super::json_schema::validate(&value, schema) {
             Ok(()) => Outcome::yes_no(true, "expected JSON fitting the schema, found it".into()),
             Err(why) => Outcome::yes_no(false, format!("expected JSON fitting the schema: {why}")),
         },
@@ -188,7 +188,7 @@ fn output_type(agent: &Agent, output: &Value) -> Outcome {
         Ok(v) => v,
         Err(reason) => return Outcome::yes_no(false, format!("{reason}; the prompt declares `outputs`")),
     };
-    match crate::schema::validate(&value, &schema) {
+    match super::json_schema::validate(&value, &schema) {
         Ok(()) => Outcome::yes_no(true, "expected the declared outputs, found them".into()),
         Err(why) => Outcome::yes_no(false, format!("expected the declared outputs: {why}")),
     }

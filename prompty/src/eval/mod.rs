@@ -24,6 +24,7 @@ mod assertions;
 mod cache;
 mod compare;
 mod judge;
+mod json_schema;
 pub mod render;
 mod report;
 mod run;
