@@ -25,6 +25,7 @@ const FEATURES: &[(&str, bool)] = &[
     ("local", cfg!(feature = "local")),
     ("sqlite", cfg!(feature = "sqlite")),
     ("postgres", cfg!(feature = "postgres")),
+    ("eval", cfg!(feature = "eval")),
     ("tls-ring", cfg!(feature = "tls-ring")),
     ("tls-aws-lc", cfg!(feature = "tls-aws-lc")),
     ("http", cfg!(feature = "http")),
