@@ -199,9 +199,9 @@ impl Config {
         }
     }
 
-    /// The file written in `OUT_DIR` (default `prompty.rs`); the prompts' modules go below
-    /// `OUT_DIR/prompty-build/<file_name>/`, so two configurations of one build script with two
-    /// names do not meet.
+    /// The file written in `OUT_DIR` (default `prompty.rs`): a file name, without folders. The
+    /// prompts' modules go below `OUT_DIR/prompty-build/<file_name>/`, so two configurations of
+    /// one build script with two names do not meet.
     pub fn output(mut self, file_name: impl Into<String>) -> Config {
         self.output = file_name.into();
         self
@@ -290,6 +290,18 @@ impl Config {
             );
             return Err(CompileError { diagnostics, files: Vec::new() });
         };
+        let mut components = Path::new(&self.output).components();
+        if !matches!((components.next(), components.next()), (Some(std::path::Component::Normal(_)), None)) {
+            let mut diagnostics = self.collect(None)?.diagnostics;
+            diagnostics.push(
+                Diagnostic::error(
+                    "",
+                    format!("the output `{}` is not a file name: name a file in OUT_DIR", self.output),
+                )
+                .with_code("invalid-output"),
+            );
+            return Err(CompileError { diagnostics, files: Vec::new() });
+        }
         let folder = out_dir.join("prompty-build").join(&self.output);
         let cache = cache::Cache::load(&folder, &self.cache_options());
         let collected = self.collect(Some((&cache, &folder)))?;
@@ -805,7 +817,7 @@ mod tests {
                 ("prompts/ask.prompty", parent),
                 ("prompts/about.txt", "Asks."),
                 ("prompts/helpers/research.prompty", "---\ninputs: [topic]\n---\nuser:\n{{ topic }}"),
-                ("prompts/other.prompty", HELLO),
+                ("prompts/other.prompty", "---\ninputs: [who, unused]\n---\nuser:\nHello {{ who }}"),
             ],
         );
         settle(&dir);
@@ -849,6 +861,13 @@ mod tests {
             "{e}"
         );
         assert_eq!(e.files, config.generate().unwrap_err().files);
+        // Warnings of prompts taken from the cache too, in the same order and words.
+        let all =
+            |e: &CompileError| e.diagnostics.iter().map(|d| (d.severity, d.code, d.to_string())).collect::<Vec<_>>();
+        assert_eq!(all(&e), all(&config.generate().unwrap_err()));
+        assert!(all(&e)
+            .iter()
+            .any(|(_, code, text)| *code == "unused-input" && text.starts_with("prompts/other.prompty")));
         // Nothing was written: the last good files stay.
         assert!(module("greeting").contains("Salut"));
     }
@@ -908,6 +927,16 @@ mod tests {
         // No OUT_DIR: the analysis's problems, then that one.
         let e = main.build(None).unwrap_err();
         assert_eq!(e.to_string(), "OUT_DIR is not set: prompty_build::compile runs in a build script");
+        // An output that is not a file name in OUT_DIR: nothing written outside it.
+        for output in ["../prompty.rs", "gen/prompty.rs", "", ".."] {
+            let e = main.clone().output(output).build(Some(&out)).unwrap_err();
+            assert_eq!(
+                e.to_string(),
+                format!("the output `{output}` is not a file name: name a file in OUT_DIR"),
+                "{output}"
+            );
+        }
+        assert!(!dir.join("prompty.rs").exists() && !out.join("prompty-build/gen").exists());
     }
 
     #[test]
