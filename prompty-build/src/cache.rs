@@ -1,4 +1,4 @@
-//! The cache of [`crate::compile`] in `OUT_DIR`: for each prompt, what its last generation read
+//! The cache of [`crate::compile()`] in `OUT_DIR`: for each prompt, what its last generation read
 //! and said, so that a prompt whose files did not change keeps its module's file without being
 //! analyzed, generated or formatted again.
 //!
