@@ -282,17 +282,16 @@ impl Config {
     /// is not set, an error after the analysis).
     fn build(&self, out_dir: Option<&Path>) -> Result<Written, CompileError> {
         let Some(out_dir) = out_dir else {
-            let collected = self.collect(None)?;
-            let mut diagnostics = collected.diagnostics;
+            let Collected { mut diagnostics, files, .. } = self.collect(None)?;
             diagnostics.push(
                 Diagnostic::error("", "OUT_DIR is not set: prompty_build::compile runs in a build script")
                     .with_code("no-out-dir"),
             );
-            return Err(CompileError { diagnostics, files: Vec::new() });
+            return Err(CompileError { diagnostics, files });
         };
         let mut components = Path::new(&self.output).components();
         if !matches!((components.next(), components.next()), (Some(std::path::Component::Normal(_)), None)) {
-            let mut diagnostics = self.collect(None)?.diagnostics;
+            let Collected { mut diagnostics, files, .. } = self.collect(None)?;
             diagnostics.push(
                 Diagnostic::error(
                     "",
@@ -300,7 +299,7 @@ impl Config {
                 )
                 .with_code("invalid-output"),
             );
-            return Err(CompileError { diagnostics, files: Vec::new() });
+            return Err(CompileError { diagnostics, files });
         }
         let folder = out_dir.join("prompty-build").join(&self.output);
         let cache = cache::Cache::load(&folder, &self.cache_options());
