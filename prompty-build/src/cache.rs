@@ -79,6 +79,27 @@ impl Digest {
         }
     }
 
+    /// Adds the bytes of the file `path`, read in pieces (a file of any size takes 64 KiB of
+    /// memory), then their count.
+    pub(crate) fn add_file(&mut self, path: &Path) -> std::io::Result<()> {
+        use std::io::Read;
+        let mut file = std::fs::File::open(path)?;
+        let mut buffer = vec![0; 64 * 1024];
+        let mut total: u64 = 0;
+        loop {
+            let n = file.read(&mut buffer)?;
+            if n == 0 {
+                break;
+            }
+            self.0.write(&buffer[..n]);
+            self.1.write(&buffer[..n]);
+            total += n as u64;
+        }
+        self.0.write_u64(total);
+        self.1.write_u64(total);
+        Ok(())
+    }
+
     pub(crate) fn hex(&self) -> String {
         format!("{:016x}{:016x}", self.0.finish(), self.1.finish())
     }
@@ -135,7 +156,7 @@ impl Cache {
         }
         for f in files {
             d.add(&path_bytes(f));
-            d.add(&std::fs::read(f).ok()?);
+            d.add_file(f).ok()?;
         }
         Some(d.hex())
     }
