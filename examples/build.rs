@@ -1,6 +1,7 @@
 //! Compiles the typed prompts: every `.prompty` file of `prompts/` into `OUT_DIR/prompty.rs`
 //! (included by `src/lib.rs`), and the test prompts of `tests/prompts/` into
-//! `OUT_DIR/test_prompts.rs` (included by the tests).
+//! `OUT_DIR/test_prompts.rs` (included by the tests); each prompt's module is a file of its own
+//! below `OUT_DIR/prompty-build/<that name>/`.
 
 fn main() -> Result<(), prompty_build::CompileError> {
     // A secret in the build environment, as an API key would be on a developer's machine. The test

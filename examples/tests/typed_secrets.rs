@@ -27,7 +27,18 @@ fn the_build_environment_had_the_secret() {
 
 #[test]
 fn the_generated_code_keeps_the_reference() {
-    let generated = std::fs::read_to_string(concat!(env!("OUT_DIR"), "/test_prompts.rs")).unwrap();
+    // The module tree, and each prompt's module in its own file.
+    let mut generated = std::fs::read_to_string(concat!(env!("OUT_DIR"), "/test_prompts.rs")).unwrap();
+    let modules = std::fs::read_dir(concat!(env!("OUT_DIR"), "/prompty-build/test_prompts.rs")).unwrap();
+    let mut read = 0;
+    for entry in modules {
+        let path = entry.unwrap().path();
+        if path.extension().is_some_and(|e| e == "rs") {
+            generated.push_str(&std::fs::read_to_string(path).unwrap());
+            read += 1;
+        }
+    }
+    assert!(read >= 4, "{read} module files");
     assert!(generated.contains("${env:PROMPTY_EXAMPLES_BUILD_SECRET}"));
     assert!(!generated.contains(&secret_value()));
     for json in [prompts::secret::AGENT_JSON, secret_macro::AGENT_JSON] {

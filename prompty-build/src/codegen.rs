@@ -749,6 +749,20 @@ pub fn module_with_variants(
     variants: &[Variant],
     options: &Options,
 ) -> TokenStream {
+    let contents = module_contents(p, variants, options);
+    quote! {
+        // A program may use only part of a prompt's API.
+        #[allow(dead_code)]
+        pub mod #name {
+            #contents
+        }
+    }
+}
+
+/// What goes inside the braces of [`module_with_variants`]'s `pub mod name { ... }`: the module's
+/// inner doc attributes and its items, also what `prompty_build::compile` writes into the
+/// module's file of its own.
+pub(crate) fn module_contents(p: &TypedPrompt, variants: &[Variant], options: &Options) -> TokenStream {
     let body = module_body_with_variants(p, variants, options);
     let mut doc = Vec::new();
     if let Some(d) = &p.description {
@@ -777,12 +791,8 @@ pub fn module_with_variants(
     // in a `//!` comment.
     let doc: Vec<String> = doc.iter().map(|l| if l.is_empty() { String::new() } else { format!(" {l}") }).collect();
     quote! {
-        // A program may use only part of a prompt's API.
-        #[allow(dead_code)]
-        pub mod #name {
-            #(#![doc = #doc])*
-            #body
-        }
+        #(#![doc = #doc])*
+        #body
     }
 }
 

@@ -1,24 +1,32 @@
 //! `prompty_build::compile("prompts")` in a `build.rs`: the build-script door of the code
 //! generator. Every prompt below the folder becomes a module (sub-folders become nested modules,
-//! locale variants such as `greeting.fr.prompty` join their default's module) in
+//! locale variants such as `greeting.fr.prompty` join their default's module) declared in
 //! `OUT_DIR/prompty.rs`, which the crate includes with one line:
 //!
 //! ```ignore
 //! include!(concat!(env!("OUT_DIR"), "/prompty.rs"));
 //! ```
+//!
+//! Each module is a file of its own, `OUT_DIR/prompty-build/prompty.rs/<folders>/<name>.rs`, which
+//! `prompty.rs` names with `#[path]`; a file is written only when its text changes, and a prompt
+//! whose files are unchanged is taken from the cache beside them (`cache.json`) instead of being
+//! analyzed, generated and formatted again. [`Config::generate`] gives the same modules in one
+//! text.
 
+use crate::cache;
 use crate::codegen::{self, Options};
 use crate::names;
 use crate::typed::{self, Diagnostic, Severity};
 use proc_macro2::{Span, TokenStream};
 use prompty_core::analysis;
 use quote::quote;
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::fmt;
 use std::path::{Path, PathBuf};
 
 /// Compiles every `.prompty` file below `dir` (relative to the crate's `Cargo.toml` folder) into
-/// `OUT_DIR/prompty.rs`, for a `build.rs`:
+/// `OUT_DIR/prompty.rs` (the module tree) and one file per prompt below
+/// `OUT_DIR/prompty-build/prompty.rs/` (see [`Config::compile`]), for a `build.rs`:
 ///
 /// ```no_run
 /// // build.rs
@@ -95,7 +103,8 @@ use std::path::{Path, PathBuf};
 /// ```
 ///
 /// Cargo reruns the build script when a file below `dir` is added, removed or changed, and when a
-/// file a prompt references with `${file:}` changes. Problems are printed as
+/// file a prompt references with `${file:}` changes; the script then regenerates only the modules
+/// of the prompts whose files changed. Problems are printed as
 /// `cargo::error=file:line:column: ...` lines (and returned); inputs a template never uses as
 /// `cargo::warning=` lines. See [`Config`] for the options.
 pub fn compile(dir: impl AsRef<Path>) -> Result<(), CompileError> {
@@ -190,7 +199,9 @@ impl Config {
         }
     }
 
-    /// The file written in `OUT_DIR` (default `prompty.rs`).
+    /// The file written in `OUT_DIR` (default `prompty.rs`): a file name, without folders. The
+    /// prompts' modules go below `OUT_DIR/prompty-build/<file_name>/`, so two configurations of
+    /// one build script with two names do not meet.
     pub fn output(mut self, file_name: impl Into<String>) -> Config {
         self.output = file_name.into();
         self
@@ -223,8 +234,140 @@ impl Config {
     /// prompts below the folder with their locale variants
     /// ([`prompty_core::analysis::find_prompts`]), analyzes each file ([`typed::analyze`]),
     /// checks each variant against its default ([`prompty_core::analysis::check_variant`]) and
-    /// generates one module per prompt. Every problem found is in the error.
+    /// generates one module per prompt, all in one text. Every problem found is in the error.
     pub fn generate(&self) -> Result<Generated, CompileError> {
+        let collected = self.collect(None)?;
+        let tokens = collected.tree.inline(0, collected.tools_scope.as_ref());
+        let code = self.header() + &format(tokens);
+        Ok(Generated { code, files: collected.files, warnings: collected.diagnostics })
+    }
+
+    /// Generates `OUT_DIR/<output>` and prints the `cargo::` lines of a build script: what to
+    /// rerun on, the warnings, and the errors (then returns them).
+    ///
+    /// `OUT_DIR/<output>` declares the module tree; each prompt's module is a file of its own,
+    /// `OUT_DIR/prompty-build/<output>/<folders>/<name>.rs` (`prompty-build/prompty.rs/support/triage.rs`),
+    /// which `OUT_DIR/<output>` names with `#[path]`. A file is written only when its text
+    /// changes, and a prompt whose files did not change since the last run is not analyzed again
+    /// (a cache in the same folder, `cache.json`, keyed by the bytes of every file the prompt's
+    /// generation read, its locale variants, `${file:}` references and child prompts included, by
+    /// the options of this `Config` and by the build of prompty-build): after an edit of one
+    /// prompt, only its module is regenerated and its file rewritten, with every check (a variant
+    /// against its default, a child with its parent). Warnings and errors are the same as without
+    /// the cache. A file changed less than a second before the script read it is read again next
+    /// time. The files of removed prompts are deleted. The cache file is read up to 64 MiB
+    /// (larger, or not readable: every prompt is analyzed).
+    pub fn compile(&self) -> Result<(), CompileError> {
+        let root = self.root();
+        println!("cargo::rerun-if-changed={}", root.display());
+        let out_dir = std::env::var_os("OUT_DIR").map(PathBuf::from);
+        let result = self.build(out_dir.as_deref());
+        let (diagnostics, files) = match &result {
+            Ok(w) => (&w.warnings, &w.files),
+            Err(e) => (&e.diagnostics, &e.files),
+        };
+        for f in files {
+            println!("cargo::rerun-if-changed={}", f.display());
+        }
+        for d in diagnostics {
+            let kind = if d.severity == Severity::Error { "error" } else { "warning" };
+            for line in d.to_string().lines() {
+                println!("cargo::{kind}={line}");
+            }
+        }
+        result.map(|_| ())
+    }
+
+    /// What [`Config::compile`] does without printing: generates into `out_dir` (`None`: `OUT_DIR`
+    /// is not set, an error after the analysis).
+    fn build(&self, out_dir: Option<&Path>) -> Result<Written, CompileError> {
+        let Some(out_dir) = out_dir else {
+            let Collected { mut diagnostics, files, .. } = self.collect(None)?;
+            diagnostics.push(
+                Diagnostic::error("", "OUT_DIR is not set: prompty_build::compile runs in a build script")
+                    .with_code("no-out-dir"),
+            );
+            return Err(CompileError { diagnostics, files });
+        };
+        let mut components = Path::new(&self.output).components();
+        if !matches!((components.next(), components.next()), (Some(std::path::Component::Normal(_)), None)) {
+            let Collected { mut diagnostics, files, .. } = self.collect(None)?;
+            diagnostics.push(
+                Diagnostic::error(
+                    "",
+                    format!("the output `{}` is not a file name: name a file in OUT_DIR", self.output),
+                )
+                .with_code("invalid-output"),
+            );
+            return Err(CompileError { diagnostics, files });
+        }
+        let folder = out_dir.join("prompty-build").join(&self.output);
+        let cache = cache::Cache::load(&folder, &self.cache_options());
+        let collected = self.collect(Some((&cache, &folder)))?;
+        let mut entries = BTreeMap::new();
+        let mut modules = BTreeSet::new();
+        let mut written = Vec::new();
+        let mut analyzed = Vec::new();
+        for (segments, prompt) in collected.tree.prompts() {
+            let relative = module_file(&segments);
+            let path = folder.join(&relative);
+            modules.insert(path.clone());
+            let entry = match &prompt.module {
+                Module::Cached(entry) => Some(entry.clone()),
+                Module::Analyzed { prompt: p, variants, entry } => {
+                    analyzed.push(segments.join("."));
+                    let options = Options {
+                        depth: segments.len() - 1,
+                        tools_scope: collected.tools_scope.clone(),
+                        ..Options::default()
+                    };
+                    let code = format!(
+                        "// @generated by prompty-build from {}: do not edit.\n\n{}",
+                        prompt.display,
+                        format(codegen::module_contents(p, variants, &options))
+                    );
+                    if write_if_changed(&path, &code)? {
+                        written.push(path);
+                    }
+                    entry.clone().map(|e| cache::Entry { content: cache::digest(&code), ..e })
+                }
+            };
+            if let Some(entry) = entry {
+                entries.insert(relative, entry);
+            }
+        }
+        let declarations = collected.tree.declarations(&folder)?;
+        let target = out_dir.join(&self.output);
+        if write_if_changed(&target, &(self.header() + &format(declarations)))? {
+            written.push(target);
+        }
+        remove_stale(&folder, &modules);
+        // A cache that cannot be written only costs the next run its analysis.
+        let _ = cache::Cache::save(&folder, &entries);
+        Ok(Written { files: collected.files, warnings: collected.diagnostics, written, analyzed })
+    }
+
+    /// What the keys of the cache cover of the configuration.
+    fn cache_options(&self) -> [String; 4] {
+        [
+            self.root().to_string_lossy().into_owned(),
+            display_path(&self.dir),
+            self.output.clone(),
+            self.tools_scope.clone().unwrap_or_default(),
+        ]
+    }
+
+    fn header(&self) -> String {
+        format!(
+            "// @generated by prompty-build from the .prompty files below `{}`: do not edit.\n\n",
+            display_path(&self.dir)
+        )
+    }
+
+    /// Finds and analyzes the prompts, checks the variants against their defaults and builds the
+    /// module tree; with a cache (and the folder of the modules' files), a prompt whose entry is
+    /// valid is taken from it instead of analyzed.
+    fn collect(&self, cache: Option<(&cache::Cache, &Path)>) -> Result<Collected, CompileError> {
         let root = self.root();
         let mut diagnostics = Vec::new();
         let tools_scope = match &self.tools_scope {
@@ -240,11 +383,7 @@ impl Config {
                 }
             },
         };
-        // Variants are compared with their default only when both analyses are free of errors.
-        // Variants are compared with their default only when both analyses are free of errors
-        // (`typed::Analysis`'s `Analyzed`).
-        let checked = analysis::check_prompts(&root, &display_path(&self.dir), typed::analyze);
-        let (found, problems) = match checked {
+        let (groups, problems) = match analysis::find_prompts(&root, &display_path(&self.dir)) {
             Ok(found) => found,
             Err(e) => {
                 return Err(CompileError {
@@ -260,30 +399,53 @@ impl Config {
         diagnostics.extend(problems);
         let mut tree = Tree::default();
         let mut files = Vec::new();
-        for group in found {
-            let display = group.default.display.clone();
-            let analysis = group.default.analysis;
-            files.extend(analysis.files.iter().cloned());
-            diagnostics.extend(analysis.diagnostics.iter().cloned());
-            let mut variants = Vec::new();
-            let mut variants_ok = true;
-            for variant in group.variants {
-                let v = variant.file.analysis;
-                files.extend(v.files.iter().cloned());
-                diagnostics.extend(v.diagnostics.iter().cloned());
-                variants_ok &= variant.mismatches.is_empty();
-                diagnostics.extend(variant.mismatches);
-                match v.prompt {
-                    Some(prompt) => variants.push((variant.locale.as_str().to_owned(), prompt)),
-                    None => variants_ok = false,
-                }
-            }
-            let Some(prompt) = analysis.prompt else { continue };
-            if !variants_ok {
-                continue;
-            }
+        for group in groups {
             let segments: Vec<String> = group.segments.iter().map(|s| names::snake_case(s)).collect();
-            if let Err(other) = tree.insert(&segments, display.clone(), prompt, variants) {
+            let display = group.default_display.clone();
+            let module_path = module_file(&segments);
+            let cached = cache.and_then(|(c, folder)| c.hit(&group, &module_path, &folder.join(&module_path)));
+            let module = if let Some(entry) = cached {
+                files.extend(entry.files.iter().cloned());
+                diagnostics.extend(entry.warnings.iter().cloned());
+                Module::Cached(entry.clone())
+            } else {
+                let started = std::time::SystemTime::now();
+                // Variants are compared with their default only when both analyses are free of
+                // errors (`typed::Analysis`'s `Analyzed`).
+                let checked = group.check(typed::analyze);
+                let (first_file, first_diagnostic) = (files.len(), diagnostics.len());
+                let analysis = checked.default.analysis;
+                files.extend(analysis.files.iter().cloned());
+                diagnostics.extend(analysis.diagnostics.iter().cloned());
+                let mut variants = Vec::new();
+                let mut variants_ok = true;
+                for variant in checked.variants {
+                    let v = variant.file.analysis;
+                    files.extend(v.files.iter().cloned());
+                    diagnostics.extend(v.diagnostics.iter().cloned());
+                    variants_ok &= variant.mismatches.is_empty();
+                    diagnostics.extend(variant.mismatches);
+                    match v.prompt {
+                        Some(prompt) => variants.push((variant.locale.as_str().to_owned(), prompt)),
+                        None => variants_ok = false,
+                    }
+                }
+                let Some(prompt) = analysis.prompt else { continue };
+                if !variants_ok {
+                    continue;
+                }
+                let entry = cache.map(|(c, _)| {
+                    let mut read: Vec<PathBuf> = Vec::new();
+                    for f in &files[first_file..] {
+                        if !read.contains(f) {
+                            read.push(f.clone());
+                        }
+                    }
+                    c.entry(&group, &module_path, read, diagnostics[first_diagnostic..].to_vec(), started)
+                });
+                Module::Analyzed { prompt: Box::new(prompt), variants, entry }
+            };
+            if let Err(other) = tree.insert(&segments, display.clone(), module) {
                 diagnostics.push(
                     Diagnostic::error(
                         &display,
@@ -296,60 +458,84 @@ impl Config {
                 );
             }
         }
-        let errors = diagnostics.iter().any(|d| d.severity == Severity::Error);
-        if errors {
+        if diagnostics.iter().any(|d| d.severity == Severity::Error) {
             return Err(CompileError { diagnostics, files });
         }
-        let tokens = tree.tokens(0, tools_scope.as_ref());
-        let code = match syn::parse2::<syn::File>(tokens.clone()) {
-            Ok(file) => prettyplease::unparse(&file),
-            Err(_) => tokens.to_string(),
-        };
-        let header = format!(
-            "// @generated by prompty-build from the .prompty files below `{}`: do not edit.\n\n",
-            display_path(&self.dir)
-        );
-        Ok(Generated { code: header + &code, files, warnings: diagnostics })
+        Ok(Collected { tree, files, diagnostics, tools_scope })
     }
+}
 
-    /// Generates `OUT_DIR/<output>` and prints the `cargo::` lines of a build script: what to
-    /// rerun on, the warnings, and the errors (then returns them).
-    pub fn compile(&self) -> Result<(), CompileError> {
-        let root = self.root();
-        println!("cargo::rerun-if-changed={}", root.display());
-        let result = self.generate();
-        let (diagnostics, files) = match &result {
-            Ok(g) => (g.warnings.clone(), g.files.clone()),
-            Err(e) => (e.diagnostics.clone(), e.files.clone()),
-        };
-        for f in &files {
-            println!("cargo::rerun-if-changed={}", f.display());
-        }
-        for d in &diagnostics {
-            let kind = if d.severity == Severity::Error { "error" } else { "warning" };
-            for line in d.to_string().lines() {
-                println!("cargo::{kind}={line}");
+/// The prompts found, analyzed or taken from the cache.
+struct Collected {
+    tree: Tree,
+    /// Every file read (by the analyses now or by those the cache remembers).
+    files: Vec<PathBuf>,
+    /// The warnings, in the order of the prompts.
+    diagnostics: Vec<Diagnostic>,
+    tools_scope: Option<syn::Path>,
+}
+
+/// What [`Config::build`] did.
+#[derive(Debug)]
+struct Written {
+    files: Vec<PathBuf>,
+    warnings: Vec<Diagnostic>,
+    /// The files written (those whose text changed), in order.
+    #[cfg_attr(not(test), allow(dead_code))]
+    written: Vec<PathBuf>,
+    /// The module paths of the prompts analyzed (not taken from the cache), in order.
+    #[cfg_attr(not(test), allow(dead_code))]
+    analyzed: Vec<String>,
+}
+
+/// The file of a module below the modules' folder: `support/triage.rs`.
+fn module_file(segments: &[String]) -> String {
+    segments.join("/") + ".rs"
+}
+
+/// The Rust text of `tokens`, formatted.
+fn format(tokens: TokenStream) -> String {
+    match syn::parse2::<syn::File>(tokens.clone()) {
+        Ok(file) => prettyplease::unparse(&file),
+        Err(_) => tokens.to_string(),
+    }
+}
+
+/// Writes `text` into `path` (and its folders) unless it holds it already: an unchanged file keeps
+/// its modification time. Whether it wrote.
+fn write_if_changed(path: &Path, text: &str) -> Result<bool, CompileError> {
+    if std::fs::read_to_string(path).ok().as_deref() == Some(text) {
+        return Ok(false);
+    }
+    let unwritable = |e: std::io::Error| CompileError {
+        diagnostics: vec![
+            Diagnostic::error("", format!("cannot write {}: {e}", path.display())).with_code("unwritable-output")
+        ],
+        files: Vec::new(),
+    };
+    if let Some(parent) = path.parent() {
+        std::fs::create_dir_all(parent).map_err(unwritable)?;
+    }
+    std::fs::write(path, text).map_err(unwritable)?;
+    Ok(true)
+}
+
+/// Deletes the `.rs` files below `folder` that are not `keep` (the modules of prompts removed
+/// since), and the folders that leaves empty.
+fn remove_stale(folder: &Path, keep: &BTreeSet<PathBuf>) {
+    let Ok(entries) = std::fs::read_dir(folder) else { return };
+    for entry in entries.flatten() {
+        let path = entry.path();
+        match entry.file_type() {
+            Ok(t) if t.is_dir() => {
+                remove_stale(&path, keep);
+                let _ = std::fs::remove_dir(&path); // only when empty
             }
+            Ok(t) if t.is_file() && path.extension().is_some_and(|e| e == "rs") && !keep.contains(&path) => {
+                let _ = std::fs::remove_file(&path);
+            }
+            _ => {}
         }
-        let generated = result?;
-        let out_dir = std::env::var_os("OUT_DIR").map(PathBuf::from).ok_or_else(|| CompileError {
-            diagnostics: vec![Diagnostic::error(
-                "",
-                "OUT_DIR is not set: prompty_build::compile runs in a build script",
-            )
-            .with_code("no-out-dir")],
-            files: Vec::new(),
-        })?;
-        let target = out_dir.join(&self.output);
-        // Leave the file (and its modification time) alone when nothing changed.
-        if std::fs::read_to_string(&target).ok().as_deref() != Some(generated.code.as_str()) {
-            std::fs::write(&target, &generated.code).map_err(|e| CompileError {
-                diagnostics: vec![Diagnostic::error("", format!("cannot write {}: {e}", target.display()))
-                    .with_code("unwritable-output")],
-                files: Vec::new(),
-            })?;
-        }
-        Ok(())
     }
 }
 
@@ -368,23 +554,23 @@ struct Tree {
     prompts: BTreeMap<String, Prompt>,
 }
 
-/// A prompt of the tree: its default file as named in messages, the default analyzed, and its
-/// locale variants.
+/// A prompt of the tree: its default file as named in messages and its module.
 struct Prompt {
     display: String,
-    prompt: typed::TypedPrompt,
-    variants: Vec<codegen::Variant>,
+    module: Module,
+}
+
+/// A prompt's module: analyzed now, or unchanged since the run that wrote its file.
+enum Module {
+    /// The default analyzed, its locale variants, and the cache entry to record (with a cache).
+    Analyzed { prompt: Box<typed::TypedPrompt>, variants: Vec<codegen::Variant>, entry: Option<cache::Entry> },
+    /// Its file is up to date: the cache's entry.
+    Cached(cache::Entry),
 }
 
 impl Tree {
     /// Adds a prompt; on a name clash, returns the file that already has the name.
-    fn insert(
-        &mut self,
-        segments: &[String],
-        display: String,
-        prompt: typed::TypedPrompt,
-        variants: Vec<codegen::Variant>,
-    ) -> Result<(), String> {
+    fn insert(&mut self, segments: &[String], display: String, module: Module) -> Result<(), String> {
         match segments {
             [name] => {
                 if self.folders.contains_key(name) {
@@ -393,44 +579,89 @@ impl Tree {
                 if let Some(other) = self.prompts.get(name) {
                     return Err(other.display.clone());
                 }
-                self.prompts.insert(name.clone(), Prompt { display, prompt, variants });
+                self.prompts.insert(name.clone(), Prompt { display, module });
                 Ok(())
             }
             [folder, rest @ ..] => {
                 if let Some(other) = self.prompts.get(folder) {
                     return Err(other.display.clone());
                 }
-                self.folders.entry(folder.clone()).or_default().insert(rest, display, prompt, variants)
+                self.folders.entry(folder.clone()).or_default().insert(rest, display, module)
             }
             [] => Ok(()),
         }
     }
 
-    fn tokens(&self, depth: usize, tools_scope: Option<&syn::Path>) -> TokenStream {
-        let span = Span::call_site();
-        let folders = self.folders.iter().map(|(name, tree)| {
-            let ident = names::ident(name, span);
-            let body = tree.tokens(depth + 1, tools_scope);
+    /// Every prompt with its module path, folders first.
+    fn prompts(&self) -> Vec<(Vec<String>, &Prompt)> {
+        let mut all = Vec::new();
+        for (name, tree) in &self.folders {
+            for (mut segments, p) in tree.prompts() {
+                segments.insert(0, name.clone());
+                all.push((segments, p));
+            }
+        }
+        all.extend(self.prompts.iter().map(|(name, p)| (vec![name.clone()], p)));
+        all
+    }
+
+    /// Each folder's module around its modules, for `folders`.
+    fn folders(
+        &self,
+        mut inside: impl FnMut(&str, &Tree) -> Result<TokenStream, CompileError>,
+    ) -> Result<TokenStream, CompileError> {
+        let mut folders = Vec::new();
+        for (name, tree) in &self.folders {
+            let ident = names::ident(name, Span::call_site());
+            let body = inside(name, tree)?;
             let doc = format!(" The prompts of the folder `{name}`.");
-            quote! {
+            folders.push(quote! {
                 #[doc = #doc]
                 pub mod #ident {
                     #body
                 }
-            }
+            });
+        }
+        Ok(quote!(#(#folders)*))
+    }
+
+    /// Every module with its items, in one text ([`Config::generate`]); only analyzed prompts.
+    fn inline(&self, depth: usize, tools_scope: Option<&syn::Path>) -> TokenStream {
+        let folders = self.folders(|_, tree| Ok(tree.inline(depth + 1, tools_scope))).unwrap_or_default();
+        let prompts = self.prompts.iter().filter_map(|(name, p)| {
+            let Module::Analyzed { prompt, variants, .. } = &p.module else { return None };
+            let ident = names::ident(name, Span::call_site());
+            let options = Options { depth, tools_scope: tools_scope.cloned(), ..Options::default() };
+            Some(codegen::module_with_variants(&ident, prompt, variants, &options))
         });
-        let prompts = self.prompts.iter().map(|(name, p)| {
-            let ident = names::ident(name, span);
-            let options = Options {
-                span,
-                depth,
-                tools_scope: tools_scope.cloned(),
-                track_files: Vec::new(),
-                warnings_as_deprecations: false,
+        quote!(#folders #(#prompts)*)
+    }
+
+    /// The module tree, each prompt's module in its file below `folder` ([`Config::compile`]).
+    fn declarations(&self, folder: &Path) -> Result<TokenStream, CompileError> {
+        let folders = self.folders(|name, tree| tree.declarations(&folder.join(name)))?;
+        let mut prompts = Vec::new();
+        for name in self.prompts.keys() {
+            let ident = names::ident(name, Span::call_site());
+            let path = folder.join(format!("{name}.rs"));
+            let Some(path) = path.to_str() else {
+                return Err(CompileError {
+                    diagnostics: vec![Diagnostic::error(
+                        "",
+                        format!("cannot name {} in Rust code: OUT_DIR must be valid UTF-8", path.display()),
+                    )
+                    .with_code("unwritable-output")],
+                    files: Vec::new(),
+                });
             };
-            codegen::module_with_variants(&ident, &p.prompt, &p.variants, &options)
-        });
-        quote!(#(#folders)* #(#prompts)*)
+            prompts.push(quote! {
+                // A program may use only part of a prompt's API.
+                #[allow(dead_code)]
+                #[path = #path]
+                pub mod #ident;
+            });
+        }
+        Ok(quote!(#folders #(#prompts)*))
     }
 }
 
@@ -447,6 +678,264 @@ mod tests {
             std::fs::write(p, text).unwrap();
         }
         dir
+    }
+
+    /// Sets the modification time of every file below `dir` a minute back, as files saved
+    /// before a build are (the cache leaves out files changed within a second of the analysis).
+    fn settle(dir: &Path) {
+        let past = std::time::SystemTime::now() - std::time::Duration::from_secs(60);
+        for entry in std::fs::read_dir(dir).unwrap().flatten() {
+            let path = entry.path();
+            if path.is_dir() {
+                settle(&path);
+            } else {
+                std::fs::File::options().write(true).open(&path).unwrap().set_modified(past).unwrap();
+            }
+        }
+    }
+
+    /// Writes `text` into `dir/path` and settles it.
+    fn edit(dir: &Path, path: &str, text: &str) {
+        std::fs::write(dir.join(path), text).unwrap();
+        settle(dir);
+    }
+
+    /// The files of `written`, relative to `out`, with `/`.
+    fn names(out: &Path, written: &Written) -> Vec<String> {
+        written.written.iter().map(|p| display_path(p.strip_prefix(out).unwrap())).collect()
+    }
+
+    fn modified(path: &Path) -> std::time::SystemTime {
+        std::fs::metadata(path).unwrap().modified().unwrap()
+    }
+
+    const HELLO: &str = "---\ninputs: [who]\n---\nuser:\nHello {{ who }}";
+
+    #[test]
+    fn one_file_per_prompt_rewritten_only_when_its_prompt_changes() {
+        let dir = folder(
+            "per-prompt",
+            &[
+                ("prompts/chat.prompty", "---\ninputs: [question]\n---\nuser:\n{{ question }}"),
+                ("prompts/support/triage.prompty", "---\ninputs: [ticket, extra]\n---\nuser:\n{{ ticket }}"),
+                ("prompts/hello.prompty", HELLO),
+            ],
+        );
+        settle(&dir);
+        let out = dir.join("out");
+        let config = Config::new("prompts").manifest_dir(&dir);
+        let first = config.build(Some(&out)).unwrap();
+        assert_eq!(
+            names(&out, &first),
+            [
+                "prompty-build/prompty.rs/support/triage.rs",
+                "prompty-build/prompty.rs/chat.rs",
+                "prompty-build/prompty.rs/hello.rs",
+                "prompty.rs",
+            ]
+        );
+        assert_eq!(first.analyzed, ["support.triage", "chat", "hello"]);
+        let top = std::fs::read_to_string(out.join("prompty.rs")).unwrap();
+        assert!(top.starts_with("// @generated by prompty-build from the .prompty files below `prompts`"), "{top}");
+        let module = out.join("prompty-build/prompty.rs/support/triage.rs");
+        assert!(top.contains(&format!("#[path = {:?}]\n    pub mod triage;", module.to_str().unwrap())), "{top}");
+        assert!(top.contains("pub mod support {"), "{top}");
+        assert!(!top.contains("pub struct Inputs"), "{top}");
+        let triage = std::fs::read_to_string(&module).unwrap();
+        assert!(triage
+            .starts_with("// @generated by prompty-build from prompts/support/triage.prompty: do not edit.\n\n//! "));
+        assert!(triage.contains("pub const PATH: &str = \"prompts/support/triage.prompty\";"), "{triage}");
+        // The items are those `generate` puts in the module, `super::` paths and all.
+        let whole = config.generate().unwrap().code;
+        assert!(whole.contains("pub const PATH: &str = \"prompts/support/triage.prompty\";"));
+
+        // Nothing changed: nothing written, nothing analyzed, the same warning.
+        let times: Vec<_> = ["prompty.rs", "prompty-build/prompty.rs/chat.rs"].map(|f| modified(&out.join(f))).to_vec();
+        let second = config.build(Some(&out)).unwrap();
+        assert!(second.written.is_empty(), "{:?}", second.written);
+        assert!(second.analyzed.is_empty(), "{:?}", second.analyzed);
+        assert_eq!(times, ["prompty.rs", "prompty-build/prompty.rs/chat.rs"].map(|f| modified(&out.join(f))));
+        let text = |w: &Written| w.warnings.iter().map(|d| (d.code, d.to_string())).collect::<Vec<_>>();
+        assert_eq!(text(&second), text(&first));
+        assert_eq!(
+            text(&first),
+            [(
+                "unused-input",
+                "prompts/support/triage.prompty:2:18: the input `extra` is declared, but the template never uses it"
+                    .to_owned()
+            )]
+        );
+        assert_eq!(second.files, first.files);
+
+        // One prompt's template changes: only its file.
+        edit(&dir, "prompts/hello.prompty", &HELLO.replace("Hello", "Hi"));
+        let third = config.build(Some(&out)).unwrap();
+        assert_eq!(third.analyzed, ["hello"]);
+        assert_eq!(names(&out, &third), ["prompty-build/prompty.rs/hello.rs"]);
+        assert!(std::fs::read_to_string(out.join("prompty-build/prompty.rs/hello.rs"))
+            .unwrap()
+            .contains("Hi {{ who }}"));
+        assert_eq!(text(&third), text(&first));
+
+        // A module's file changed by someone else is written again.
+        std::fs::write(out.join("prompty-build/prompty.rs/chat.rs"), "// edited").unwrap();
+        let fourth = config.build(Some(&out)).unwrap();
+        assert_eq!(fourth.analyzed, ["chat"]);
+        assert_eq!(names(&out, &fourth), ["prompty-build/prompty.rs/chat.rs"]);
+
+        // A cache that is not one: every prompt analyzed, nothing rewritten.
+        std::fs::write(out.join("prompty-build/prompty.rs/cache.json"), "{not json").unwrap();
+        let fifth = config.build(Some(&out)).unwrap();
+        assert_eq!(fifth.analyzed, ["support.triage", "chat", "hello"]);
+        assert!(fifth.written.is_empty(), "{:?}", fifth.written);
+        assert_eq!(config.build(Some(&out)).unwrap().analyzed, Vec::<String>::new());
+    }
+
+    #[test]
+    fn a_file_changed_just_before_its_analysis_is_not_cached() {
+        let dir = folder("fresh", &[("prompts/hello.prompty", HELLO)]);
+        let out = dir.join("out");
+        let config = Config::new("prompts").manifest_dir(&dir);
+        // Written a moment ago: it may still be changing.
+        assert_eq!(config.build(Some(&out)).unwrap().analyzed, ["hello"]);
+        assert_eq!(config.build(Some(&out)).unwrap().analyzed, ["hello"]);
+        settle(&dir);
+        assert_eq!(config.build(Some(&out)).unwrap().analyzed, ["hello"]);
+        assert!(config.build(Some(&out)).unwrap().analyzed.is_empty());
+    }
+
+    #[test]
+    fn a_changed_variant_or_referenced_file_or_child_regenerates_the_module() {
+        let greeting = |hello: &str| format!("---\ninputs: [name]\n---\nuser:\n{hello} {{{{ name }}}}");
+        let parent = "---\ndescription: ${file:about.txt}\ninputs: [q]\ntools:\n  - name: research\n    kind: prompty\n    path: helpers/research.prompty\n---\nuser:\n{{ q }}";
+        let dir = folder(
+            "dependencies",
+            &[
+                ("prompts/greeting.prompty", greeting("Hello").as_str()),
+                ("prompts/greeting.fr.prompty", greeting("Bonjour").as_str()),
+                ("prompts/ask.prompty", parent),
+                ("prompts/about.txt", "Asks."),
+                ("prompts/helpers/research.prompty", "---\ninputs: [topic]\n---\nuser:\n{{ topic }}"),
+                ("prompts/other.prompty", "---\ninputs: [who, unused]\n---\nuser:\nHello {{ who }}"),
+            ],
+        );
+        settle(&dir);
+        let out = dir.join("out");
+        let config = Config::new("prompts").manifest_dir(&dir);
+        let first = config.build(Some(&out)).unwrap();
+        assert_eq!(first.analyzed, ["helpers.research", "ask", "greeting", "other"]);
+        let module =
+            |name: &str| std::fs::read_to_string(out.join(format!("prompty-build/prompty.rs/{name}.rs"))).unwrap();
+
+        // The variant: its default's module.
+        edit(&dir, "prompts/greeting.fr.prompty", &greeting("Salut"));
+        let w = config.build(Some(&out)).unwrap();
+        assert_eq!(w.analyzed, ["greeting"]);
+        assert_eq!(names(&out, &w), ["prompty-build/prompty.rs/greeting.rs"]);
+        assert!(module("greeting").contains("Salut"));
+
+        // The file of a `${file:}` reference.
+        edit(&dir, "prompts/about.txt", "Asks a question.");
+        let w = config.build(Some(&out)).unwrap();
+        assert_eq!(w.analyzed, ["ask"]);
+        assert_eq!(names(&out, &w), ["prompty-build/prompty.rs/ask.rs"]);
+        assert!(module("ask").contains("Asks a question."));
+
+        // A child prompt: its own module and its parent's, which compiles it in.
+        edit(&dir, "prompts/helpers/research.prompty", "---\ninputs: [topic]\n---\nuser:\nResearch {{ topic }}");
+        let w = config.build(Some(&out)).unwrap();
+        assert_eq!(w.analyzed, ["helpers.research", "ask"]);
+        assert_eq!(
+            names(&out, &w),
+            ["prompty-build/prompty.rs/helpers/research.rs", "prompty-build/prompty.rs/ask.rs"]
+        );
+        assert!(module("ask").contains("Research {{ topic }}"));
+
+        // A variant that no longer matches its default: the same errors as without a cache.
+        edit(&dir, "prompts/greeting.fr.prompty", "---\ninputs: [nom]\n---\nuser:\nSalut {{ nom }}");
+        let e = config.build(Some(&out)).unwrap_err();
+        assert_eq!(e.to_string(), config.generate().unwrap_err().to_string());
+        assert!(
+            e.to_string().starts_with("prompts/greeting.fr.prompty:2:1: the input `name` of the default prompt"),
+            "{e}"
+        );
+        assert_eq!(e.files, config.generate().unwrap_err().files);
+        // Warnings of prompts taken from the cache too, in the same order and words.
+        let all =
+            |e: &CompileError| e.diagnostics.iter().map(|d| (d.severity, d.code, d.to_string())).collect::<Vec<_>>();
+        assert_eq!(all(&e), all(&config.generate().unwrap_err()));
+        assert!(all(&e)
+            .iter()
+            .any(|(_, code, text)| *code == "unused-input" && text.starts_with("prompts/other.prompty")));
+        // Nothing was written: the last good files stay.
+        assert!(module("greeting").contains("Salut"));
+    }
+
+    #[test]
+    fn a_removed_prompt_is_no_longer_included() {
+        let dir = folder(
+            "removed",
+            &[
+                ("prompts/hello.prompty", HELLO),
+                ("prompts/old/bye.prompty", "---\ninputs: [who]\n---\nuser:\nBye {{ who }}"),
+            ],
+        );
+        settle(&dir);
+        let out = dir.join("out");
+        let config = Config::new("prompts").manifest_dir(&dir);
+        config.build(Some(&out)).unwrap();
+        let bye = out.join("prompty-build/prompty.rs/old/bye.rs");
+        assert!(bye.is_file());
+        assert!(std::fs::read_to_string(out.join("prompty.rs")).unwrap().contains("pub mod bye;"));
+        std::fs::remove_dir_all(dir.join("prompts/old")).unwrap();
+        let w = config.build(Some(&out)).unwrap();
+        assert!(w.analyzed.is_empty(), "{:?}", w.analyzed);
+        assert_eq!(names(&out, &w), ["prompty.rs"]);
+        let top = std::fs::read_to_string(out.join("prompty.rs")).unwrap();
+        assert!(!top.contains("bye") && !top.contains("pub mod old"), "{top}");
+        assert!(!bye.exists() && !out.join("prompty-build/prompty.rs/old").exists());
+        assert!(out.join("prompty-build/prompty.rs/hello.rs").is_file());
+    }
+
+    #[test]
+    fn two_outputs_in_one_out_dir_and_their_options() {
+        let tool = "---\ninputs: [q]\ntools:\n  - name: get_weather\n    kind: function\n---\nuser:\n{{ q }}";
+        let dir = folder("two-outputs", &[("prompts/t.prompty", tool), ("tests/prompts/t.prompty", HELLO)]);
+        settle(&dir);
+        let out = dir.join("out");
+        let main = Config::new("prompts").manifest_dir(&dir);
+        let tests = Config::new("tests/prompts").manifest_dir(&dir).output("test_prompts.rs");
+        main.build(Some(&out)).unwrap();
+        tests.build(Some(&out)).unwrap();
+        for (top, module, text) in [
+            ("prompty.rs", "prompty-build/prompty.rs/t.rs", "get_weather"),
+            ("test_prompts.rs", "prompty-build/test_prompts.rs/t.rs", "Hello"),
+        ] {
+            let top = std::fs::read_to_string(out.join(top)).unwrap();
+            assert!(top.contains(&format!("{:?}", out.join(module).to_str().unwrap())), "{top}");
+            assert!(std::fs::read_to_string(out.join(module)).unwrap().contains(text));
+        }
+        // Each keeps its files; another tools scope is another key.
+        assert!(main.build(Some(&out)).unwrap().analyzed.is_empty());
+        assert!(tests.build(Some(&out)).unwrap().analyzed.is_empty());
+        let scoped = main.clone().tools_scope("crate::tools").build(Some(&out)).unwrap();
+        assert_eq!(scoped.analyzed, ["t"]);
+        assert!(std::fs::read_to_string(out.join("prompty-build/prompty.rs/t.rs"))
+            .unwrap()
+            .contains("use crate::tools::*;"));
+        // No OUT_DIR: the analysis's problems, then that one.
+        let e = main.build(None).unwrap_err();
+        assert_eq!(e.to_string(), "OUT_DIR is not set: prompty_build::compile runs in a build script");
+        // An output that is not a file name in OUT_DIR: nothing written outside it.
+        for output in ["../prompty.rs", "gen/prompty.rs", "", ".."] {
+            let e = main.clone().output(output).build(Some(&out)).unwrap_err();
+            assert_eq!(
+                e.to_string(),
+                format!("the output `{output}` is not a file name: name a file in OUT_DIR"),
+                "{output}"
+            );
+        }
+        assert!(!dir.join("prompty.rs").exists() && !out.join("prompty-build/gen").exists());
     }
 
     #[test]

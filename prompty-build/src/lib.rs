@@ -31,7 +31,8 @@
 //! Every `.prompty` file below the folder becomes a module: `prompts/chat.prompty` is `mod chat`,
 //! `prompts/support/triage.prompty` is `mod support { mod triage }`, and locale variants
 //! (`greeting.fr.prompty`) join their default's module. Problems are `cargo::error=` lines naming
-//! file, line and column; Cargo reruns the script when a prompt changes. [`Config`] has the
+//! file, line and column; Cargo reruns the script when a prompt changes, and the script regenerates
+//! only the modules of the prompts that changed (each module is a file of its own in `OUT_DIR`). [`Config`] has the
 //! options (output file, where the tool handlers are). For one file, `prompty::include_prompty!`
 //! generates the same module at the place it is written.
 //!
@@ -121,6 +122,7 @@
 
 pub use prompty_core as core;
 
+mod cache;
 pub mod codegen;
 mod compile;
 mod errors;
