@@ -11,9 +11,9 @@ use rmcp::service::{NotificationContext, RunningService, RxJsonRpcMessage, TxJso
 use rmcp::transport::{TokioChildProcess, Transport};
 use rmcp::{ClientCacheConfig, ClientHandler, RoleClient, ServiceExt};
 use std::borrow::Cow;
-use std::collections::{BTreeMap, VecDeque};
 #[cfg(feature = "mcp-http")]
 use std::collections::HashMap;
+use std::collections::{BTreeMap, VecDeque};
 use std::future::Future;
 use std::process::Stdio;
 use std::sync::atomic::{AtomicU64, Ordering};
