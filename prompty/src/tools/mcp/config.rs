@@ -470,6 +470,18 @@ impl McpServerConfig {
     /// # Ok::<(), prompty::Error>(())
     /// ```
     pub fn from_tool(tool: &McpTool, agent: &Agent) -> Result<Self> {
+        let config = Self::declared(tool, agent)?;
+        match &config.transport {
+            McpTransport::Http { url, .. } if !cfg!(feature = "mcp-http") => Err(Error::Config {
+                setting: format!("MCP server '{}'", tool.server_name),
+                message: http_needs_feature(url),
+            }),
+            _ => Ok(config),
+        }
+    }
+
+    /// The configuration a declaration names, whatever this build can reach.
+    fn declared(tool: &McpTool, agent: &Agent) -> Result<Self> {
         let server = tool.server_name.as_str();
         let base = agent.source.as_ref().map(|s| s.base_dir.as_path());
         // A declaration that cannot be made into a server config: found before any request.
@@ -519,12 +531,21 @@ impl McpServerConfig {
             },
             Some(other) => return Err(fail(format!("connection kind '{}' cannot reach an MCP server", other.kind()))),
         };
-        match &mut config.transport {
-            McpTransport::Stdio { command, cwd, .. } => resolve_paths(command, cwd, base),
-            McpTransport::Http { url, .. } if !cfg!(feature = "mcp-http") => return Err(fail(http_needs_feature(url))),
-            McpTransport::Http { .. } => {}
+        if let McpTransport::Stdio { command, cwd, .. } = &mut config.transport {
+            resolve_paths(command, cwd, base);
         }
         Ok(config)
+    }
+}
+
+/// Without the feature `mcp-http`: the URL of the server a declaration reaches over HTTP (for
+/// [`crate::check`]); `None` for a stdio server and for a declaration that names no server this
+/// process knows (the run reports that one).
+#[cfg(not(feature = "mcp-http"))]
+pub(crate) fn declared_over_http(tool: &McpTool, agent: &Agent) -> Option<String> {
+    match McpServerConfig::declared(tool, agent).ok()?.transport {
+        McpTransport::Http { url, .. } => Some(url),
+        McpTransport::Stdio { .. } => None,
     }
 }
 
@@ -687,6 +708,23 @@ mod tests {
         }
         let stdio = declared(serde_json::json!({"kind": "stdio", "command": "srv"})).expect("stdio is offered");
         assert!(matches!(stdio.transport, McpTransport::Stdio { .. }), "{stdio:?}");
+    }
+
+    /// `prompty::check` reports an HTTP server at its `connection`, as `missing-feature`.
+    #[test]
+    #[cfg(not(feature = "mcp-http"))]
+    fn check_reports_an_http_server_at_its_connection() {
+        let text = "---\ntools:\n  - name: docs\n    kind: mcp\n    serverName: docs\n    connection:\n      kind: http\n      \
+                    endpoint: http://127.0.0.1:9/mcp\n  - name: files\n    kind: mcp\n    serverName: fs\n    connection:\n      \
+                    kind: stdio\n      command: srv\n---\nHi";
+        let agent = crate::load_str(text, ".", "t.prompty").unwrap();
+        let report = crate::check(&agent);
+        let found: Vec<(String, &str)> = report.errors().map(|d| (d.to_string(), &*d.code)).collect();
+        let expected = "t.prompty:6:5: the MCP tool `docs`: the server is reached over streamable HTTP \
+                        (`http://127.0.0.1:9/mcp`), and this build of prompty has MCP over stdio only: enable prompty's \
+                        `mcp-http` feature (`prompty = { features = [\"mcp-http\"] }` in Cargo.toml), or start the server \
+                        as a child process (`connection: {kind: stdio, command: ...}`)";
+        assert_eq!(found, [(expected.to_owned(), "missing-feature")]);
     }
 
     /// A configuration built by hand with an HTTP transport fails on first use, with the feature
