@@ -719,7 +719,7 @@ mod tests {
                     kind: stdio\n      command: srv\n---\nHi";
         let agent = crate::load_str(text, ".", "t.prompty").unwrap();
         let report = crate::check(&agent);
-        let found: Vec<(String, &str)> = report.errors().map(|d| (d.to_string(), &*d.code)).collect();
+        let found: Vec<(String, &str)> = report.errors().map(|d| (d.to_string(), d.code)).collect();
         let expected = "t.prompty:6:5: the MCP tool `docs`: the server is reached over streamable HTTP \
                         (`http://127.0.0.1:9/mcp`), and this build of prompty has MCP over stdio only: enable prompty's \
                         `mcp-http` feature (`prompty = { features = [\"mcp-http\"] }` in Cargo.toml), or start the server \

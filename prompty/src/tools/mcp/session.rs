@@ -206,23 +206,19 @@ impl Transport<RoleClient> for ClientTransport {
         sent
     }
 
-    fn receive(&mut self) -> impl Future<Output = Option<RxJsonRpcMessage<RoleClient>>> + Send {
-        async move {
-            match self {
-                ClientTransport::Stdio(t) => t.receive().await,
-                #[cfg(feature = "mcp-http")]
-                ClientTransport::Http(t) => t.receive().await,
-            }
+    async fn receive(&mut self) -> Option<RxJsonRpcMessage<RoleClient>> {
+        match self {
+            ClientTransport::Stdio(t) => t.receive().await,
+            #[cfg(feature = "mcp-http")]
+            ClientTransport::Http(t) => t.receive().await,
         }
     }
 
-    fn close(&mut self) -> impl Future<Output = Result<(), Self::Error>> + Send {
-        async move {
-            match self {
-                ClientTransport::Stdio(t) => t.close().await,
-                #[cfg(feature = "mcp-http")]
-                ClientTransport::Http(t) => t.close().await.map_err(std::io::Error::other),
-            }
+    async fn close(&mut self) -> Result<(), Self::Error> {
+        match self {
+            ClientTransport::Stdio(t) => t.close().await,
+            #[cfg(feature = "mcp-http")]
+            ClientTransport::Http(t) => t.close().await.map_err(std::io::Error::other),
         }
     }
 }
