@@ -17,7 +17,8 @@ use crate::{get_executor, get_parser, get_processor, get_renderer, get_tool, Age
 /// - `kind: function` tools without a registered function (`#[prompty::tool]`,
 ///   [`crate::register_tool`]) are a warning, since one may still be handed to the call in
 ///   [`crate::TurnOptions`]; `kind: mcp` and `kind: openapi` tools need their feature (or a handler
-///   registered for their kind); other kinds need a registered handler (a warning).
+///   registered for their kind), an MCP server reached over HTTP the feature `mcp-http`; other
+///   kinds need a registered handler (a warning).
 ///
 /// Children compiled into the program (typed prompts) were checked when it was built.
 ///
@@ -129,6 +130,19 @@ fn tools(agent: &Agent, report: &mut Report) {
                 format!("the MCP tool `{name}` needs prompty's `mcp` feature (or a handler registered for `mcp`)"),
             )
             .with_code("missing-feature")),
+            #[cfg(all(feature = "mcp", not(feature = "mcp-http")))]
+            ToolKind::Mcp(m) => {
+                if let Some(url) = crate::mcp::declared_over_http(m, agent) {
+                    let at = report.locate(&format!("tools[{i}].connection"));
+                    report.add(
+                        Diagnostic::error(
+                            at,
+                            format!("the MCP tool `{name}`: {}", crate::mcp::http_needs_feature(&url)),
+                        )
+                        .with_code("missing-feature"),
+                    );
+                }
+            }
             ToolKind::OpenApi(_) if !cfg!(feature = "openapi") => report.add(Diagnostic::error(
                 at,
                 format!("the OpenAPI tool `{name}` needs prompty's `openapi` feature (or a handler registered for `openapi`)"),

@@ -116,7 +116,8 @@
 //! | `tls-ring` | yes | TLS for the HTTP features below with rustls and the `ring` crypto provider (built with `cc`; no cmake) |
 //! | `openai` | no | the HTTP executor of `model.provider: openai`, `foundry` and `azure` (OpenAI, Azure OpenAI, Foundry, any OpenAI-compatible server), [`providers::openai::OpenAiExecutor`], [`providers::openai::structured`], model discovery ([`list_models`]) |
 //! | `anthropic` | no | the HTTP executor of `model.provider: anthropic` ([`providers::anthropic::AnthropicExecutor`]) and its model discovery |
-//! | `mcp` | no | `kind: mcp` tools: a client of MCP servers over stdio and streamable HTTP, built on `rmcp` ([`mcp`]) |
+//! | `mcp` | no | `kind: mcp` tools: a client of MCP servers started as child processes (stdio), built on `rmcp` ([`mcp`]); no HTTP client: a server declared over HTTP is refused with an error naming `mcp-http` |
+//! | `mcp-http` | no | `mcp` plus MCP servers over streamable HTTP (`connection: {kind: http, endpoint: ...}`, [`mcp::McpTransport::Http`]), on the HTTP layer's reqwest client |
 //! | `openapi` | no | `kind: openapi` tools: every operation of an OpenAPI 3.0/3.1 or Swagger 2.0 document, called over HTTP ([`openapi`]) |
 //! | `otel` | no | [`otel::OtelBackend`]: every span exported to an OpenTelemetry collector over OTLP/HTTP (protobuf), GenAI semantic conventions, batched on a thread of its own |
 //! | `tls-aws-lc` | no | rustls with the `aws-lc-rs` provider instead of `ring` (FIPS-capable; builds the aws-lc C library with cmake); wins when both are on |
@@ -126,7 +127,7 @@
 //!
 //! Request building and response processing of every provider are always compiled (a prompt can
 //! be inspected without a network); the HTTP layer ([`http`]: client, retries, secrets, TLS)
-//! comes with any of `openai`, `anthropic`, `mcp`, `openapi` and `otel` (through the feature `http`,
+//! comes with any of `openai`, `anthropic`, `mcp-http`, `openapi` and `otel` (through the feature `http`,
 //! which the marks on its items name). The TLS provider is
 //! installed as rustls's process default on first use ([`http::ensure_tls_provider`]), unless the
 //! program installed one first. On docs.rs every feature is on, and each item that needs one says
@@ -180,7 +181,10 @@
            [`providers::openai::structured`]: crate#cargo-features"
 )]
 #![cfg_attr(not(feature = "anthropic"), doc = "[`providers::anthropic::AnthropicExecutor`]: crate#cargo-features")]
-#![cfg_attr(not(feature = "mcp"), doc = "[`mcp`]: crate#cargo-features")]
+#![cfg_attr(
+    not(feature = "mcp"),
+    doc = "[`mcp`]: crate#cargo-features\n[`mcp::McpTransport::Http`]: crate#cargo-features"
+)]
 #![cfg_attr(not(feature = "openapi"), doc = "[`openapi`]: crate#cargo-features")]
 #![cfg_attr(not(feature = "otel"), doc = "[`otel::OtelBackend`]: crate#cargo-features")]
 #![cfg_attr(not(feature = "http"), doc = "[`http::ensure_tls_provider`]: crate#cargo-features")]

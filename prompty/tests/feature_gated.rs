@@ -20,6 +20,7 @@ const FEATURES: &[(&str, bool)] = &[
     ("openai", cfg!(feature = "openai")),
     ("anthropic", cfg!(feature = "anthropic")),
     ("mcp", cfg!(feature = "mcp")),
+    ("mcp-http", cfg!(feature = "mcp-http")),
     ("openapi", cfg!(feature = "openapi")),
     ("otel", cfg!(feature = "otel")),
     ("local", cfg!(feature = "local")),

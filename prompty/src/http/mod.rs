@@ -39,7 +39,7 @@
 //! (server-sent events) and `error` ([`HttpError`]). It imports only the layers below it (the
 //! registries, for registered connections; prompty-core), never a provider, a tool or the loop.
 //! Everything but the retry policy needs one of the cargo features that send HTTP requests
-//! (`openai`, `anthropic`, `mcp`, `openapi`, `otel`). The former path `prompty::providers::http`
+//! (`openai`, `anthropic`, `mcp-http`, `openapi`, `otel`). The former path `prompty::providers::http`
 //! names this same module.
 //!
 // Without those features the items above are not compiled: their links lead to the features.

@@ -99,6 +99,7 @@ pub const INHERITED_ENV: &[&str] = &[
 
 /// Headers the streamable HTTP transport sets itself; a configured header of one of these names is
 /// refused.
+#[cfg(feature = "mcp-http")]
 const RESERVED_HEADERS: &[&str] =
     &["accept", "content-type", "mcp-session-id", "mcp-protocol-version", "last-event-id"];
 
@@ -450,7 +451,8 @@ impl McpServerConfig {
     ///   agent's folder; a bare command name is looked up on `PATH`.
     /// - `connection: {kind: http, endpoint (or url), headers?, apiKey?}`, and the kinds `key`,
     ///   `anonymous` and `remote` with an `endpoint`: a streamable HTTP server; `apiKey` is sent
-    ///   as `Authorization: Bearer <apiKey>`.
+    ///   as `Authorization: Bearer <apiKey>`. Needs the feature `mcp-http`: without it, such a
+    ///   declaration (or a registered config reached over HTTP) is an [`Error::Config`] that says so.
     ///
     /// `${env:...}` references were resolved by the loader. The name of the config is the tool's
     /// `serverName` (a registered config keeps its own name when `serverName` is empty).
@@ -468,6 +470,18 @@ impl McpServerConfig {
     /// # Ok::<(), prompty::Error>(())
     /// ```
     pub fn from_tool(tool: &McpTool, agent: &Agent) -> Result<Self> {
+        let config = Self::declared(tool, agent)?;
+        match &config.transport {
+            McpTransport::Http { url, .. } if !cfg!(feature = "mcp-http") => Err(Error::Config {
+                setting: format!("MCP server '{}'", tool.server_name),
+                message: http_needs_feature(url),
+            }),
+            _ => Ok(config),
+        }
+    }
+
+    /// The configuration a declaration names, whatever this build can reach.
+    fn declared(tool: &McpTool, agent: &Agent) -> Result<Self> {
         let server = tool.server_name.as_str();
         let base = agent.source.as_ref().map(|s| s.base_dir.as_path());
         // A declaration that cannot be made into a server config: found before any request.
@@ -522,6 +536,28 @@ impl McpServerConfig {
         }
         Ok(config)
     }
+}
+
+/// Without the feature `mcp-http`: the URL of the server a declaration reaches over HTTP (for
+/// [`crate::check`]); `None` for a stdio server and for a declaration that names no server this
+/// process knows (the run reports that one).
+#[cfg(not(feature = "mcp-http"))]
+pub(crate) fn declared_over_http(tool: &McpTool, agent: &Agent) -> Option<String> {
+    match McpServerConfig::declared(tool, agent).ok()?.transport {
+        McpTransport::Http { url, .. } => Some(url),
+        McpTransport::Stdio { .. } => None,
+    }
+}
+
+/// Why a server reached over HTTP cannot be used by a build without the feature `mcp-http`, and
+/// what to do (the URL without its secrets).
+pub(crate) fn http_needs_feature(url: &str) -> String {
+    format!(
+        "the server is reached over streamable HTTP (`{}`), and this build of prompty has MCP over stdio only: \
+         enable prompty's `mcp-http` feature (`prompty = {{ features = [\"mcp-http\"] }}` in Cargo.toml), or \
+         start the server as a child process (`connection: {{kind: stdio, command: ...}}`)",
+        redact_url(url)
+    )
 }
 
 /// A relative `cwd`, and a relative command that names a path, start from `base`.
@@ -594,6 +630,7 @@ fn http_from_fields(fields: &Map<String, Value>) -> std::result::Result<McpTrans
 }
 
 /// Refuses headers the transport sets itself and names that are not valid header names.
+#[cfg(feature = "mcp-http")]
 pub(crate) fn check_headers(headers: &BTreeMap<String, Secret>) -> std::result::Result<(), String> {
     for name in headers.keys() {
         if RESERVED_HEADERS.iter().any(|r| r.eq_ignore_ascii_case(name)) {
@@ -630,7 +667,87 @@ mod tests {
         assert_eq!(bare, "node");
     }
 
+    /// A stdio-only build (`mcp` without `mcp-http`) refuses every way of declaring a server over
+    /// HTTP when the declaration is read, naming the server, the URL (without its secrets) and the
+    /// feature to enable; a stdio declaration still works.
     #[test]
+    #[cfg(not(feature = "mcp-http"))]
+    fn http_servers_need_the_mcp_http_feature() {
+        let declared = |connection: Value| -> Result<McpServerConfig> {
+            let agent = Agent::from_value(serde_json::json!({"tools": [{"name": "docs", "kind": "mcp",
+                "serverName": "docs", "connection": connection}]}))?;
+            let Some(crate::ToolKind::Mcp(tool)) = agent.tools.as_ref().map(|t| &t[0].kind) else {
+                panic!("not an MCP tool: {agent:?}")
+            };
+            McpServerConfig::from_tool(tool, &agent)
+        };
+        let url = "https://user:pw-1234@mcp.example.com/mcp?key=k3y-5678";
+        crate::register_connection("docs-http-registered", McpServerConfig::new("r", McpTransport::http(url)));
+        for connection in [
+            serde_json::json!({"kind": "http", "endpoint": url, "headers": {"x-api-key": "h3ader-secret"}}),
+            serde_json::json!({"kind": "streamable-http", "url": url}),
+            serde_json::json!({"kind": "key", "endpoint": url, "apiKey": "api-k3y-secret"}),
+            serde_json::json!({"kind": "anonymous", "endpoint": url}),
+            serde_json::json!({"kind": "reference", "name": "docs-http-registered"}),
+        ] {
+            let err = declared(connection.clone()).expect_err("an HTTP server is refused without `mcp-http`");
+            let Error::Config { setting, message } = &err else { panic!("{connection}: not a config error: {err:?}") };
+            assert_eq!(setting, "MCP server 'docs'", "{connection}");
+            assert_eq!(
+                message.as_str(),
+                "the server is reached over streamable HTTP (`https://[REDACTED]@mcp.example.com/mcp?[REDACTED]`), \
+                 and this build of prompty has MCP over stdio only: enable prompty's `mcp-http` feature \
+                 (`prompty = { features = [\"mcp-http\"] }` in Cargo.toml), or start the server as a child process \
+                 (`connection: {kind: stdio, command: ...}`)",
+                "{connection}"
+            );
+            let shown = format!("{err} {err:?}");
+            for secret in ["pw-1234", "k3y-5678", "h3ader-secret", "api-k3y-secret"] {
+                assert!(!shown.contains(secret), "{connection}: {shown}");
+            }
+        }
+        let stdio = declared(serde_json::json!({"kind": "stdio", "command": "srv"})).expect("stdio is offered");
+        assert!(matches!(stdio.transport, McpTransport::Stdio { .. }), "{stdio:?}");
+    }
+
+    /// `prompty::check` reports an HTTP server at its `connection`, as `missing-feature`.
+    #[test]
+    #[cfg(not(feature = "mcp-http"))]
+    fn check_reports_an_http_server_at_its_connection() {
+        let text = "---\ntools:\n  - name: docs\n    kind: mcp\n    serverName: docs\n    connection:\n      kind: http\n      \
+                    endpoint: http://127.0.0.1:9/mcp\n  - name: files\n    kind: mcp\n    serverName: fs\n    connection:\n      \
+                    kind: stdio\n      command: srv\n---\nHi";
+        let agent = crate::load_str(text, ".", "t.prompty").unwrap();
+        let report = crate::check(&agent);
+        let found: Vec<(String, &str)> = report.errors().map(|d| (d.to_string(), d.code)).collect();
+        let expected = "t.prompty:6:5: the MCP tool `docs`: the server is reached over streamable HTTP \
+                        (`http://127.0.0.1:9/mcp`), and this build of prompty has MCP over stdio only: enable prompty's \
+                        `mcp-http` feature (`prompty = { features = [\"mcp-http\"] }` in Cargo.toml), or start the server \
+                        as a child process (`connection: {kind: stdio, command: ...}`)";
+        assert_eq!(found, [(expected.to_owned(), "missing-feature")]);
+    }
+
+    /// A configuration built by hand with an HTTP transport fails on first use, with the feature
+    /// to enable.
+    #[test]
+    #[cfg(not(feature = "mcp-http"))]
+    fn a_hand_built_http_server_fails_with_the_feature_to_enable() {
+        let server = super::super::McpServer::new(McpServerConfig::new(
+            "hand",
+            McpTransport::http("http://127.0.0.1:9/mcp?token=t0ken-secret"),
+        ));
+        let err = crate::blocking::block_on(async move { server.tools().await }).unwrap().unwrap_err();
+        let text = err.to_string();
+        assert!(
+            text.starts_with("MCP server 'hand' could not be started: the server is reached over streamable HTTP")
+                && text.contains("enable prompty's `mcp-http` feature")
+                && !text.contains("t0ken-secret"),
+            "{text}"
+        );
+    }
+
+    #[test]
+    #[cfg(feature = "mcp-http")]
     fn reserved_headers_are_refused() {
         let mut h = BTreeMap::new();
         h.insert("Mcp-Session-Id".to_owned(), Secret::new("x"));

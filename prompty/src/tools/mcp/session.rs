@@ -2,13 +2,19 @@
 //! `initialize` handshake, the stderr ring buffer, and the client handler that hears
 //! `notifications/tools/list_changed`.
 
-use super::config::{check_headers, McpServerConfig, McpTransport, INHERITED_ENV};
+#[cfg(feature = "mcp-http")]
+use super::config::check_headers;
+use super::config::{McpServerConfig, McpTransport, INHERITED_ENV};
+use crate::{BoxFuture, Secret};
 use rmcp::model::{ClientCapabilities, ClientConfig, Implementation};
-use rmcp::service::{NotificationContext, RunningService};
-use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
-use rmcp::transport::{StreamableHttpClientTransport, TokioChildProcess};
+use rmcp::service::{NotificationContext, RunningService, RxJsonRpcMessage, TxJsonRpcMessage};
+use rmcp::transport::{TokioChildProcess, Transport};
 use rmcp::{ClientCacheConfig, ClientHandler, RoleClient, ServiceExt};
-use std::collections::{HashMap, VecDeque};
+use std::borrow::Cow;
+#[cfg(feature = "mcp-http")]
+use std::collections::HashMap;
+use std::collections::{BTreeMap, VecDeque};
+use std::future::Future;
 use std::process::Stdio;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
@@ -166,12 +172,65 @@ fn kill_group(pid: Option<u32>) {
 #[cfg(not(unix))]
 fn kill_group(_pid: Option<u32>) {}
 
+/// The one transport type the client service runs on, whichever transports are compiled in: rmcp's
+/// service loop (`serve`) and the code of the message types it sends and receives are compiled
+/// once for it, not once per transport.
+enum ClientTransport {
+    /// A child process speaking over its stdin/stdout.
+    Stdio(TokioChildProcess),
+    /// A streamable HTTP endpoint (feature `mcp-http`).
+    #[cfg(feature = "mcp-http")]
+    Http(rmcp::transport::StreamableHttpClientTransport<reqwest::Client>),
+}
+
+impl Transport<RoleClient> for ClientTransport {
+    type Error = std::io::Error;
+
+    fn name() -> Cow<'static, str> {
+        "MCP client".into()
+    }
+
+    fn send(
+        &mut self,
+        item: TxJsonRpcMessage<RoleClient>,
+    ) -> impl Future<Output = Result<(), Self::Error>> + Send + 'static {
+        // Boxed: one future type whatever the transport (a box per sent message).
+        let sent: BoxFuture<'static, Result<(), Self::Error>> = match self {
+            ClientTransport::Stdio(t) => Box::pin(t.send(item)),
+            #[cfg(feature = "mcp-http")]
+            ClientTransport::Http(t) => {
+                let sent = t.send(item);
+                Box::pin(async move { sent.await.map_err(std::io::Error::other) })
+            }
+        };
+        sent
+    }
+
+    async fn receive(&mut self) -> Option<RxJsonRpcMessage<RoleClient>> {
+        match self {
+            ClientTransport::Stdio(t) => t.receive().await,
+            #[cfg(feature = "mcp-http")]
+            ClientTransport::Http(t) => t.receive().await,
+        }
+    }
+
+    async fn close(&mut self) -> Result<(), Self::Error> {
+        match self {
+            ClientTransport::Stdio(t) => t.close().await,
+            #[cfg(feature = "mcp-http")]
+            ClientTransport::Http(t) => t.close().await.map_err(std::io::Error::other),
+        }
+    }
+}
+
 /// Starts or opens a session and performs `initialize`, within `config.connect_timeout`. The
 /// error is a message (not yet scrubbed of secrets) that may end with the child's stderr.
 pub(crate) async fn connect(config: &McpServerConfig, generation: Arc<AtomicU64>) -> Result<Session, String> {
     let handler = Handler { generation };
     let timeout = config.connect_timeout;
-    let (client, stderr, pid) = match &config.transport {
+    // The transport, what to call the peer in a failed handshake, the stderr tail and process id
+    // of a child process.
+    let (transport, peer, stderr, pid) = match &config.transport {
         McpTransport::Stdio { command, args, env, cwd } => {
             let mut cmd = tokio::process::Command::new(command);
             cmd.args(args).env_clear();
@@ -198,62 +257,79 @@ pub(crate) async fn connect(config: &McpServerConfig, generation: Arc<AtomicU64>
                 .map_err(|e| format!("cannot start `{command}`: {e}"))?;
             let pid = process.id();
             let stderr = pipe.map(|p| StderrTail::spawn(p, config.stderr_tail_bytes.max(1)));
-            let started = tokio::time::timeout(timeout, handler.serve(process)).await;
-            let failure = match started {
-                Ok(Ok(client)) => Ok(client),
-                Ok(Err(e)) => Err(format!("`{command}` did not complete the MCP handshake: {e}")),
-                Err(_) => Err(format!("`{command}` did not complete the MCP handshake within {timeout:?}")),
-            };
-            match failure {
-                Ok(client) => (client, stderr, pid),
-                Err(message) => {
-                    // rmcp kills the process (the transport was dropped); what it started too.
-                    kill_group(pid);
-                    let tail = match &stderr {
-                        Some(t) => {
-                            t.settle(Duration::from_secs(1)).await;
-                            t.text()
-                        }
-                        None => String::new(),
-                    };
-                    return Err(with_tail(message, &tail));
-                }
-            }
+            (ClientTransport::Stdio(process), Some(command.as_str()), stderr, pid)
         }
-        McpTransport::Http { url, headers } => {
-            check_headers(headers)?;
-            let mut custom = HashMap::new();
-            for (name, value) in headers {
-                let header = reqwest::header::HeaderName::from_bytes(name.as_bytes())
-                    .map_err(|_| format!("`{name}` is not a valid HTTP header name"))?;
-                let mut value = reqwest::header::HeaderValue::from_str(value.expose())
-                    .map_err(|_| format!("the value of the header `{name}` is not a valid HTTP header value"))?;
-                value.set_sensitive(true);
-                custom.insert(header, value);
-            }
-            // The HTTP layer's client setup (TLS, User-Agent, same-origin redirects only: the
-            // server's headers never reach another origin); rmcp takes the `reqwest::Client`.
-            let http = crate::http::reqwest_builder(timeout)?
-                .pool_max_idle_per_host(0)
-                .build()
-                .map_err(|e| format!("cannot build the HTTP client: {}", crate::http::error_chain(&e)))?;
-            let transport_config = StreamableHttpClientTransportConfig::with_uri(url.as_str())
-                .custom_headers(custom)
-                .max_json_response_size(config.max_message_bytes)
-                .max_sse_event_size(config.max_message_bytes);
-            let transport = StreamableHttpClientTransport::with_client(http, transport_config);
-            let client = match tokio::time::timeout(timeout, handler.serve(transport)).await {
-                Ok(Ok(client)) => client,
-                Ok(Err(e)) => return Err(format!("the MCP handshake failed: {e}")),
-                Err(_) => return Err(format!("the MCP handshake did not complete within {timeout:?}")),
+        McpTransport::Http { url, headers } => (http_transport(config, url, headers)?, None, None, None),
+    };
+    let client = match tokio::time::timeout(timeout, handler.serve(transport)).await {
+        Ok(Ok(client)) => client,
+        failed => {
+            let message = match (failed, peer) {
+                (Ok(Err(e)), Some(command)) => format!("`{command}` did not complete the MCP handshake: {e}"),
+                (_, Some(command)) => format!("`{command}` did not complete the MCP handshake within {timeout:?}"),
+                (Ok(Err(e)), None) => format!("the MCP handshake failed: {e}"),
+                (_, None) => format!("the MCP handshake did not complete within {timeout:?}"),
             };
-            (client, None, None)
+            // rmcp kills a child process (the transport was dropped); what it started too.
+            kill_group(pid);
+            let tail = match &stderr {
+                Some(t) => {
+                    t.settle(Duration::from_secs(1)).await;
+                    t.text()
+                }
+                None => String::new(),
+            };
+            return Err(with_tail(message, &tail));
         }
     };
     // This layer caches the tool list itself (until `list_changed`): rmcp's response cache is off
     // so that a refresh always asks the server and a failure is never hidden by a stale answer.
     client.peer().set_response_cache_config(ClientCacheConfig::disabled()).await;
     Ok(Session { client: Some(client), stderr, pid })
+}
+
+/// The streamable HTTP transport of `url` (not connected yet), with the configured headers.
+#[cfg(feature = "mcp-http")]
+fn http_transport(
+    config: &McpServerConfig,
+    url: &str,
+    headers: &BTreeMap<String, Secret>,
+) -> Result<ClientTransport, String> {
+    use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
+    use rmcp::transport::StreamableHttpClientTransport;
+    check_headers(headers)?;
+    let mut custom = HashMap::new();
+    for (name, value) in headers {
+        let header = reqwest::header::HeaderName::from_bytes(name.as_bytes())
+            .map_err(|_| format!("`{name}` is not a valid HTTP header name"))?;
+        let mut value = reqwest::header::HeaderValue::from_str(value.expose())
+            .map_err(|_| format!("the value of the header `{name}` is not a valid HTTP header value"))?;
+        value.set_sensitive(true);
+        custom.insert(header, value);
+    }
+    // The HTTP layer's client setup (TLS, User-Agent, same-origin redirects only: the
+    // server's headers never reach another origin); rmcp takes the `reqwest::Client`.
+    let http = crate::http::reqwest_builder(config.connect_timeout)?
+        .pool_max_idle_per_host(0)
+        .build()
+        .map_err(|e| format!("cannot build the HTTP client: {}", crate::http::error_chain(&e)))?;
+    let transport_config = StreamableHttpClientTransportConfig::with_uri(url)
+        .custom_headers(custom)
+        .max_json_response_size(config.max_message_bytes)
+        .max_sse_event_size(config.max_message_bytes);
+    Ok(ClientTransport::Http(StreamableHttpClientTransport::with_client(http, transport_config)))
+}
+
+/// Without the feature `mcp-http` there is no HTTP transport: refused with the feature to enable
+/// (a declared server is refused earlier, by [`McpServerConfig::from_tool`]; this is a
+/// configuration built by hand).
+#[cfg(not(feature = "mcp-http"))]
+fn http_transport(
+    _config: &McpServerConfig,
+    url: &str,
+    _headers: &BTreeMap<String, Secret>,
+) -> Result<ClientTransport, String> {
+    Err(super::config::http_needs_feature(url))
 }
 
 /// `message`, followed by the stderr tail when there is one.
