@@ -23,8 +23,8 @@
 mod assertions;
 mod cache;
 mod compare;
-mod judge;
 mod json_schema;
+mod judge;
 pub mod render;
 mod report;
 mod run;

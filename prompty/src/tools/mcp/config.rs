@@ -46,8 +46,8 @@ pub const DEFAULT_MAX_TEXT_BYTES: usize = 1 << 20;
 /// assert_eq!(prompty::mcp::DEFAULT_MAX_IMAGE_BYTES, 8 * 1024 * 1024);
 /// ```
 pub const DEFAULT_MAX_IMAGE_BYTES: usize = 8 << 20;
-/// Default of [`McpServerConfig::max_message_bytes`]: 16 MiB per JSON-RPC message received over
-/// HTTP (the same size `rmcp` enforces for one line of a stdio server).
+/// Default of [`McpServerConfig::max_message_bytes`]: 16 MiB per JSON-RPC message received (a
+/// line of a stdio server, a response or event of an HTTP server).
 ///
 /// ```
 /// assert_eq!(prompty::mcp::DEFAULT_MAX_MESSAGE_BYTES, 16 * 1024 * 1024);
@@ -289,9 +289,9 @@ pub struct McpServerConfig {
     /// The most bytes of base64 image data of one call result ([`DEFAULT_MAX_IMAGE_BYTES`]);
     /// images past it are dropped and `[image omitted: ...]` is written in the text.
     pub max_image_bytes: usize,
-    /// The largest JSON-RPC message accepted from an HTTP server ([`DEFAULT_MAX_MESSAGE_BYTES`]).
-    /// A stdio server's messages are bounded by `rmcp` to 16 MiB per line (a longer line is
-    /// dropped, so the call it answered ends at its timeout).
+    /// The largest JSON-RPC message accepted from a server ([`DEFAULT_MAX_MESSAGE_BYTES`]): a
+    /// longer line of a stdio server is dropped (logged), so the call it answered ends at its
+    /// timeout; a longer HTTP response or event is refused.
     pub max_message_bytes: usize,
     /// How many bytes of a stdio server's stderr are kept for error messages
     /// ([`DEFAULT_STDERR_TAIL_BYTES`]).

@@ -44,6 +44,7 @@ mod config;
 pub(crate) mod kind;
 mod output;
 mod session;
+mod stdio;
 
 #[cfg(not(feature = "mcp-http"))]
 pub(crate) use config::{declared_over_http, http_needs_feature};

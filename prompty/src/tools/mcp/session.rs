@@ -5,10 +5,11 @@
 #[cfg(feature = "mcp-http")]
 use super::config::check_headers;
 use super::config::{McpServerConfig, McpTransport, INHERITED_ENV};
+use super::stdio::StdioTransport;
 use crate::{BoxFuture, Secret};
 use rmcp::model::{ClientCapabilities, ClientConfig, Implementation};
 use rmcp::service::{NotificationContext, RunningService, RxJsonRpcMessage, TxJsonRpcMessage};
-use rmcp::transport::{TokioChildProcess, Transport};
+use rmcp::transport::Transport;
 use rmcp::{ClientCacheConfig, ClientHandler, RoleClient, ServiceExt};
 use std::borrow::Cow;
 #[cfg(feature = "mcp-http")]
@@ -95,8 +96,8 @@ impl StderrTail {
     }
 }
 
-/// How long ending a session may take: `rmcp` closes a stdio server's stdin, waits 3 s for it to
-/// exit, sends it SIGTERM, waits 3 s more, then SIGKILL.
+/// How long ending a session may take: the stdio transport closes the server's stdin, waits
+/// [`super::stdio::EXIT_WAIT`] (3 s) for it to exit, sends it SIGTERM, waits 3 s more, then SIGKILL.
 const CLOSE_TIMEOUT: Duration = Duration::from_secs(8);
 
 /// One live session. Dropping it ends the session (see [`Session::end`]).
@@ -177,7 +178,7 @@ fn kill_group(_pid: Option<u32>) {}
 /// once for it, not once per transport.
 enum ClientTransport {
     /// A child process speaking over its stdin/stdout.
-    Stdio(TokioChildProcess),
+    Stdio(StdioTransport),
     /// A streamable HTTP endpoint (feature `mcp-http`).
     #[cfg(feature = "mcp-http")]
     Http(rmcp::transport::StreamableHttpClientTransport<reqwest::Client>),
@@ -251,12 +252,12 @@ pub(crate) async fn connect(config: &McpServerConfig, generation: Arc<AtomicU64>
             #[cfg(unix)]
             cmd.process_group(0);
             cmd.kill_on_drop(true);
-            let (process, pipe) = TokioChildProcess::builder(cmd)
-                .stderr(Stdio::piped())
-                .spawn()
+            cmd.stdin(Stdio::piped()).stdout(Stdio::piped()).stderr(Stdio::piped());
+            let mut child = cmd.spawn().map_err(|e| format!("cannot start `{command}`: {e}"))?;
+            let pid = child.id();
+            let stderr = child.stderr.take().map(|p| StderrTail::spawn(p, config.stderr_tail_bytes.max(1)));
+            let process = StdioTransport::new(child, config.max_message_bytes)
                 .map_err(|e| format!("cannot start `{command}`: {e}"))?;
-            let pid = process.id();
-            let stderr = pipe.map(|p| StderrTail::spawn(p, config.stderr_tail_bytes.max(1)));
             (ClientTransport::Stdio(process), Some(command.as_str()), stderr, pid)
         }
         McpTransport::Http { url, headers } => (http_transport(config, url, headers)?, None, None, None),
