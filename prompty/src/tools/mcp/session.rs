@@ -178,7 +178,7 @@ fn kill_group(_pid: Option<u32>) {}
 /// once for it, not once per transport.
 enum ClientTransport {
     /// A child process speaking over its stdin/stdout.
-    Stdio(StdioTransport),
+    Stdio(Box<StdioTransport>),
     /// A streamable HTTP endpoint (feature `mcp-http`).
     #[cfg(feature = "mcp-http")]
     Http(rmcp::transport::StreamableHttpClientTransport<reqwest::Client>),
@@ -258,7 +258,7 @@ pub(crate) async fn connect(config: &McpServerConfig, generation: Arc<AtomicU64>
             let stderr = child.stderr.take().map(|p| StderrTail::spawn(p, config.stderr_tail_bytes.max(1)));
             let process = StdioTransport::new(child, config.max_message_bytes)
                 .map_err(|e| format!("cannot start `{command}`: {e}"))?;
-            (ClientTransport::Stdio(process), Some(command.as_str()), stderr, pid)
+            (ClientTransport::Stdio(Box::new(process)), Some(command.as_str()), stderr, pid)
         }
         McpTransport::Http { url, headers } => (http_transport(config, url, headers)?, None, None, None),
     };
