@@ -1,5 +1,6 @@
-//! A client of MCP servers for `kind: mcp` tools (feature `mcp`), built on the official Rust SDK
-//! [`rmcp`](https://docs.rs/rmcp): stdio child processes and streamable HTTP.
+//! A client of MCP servers for `kind: mcp` tools, on the client service of the official Rust SDK
+//! [`rmcp`](https://docs.rs/rmcp): stdio child processes (feature `mcp`, over a transport of ours)
+//! and streamable HTTP (feature `mcp-http`, rmcp's transport).
 //!
 //! - [`McpServerConfig`]: how to reach one server and the bounds of a session with it, by hand
 //!   or from a declared tool ([`McpServerConfig::from_tool`]).
