@@ -71,29 +71,12 @@ fn validate_at(value: &Value, schema: &Value, at: &str, depth: usize) -> std::re
         }
     }
     if let Some(n) = value.as_f64() {
-        if let Some(min) = schema.get("minimum").and_then(Value::as_f64) {
-            if n < min {
-                return Err(format!("{at}: expected at least {min}, found {n}"));
-            }
-        }
-        if let Some(max) = schema.get("maximum").and_then(Value::as_f64) {
-            if n > max {
-                return Err(format!("{at}: expected at most {max}, found {n}"));
-            }
-        }
+        let bound = |key| schema.get(key).and_then(Value::as_f64);
+        within(at, n, bound("minimum"), bound("maximum"), "")?;
     }
     if let Some(s) = value.as_str() {
-        let len = s.chars().count() as u64;
-        if let Some(min) = schema.get("minLength").and_then(Value::as_u64) {
-            if len < min {
-                return Err(format!("{at}: expected at least {min} characters, found {len}"));
-            }
-        }
-        if let Some(max) = schema.get("maxLength").and_then(Value::as_u64) {
-            if len > max {
-                return Err(format!("{at}: expected at most {max} characters, found {len}"));
-            }
-        }
+        let bound = |key| schema.get(key).and_then(Value::as_u64);
+        within(at, s.chars().count() as u64, bound("minLength"), bound("maxLength"), " characters")?;
         if let Some(pattern) = schema.get("pattern").and_then(Value::as_str) {
             let re =
                 regex::Regex::new(pattern).map_err(|e| format!("{at}: the schema's pattern does not compile: {e}"))?;
@@ -129,4 +112,40 @@ fn validate_at(value: &Value, schema: &Value, at: &str, depth: usize) -> std::re
         }
     }
     Ok(())
+}
+
+/// `found` against the inclusive bounds `min` and `max` (each optional); the error says which one
+/// it passes, in `unit` (`""` for numbers, `" characters"` for string lengths).
+fn within<T: PartialOrd + std::fmt::Display>(
+    at: &str,
+    found: T,
+    min: Option<T>,
+    max: Option<T>,
+    unit: &str,
+) -> std::result::Result<(), String> {
+    if let Some(min) = min.filter(|min| found < *min) {
+        return Err(format!("{at}: expected at least {min}{unit}, found {found}"));
+    }
+    if let Some(max) = max.filter(|max| found > *max) {
+        return Err(format!("{at}: expected at most {max}{unit}, found {found}"));
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::validate;
+    use serde_json::json;
+
+    #[test]
+    fn bounds_of_numbers_and_lengths_name_the_bound_passed() {
+        let number = json!({"minimum": 1, "maximum": 1000});
+        assert_eq!(validate(&json!(0.5), &number).unwrap_err(), "$: expected at least 1, found 0.5");
+        assert_eq!(validate(&json!(2100000), &number).unwrap_err(), "$: expected at most 1000, found 2100000");
+        assert!(validate(&json!(1000), &number).is_ok());
+        let text = json!({"minLength": 2, "maxLength": 3});
+        assert_eq!(validate(&json!("é"), &text).unwrap_err(), "$: expected at least 2 characters, found 1");
+        assert_eq!(validate(&json!("abcd"), &text).unwrap_err(), "$: expected at most 3 characters, found 4");
+        assert!(validate(&json!("éèà"), &text).is_ok());
+    }
 }
