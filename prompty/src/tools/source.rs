@@ -114,6 +114,61 @@ pub(crate) fn mcp_withheld(tool: &Tool, name: &str) -> Option<String> {
     ))
 }
 
+/// The most offered names an [`Unoffered`] message lists (then `... and N more`).
+const OFFERED_SHOWN: usize = 20;
+
+/// A name a declaration lists (in `allowedTools` or `approvalMode`'s lists) that its source does
+/// not offer.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct Unoffered {
+    /// Where the name is: `allowedTools`, `approvalMode.alwaysRequireApprovalTools` or
+    /// `approvalMode.neverRequireApprovalTools`.
+    pub field: &'static str,
+    /// The name as written.
+    pub name: String,
+    /// What is wrong, the names offered (at most 20) and the closest one.
+    pub message: String,
+}
+
+/// The names the declaration `tool` lists in `allowedTools` and in `approvalMode`'s
+/// `alwaysRequireApprovalTools` / `neverRequireApprovalTools` that are not among the tools its
+/// source lists (`offered`), in the order written. Empty for a declaration without such lists
+/// (every kind but `mcp`).
+pub(crate) fn unoffered_names(tool: &Tool, offered: &[Arc<CatalogEntry>]) -> Vec<Unoffered> {
+    let ToolKind::Mcp(m) = &tool.kind else { return Vec::new() };
+    let approval = m.approval_mode.as_ref();
+    let lists: [(&'static str, Option<&Vec<String>>); 3] = [
+        ("allowedTools", m.allowed_tools.as_ref()),
+        ("approvalMode.alwaysRequireApprovalTools", approval.and_then(|a| a.always_require_approval_tools.as_ref())),
+        ("approvalMode.neverRequireApprovalTools", approval.and_then(|a| a.never_require_approval_tools.as_ref())),
+    ];
+    let names = || offered.iter().map(|e| e.name.as_str());
+    let mut out = Vec::new();
+    for (field, list) in lists {
+        for name in list.into_iter().flatten() {
+            if names().any(|n| n == name) || out.iter().any(|u: &Unoffered| u.field == field && &u.name == name) {
+                continue;
+            }
+            let offers = match offered.len() {
+                0 => "it offers no tools".to_owned(),
+                n if n <= OFFERED_SHOWN => format!("it offers: {}", names().collect::<Vec<_>>().join(", ")),
+                n => format!(
+                    "it offers: {}, ... and {} more",
+                    names().take(OFFERED_SHOWN).collect::<Vec<_>>().join(", "),
+                    n - OFFERED_SHOWN
+                ),
+            };
+            let hint = prompty_core::analysis::did_you_mean(name, names());
+            let message = format!(
+                "MCP server '{}' (tool '{}') does not offer '{name}' named in {field}; {offers}{hint}",
+                m.server_name, tool.name
+            );
+            out.push(Unoffered { field, name: name.clone(), message });
+        }
+    }
+    out
+}
+
 #[cfg(any(feature = "mcp", feature = "openapi"))]
 /// Removes bound parameters from a schema's `properties` and `required`.
 pub(crate) fn strip_bindings(schema: &mut Value, tool: &Tool) {

@@ -454,6 +454,12 @@ impl McpServerConfig {
     ///   as `Authorization: Bearer <apiKey>`. Needs the feature `mcp-http`: without it, such a
     ///   declaration (or a registered config reached over HTTP) is an [`Error::Config`] that says so.
     ///
+    /// - `handshakeTimeout` and `callTimeout` (seconds, see [`McpTool::HANDSHAKE_TIMEOUT_SECS`]
+    ///   and [`McpTool::CALL_TIMEOUT_SECS`]) set [`McpServerConfig::connect_timeout`] and
+    ///   [`McpServerConfig::call_timeout`]; absent, the defaults (or a registered config's own
+    ///   values) stay. A value that is not a number in range is an [`Error::Config`] naming the
+    ///   server, the tool, the field, the value and the range.
+    ///
     /// `${env:...}` references were resolved by the loader. The name of the config is the tool's
     /// `serverName` (a registered config keeps its own name when `serverName` is empty).
     ///
@@ -470,7 +476,19 @@ impl McpServerConfig {
     /// # Ok::<(), prompty::Error>(())
     /// ```
     pub fn from_tool(tool: &McpTool, agent: &Agent) -> Result<Self> {
-        let config = Self::declared(tool, agent)?;
+        let mut config = Self::declared(tool, agent)?;
+        let timeouts = |read: fn(&McpTool) -> std::result::Result<Option<Duration>, String>, default: Duration| {
+            read(tool).map(|d| d.unwrap_or(default)).map_err(|message| Error::Config {
+                setting: format!("MCP server '{}'", tool.server_name),
+                message: format!(
+                    "the tool '{}': {message} (without it: {} s)",
+                    declaring_tool(tool, agent),
+                    default.as_secs_f64()
+                ),
+            })
+        };
+        config.connect_timeout = timeouts(McpTool::handshake_duration, config.connect_timeout)?;
+        config.call_timeout = timeouts(McpTool::call_duration, config.call_timeout)?;
         match &config.transport {
             McpTransport::Http { url, .. } if !cfg!(feature = "mcp-http") => Err(Error::Config {
                 setting: format!("MCP server '{}'", tool.server_name),
@@ -536,6 +554,18 @@ impl McpServerConfig {
         }
         Ok(config)
     }
+}
+
+/// The name of the tool of `agent` that declares `tool` (its server's name when none does).
+fn declaring_tool<'a>(tool: &'a McpTool, agent: &'a Agent) -> &'a str {
+    let tools = agent.tools.as_deref().unwrap_or_default();
+    let same = |exact: bool| {
+        tools.iter().find(|t| match &t.kind {
+            crate::ToolKind::Mcp(m) => if exact { std::ptr::eq(m, tool) } else { m == tool },
+            _ => false,
+        })
+    };
+    same(true).or_else(|| same(false)).map_or(tool.server_name.as_str(), |t| t.name.as_str())
 }
 
 /// Without the feature `mcp-http`: the URL of the server a declaration reaches over HTTP (for
