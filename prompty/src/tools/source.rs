@@ -227,6 +227,68 @@ mod tests {
         assert_eq!(schema, json!({"type": "object", "properties": {"path": {"type": "string"}}}));
     }
 
+    fn offered(names: &[&str]) -> Vec<Arc<CatalogEntry>> {
+        names.iter().map(|n| Arc::new(CatalogEntry::new("fs", *n, json!({"type": "object"})))).collect()
+    }
+
+    #[test]
+    fn names_a_declaration_lists_that_its_server_does_not_offer() {
+        let tool: Tool = serde_json::from_value(json!({"name": "files", "kind": "mcp", "serverName": "fs",
+            "allowedTools": ["echo", "ech0", "zzz", "ech0"],
+            "approvalMode": {"kind": "specify", "alwaysRequireApprovalTools": ["add", "ad"],
+                             "neverRequireApprovalTools": ["Echo"]}}))
+        .unwrap();
+        let found = unoffered_names(&tool, &offered(&["echo", "add", "long-running"]));
+        let summary: Vec<(&str, &str)> = found.iter().map(|u| (u.field, u.name.as_str())).collect();
+        assert_eq!(
+            summary,
+            [
+                ("allowedTools", "ech0"),
+                ("allowedTools", "zzz"),
+                ("approvalMode.alwaysRequireApprovalTools", "ad"),
+                ("approvalMode.neverRequireApprovalTools", "Echo"),
+            ]
+        );
+        assert_eq!(
+            found[0].message,
+            "MCP server 'fs' (tool 'files') does not offer 'ech0' named in allowedTools; it offers: echo, add, \
+             long-running (did you mean `echo`?)"
+        );
+        assert_eq!(
+            found[1].message,
+            "MCP server 'fs' (tool 'files') does not offer 'zzz' named in allowedTools; it offers: echo, add, long-running"
+        );
+        assert!(found[2].message.ends_with("(did you mean `add`?)"), "{}", found[2].message);
+        assert!(found[3].message.ends_with("(did you mean `echo`?)"), "{}", found[3].message);
+        // Every name offered: nothing to say; no lists, or another kind: nothing either.
+        assert!(unoffered_names(&tool, &offered(&["echo", "ech0", "zzz", "add", "ad", "Echo"])).is_empty());
+        let plain: Tool = serde_json::from_value(json!({"name": "files", "kind": "mcp", "serverName": "fs"})).unwrap();
+        assert!(unoffered_names(&plain, &offered(&[])).is_empty());
+        let api: Tool =
+            serde_json::from_value(json!({"name": "api", "kind": "openapi", "specification": "a.json"})).unwrap();
+        assert!(unoffered_names(&api, &offered(&["x"])).is_empty());
+    }
+
+    #[test]
+    fn the_offered_names_a_warning_lists_are_capped() {
+        let tool: Tool = serde_json::from_value(json!({"name": "files", "kind": "mcp", "serverName": "fs",
+            "allowedTools": ["nope"]}))
+        .unwrap();
+        let names: Vec<String> = (0..25).map(|i| format!("tool{i:02}")).collect();
+        let refs: Vec<&str> = names.iter().map(String::as_str).collect();
+        let found = unoffered_names(&tool, &offered(&refs));
+        let shown = (0..20).map(|i| format!("tool{i:02}")).collect::<Vec<_>>().join(", ");
+        assert_eq!(
+            found[0].message,
+            format!("MCP server 'fs' (tool 'files') does not offer 'nope' named in allowedTools; it offers: {shown}, ... and 5 more")
+        );
+        let none = unoffered_names(&tool, &offered(&[]));
+        assert_eq!(
+            none[0].message,
+            "MCP server 'fs' (tool 'files') does not offer 'nope' named in allowedTools; it offers no tools"
+        );
+    }
+
     #[test]
     fn allowed_tools_withhold_the_others() {
         let tool: Tool = serde_json::from_value(

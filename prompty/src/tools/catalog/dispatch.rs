@@ -486,6 +486,56 @@ async fn dispatch(call: &ResolvedCall<'_>, args: Value, ctx: ToolContext<'_>) ->
 mod tests {
     use super::*;
 
+    fn declared(value: Value) -> Tool {
+        serde_json::from_value(value).unwrap()
+    }
+
+    /// A failed source leaves a declaration out with a warning, or fails when it is `required`;
+    /// a listed one gives its entries, and its unoffered names are warned about once.
+    #[test]
+    fn a_failed_source_is_left_out_unless_required() {
+        let failed = || Err(Error::Execution { message: "MCP server 'gone' could not be started: no such file".into() });
+        let tool = declared(json!({"name": "settle_gone", "kind": "mcp", "serverName": "gone"}));
+        let mut warnings = Vec::new();
+        assert!(matches!(settle(&tool, "settle 1", failed(), &mut warnings), Ok(Loaded::LeftOut)));
+        assert_eq!(
+            warnings,
+            [SourceWarning {
+                tool: "settle_gone".into(),
+                message: "the tool 'settle_gone' (kind: mcp, serverName: gone) is left out of this request: MCP server \
+                          'gone' could not be started: no such file; the turn goes on without its tools (declare \
+                          `required: true` to fail the turn instead)"
+                    .into()
+            }]
+        );
+        let required = declared(json!({"name": "settle_gone", "kind": "mcp", "serverName": "gone", "required": true}));
+        let err = settle(&required, "settle 1", failed(), &mut Vec::new()).unwrap_err().to_string();
+        assert!(
+            err.contains(
+                "the tool 'settle_gone' (kind: mcp, serverName: gone) is required (`required: true`) and its tools \
+                 could not be loaded: MCP server 'gone' could not be started: no such file"
+            ),
+            "{err}"
+        );
+        let api = declared(json!({"name": "settle_api", "kind": "openapi", "specification": "x.json", "required": true}));
+        let err = settle(&api, "settle 2", failed(), &mut Vec::new()).unwrap_err().to_string();
+        assert!(err.contains("the tool 'settle_api' (kind: openapi) is required"), "{err}");
+
+        let typo = declared(json!({"name": "settle_typo", "kind": "mcp", "serverName": "s", "allowedTools": ["ech0"]}));
+        let entries = vec![Arc::new(CatalogEntry::new("s", "echo", json!({"type": "object"})))];
+        let mut warnings = Vec::new();
+        for _ in 0..3 {
+            let loaded = settle(&typo, "settle 3", Ok(entries.clone()), &mut warnings).unwrap();
+            assert!(matches!(loaded, Loaded::Listed(ref e) if e.len() == 1));
+        }
+        assert_eq!(warnings.len(), 1, "once per declaration and tool list: {warnings:?}");
+        assert!(warnings[0].message.ends_with("(did you mean `echo`?)"), "{warnings:?}");
+        // Another tool list of the same source: said again.
+        let more = vec![entries[0].clone(), Arc::new(CatalogEntry::new("s", "add", json!({"type": "object"})))];
+        settle(&typo, "settle 3", Ok(more), &mut warnings).unwrap();
+        assert_eq!(warnings.len(), 2, "{warnings:?}");
+    }
+
     #[test]
     fn a_wire_name_finds_the_declaration_of_its_namespace_within_allowed_tools() {
         let agent = Agent::from_value(json!({"tools": [

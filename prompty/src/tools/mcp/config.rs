@@ -685,6 +685,61 @@ mod tests {
         assert!(s.contains(&"abcd".to_owned()) && s.contains(&"u:p4ss".to_owned()));
     }
 
+    /// `handshakeTimeout` and `callTimeout` set the session's bounds; a value that is not a number
+    /// of seconds in range is an error naming the server, the tool, the field, the value and the
+    /// range.
+    #[test]
+    fn declared_timeouts_are_read_within_their_bounds() {
+        let declared = |extra: Value| -> Result<McpServerConfig> {
+            let mut tool = serde_json::json!({"name": "files", "kind": "mcp", "serverName": "fs",
+                "connection": {"kind": "stdio", "command": "srv"}});
+            tool.as_object_mut().unwrap().extend(extra.as_object().unwrap().clone());
+            let agent = Agent::from_value(serde_json::json!({"tools": [tool]}))?;
+            let Some(crate::ToolKind::Mcp(m)) = agent.tools.as_ref().map(|t| &t[0].kind) else {
+                panic!("not an MCP tool: {agent:?}")
+            };
+            McpServerConfig::from_tool(m, &agent)
+        };
+        let c = declared(serde_json::json!({})).unwrap();
+        assert_eq!((c.connect_timeout, c.call_timeout), (DEFAULT_CONNECT_TIMEOUT, DEFAULT_CALL_TIMEOUT));
+        let c = declared(serde_json::json!({"handshakeTimeout": 1, "callTimeout": 3600})).unwrap();
+        assert_eq!((c.connect_timeout, c.call_timeout), (Duration::from_secs(1), Duration::from_secs(3600)));
+        let c = declared(serde_json::json!({"handshakeTimeout": 600, "callTimeout": 2.5})).unwrap();
+        assert_eq!((c.connect_timeout, c.call_timeout), (Duration::from_secs(600), Duration::from_millis(2500)));
+        for (extra, expected) in [
+            (
+                serde_json::json!({"handshakeTimeout": 0}),
+                "the tool 'files': `handshakeTimeout` is 0; it must be a number of seconds from 1 to 600 (without it: 30 s)",
+            ),
+            (
+                serde_json::json!({"handshakeTimeout": 600.5}),
+                "the tool 'files': `handshakeTimeout` is 600.5; it must be a number of seconds from 1 to 600 (without it: 30 s)",
+            ),
+            (
+                serde_json::json!({"handshakeTimeout": -3}),
+                "the tool 'files': `handshakeTimeout` is -3; it must be a number of seconds from 1 to 600 (without it: 30 s)",
+            ),
+            (
+                serde_json::json!({"callTimeout": 3601}),
+                "the tool 'files': `callTimeout` is 3601; it must be a number of seconds from 1 to 3600 (without it: 60 s)",
+            ),
+            (
+                serde_json::json!({"callTimeout": "10s"}),
+                "the tool 'files': `callTimeout` is \"10s\" (a string); it must be a number of seconds from 1 to 3600 \
+                 (without it: 60 s)",
+            ),
+            (
+                serde_json::json!({"handshakeTimeout": true}),
+                "the tool 'files': `handshakeTimeout` is true (a boolean); it must be a number of seconds from 1 to 600 \
+                 (without it: 30 s)",
+            ),
+        ] {
+            let err = declared(extra.clone()).expect_err("out of bounds");
+            let Error::Config { setting, message } = &err else { panic!("{extra}: not a config error: {err:?}") };
+            assert_eq!((setting.as_str(), message.as_str()), ("MCP server 'fs'", expected), "{extra}");
+        }
+    }
+
     #[test]
     fn paths_resolve_against_the_agent_folder() {
         let mut command = "./srv.py".to_owned();
