@@ -416,8 +416,9 @@ async fn a_required_server_that_cannot_start_fails_the_turn_before_any_model_req
     let err = within(prompty::turn_async::<String>(&agent, &json!({}), TurnOptions::new())).await.unwrap_err();
     let text = err.to_string();
     assert!(
-        text.contains("the tool 'missing_api' (kind: openapi) is required (`required: true`) and its tools could not be loaded")
-            && text.contains("missing-api.json"),
+        text.contains(
+            "the tool 'missing_api' (kind: openapi) is required (`required: true`) and its tools could not be loaded"
+        ) && text.contains("missing-api.json"),
         "{text}"
     );
     assert!(bodies(&server).is_empty(), "the model was called: {:?}", bodies(&server));
@@ -455,7 +456,8 @@ async fn names_the_server_does_not_offer_are_a_warning_with_the_closest_name() {
         "{ech0}"
     );
     assert!(
-        get_sum.starts_with(&format!("{prefix} 'get_sum' named in approvalMode.neverRequireApprovalTools; it offers: "))
+        get_sum
+            .starts_with(&format!("{prefix} 'get_sum' named in approvalMode.neverRequireApprovalTools; it offers: "))
             && get_sum.ends_with(" (did you mean `get-sum`?)"),
         "{get_sum}"
     );

@@ -206,9 +206,8 @@ impl McpTool {
 /// A declared number of seconds within `range`.
 fn seconds(field: &str, value: Option<&Value>, range: RangeInclusive<u64>) -> Result<Option<Duration>, String> {
     let (low, high) = (*range.start(), *range.end());
-    let out_of_range = |shown: String| {
-        format!("`{field}` is {shown}; it must be a number of seconds from {low} to {high}")
-    };
+    let out_of_range =
+        |shown: String| format!("`{field}` is {shown}; it must be a number of seconds from {low} to {high}");
     match value {
         None | Some(Value::Null) => Ok(None),
         Some(Value::Number(n)) => match n.as_f64() {

@@ -6,6 +6,7 @@
 
 use super::ToolCatalog;
 use crate::tools::args::parse_arguments;
+use crate::tools::entry::fingerprint;
 use crate::tools::entry::CatalogEntry;
 use crate::tools::function::ToolContext;
 use crate::tools::function::{get_tool, ToolRegistration};
@@ -13,7 +14,6 @@ use crate::tools::handlers::{inject_bindings, undeclared, ToolHandler};
 use crate::tools::kind::{ResolvedCall, ToolKindPlugin};
 use crate::tools::kinds::{self as kind, get_tool_kind, kind_of, unknown_projector};
 use crate::tools::projection::ToolProjector;
-use crate::tools::entry::fingerprint;
 use crate::tools::source::{unoffered_names, ToolLoader, ToolSource};
 use crate::{properties_schema, Agent, BoxFuture, Error, FunctionDefinition, Result, Tool, ToolCall, ToolKind};
 use futures_util::FutureExt;
@@ -191,7 +191,10 @@ fn settle(
             Ok(Loaded::Listed(entries))
         }
         Err(e) if is_required(tool) => Err(Error::Execution {
-            message: format!("{} is required (`required: true`) and its tools could not be loaded: {e}", described(tool)),
+            message: format!(
+                "{} is required (`required: true`) and its tools could not be loaded: {e}",
+                described(tool)
+            ),
         }),
         Err(e) => {
             let message = format!(
@@ -494,7 +497,8 @@ mod tests {
     /// a listed one gives its entries, and its unoffered names are warned about once.
     #[test]
     fn a_failed_source_is_left_out_unless_required() {
-        let failed = || Err(Error::Execution { message: "MCP server 'gone' could not be started: no such file".into() });
+        let failed =
+            || Err(Error::Execution { message: "MCP server 'gone' could not be started: no such file".into() });
         let tool = declared(json!({"name": "settle_gone", "kind": "mcp", "serverName": "gone"}));
         let mut warnings = Vec::new();
         assert!(matches!(settle(&tool, "settle 1", failed(), &mut warnings), Ok(Loaded::LeftOut)));
@@ -502,10 +506,11 @@ mod tests {
             warnings,
             [SourceWarning {
                 tool: "settle_gone".into(),
-                message: "the tool 'settle_gone' (kind: mcp, serverName: gone) is left out of this request: MCP server \
+                message:
+                    "the tool 'settle_gone' (kind: mcp, serverName: gone) is left out of this request: MCP server \
                           'gone' could not be started: no such file; the turn goes on without its tools (declare \
                           `required: true` to fail the turn instead)"
-                    .into()
+                        .into()
             }]
         );
         let required = declared(json!({"name": "settle_gone", "kind": "mcp", "serverName": "gone", "required": true}));
@@ -517,7 +522,8 @@ mod tests {
             ),
             "{err}"
         );
-        let api = declared(json!({"name": "settle_api", "kind": "openapi", "specification": "x.json", "required": true}));
+        let api =
+            declared(json!({"name": "settle_api", "kind": "openapi", "specification": "x.json", "required": true}));
         let err = settle(&api, "settle 2", failed(), &mut Vec::new()).unwrap_err().to_string();
         assert!(err.contains("the tool 'settle_api' (kind: openapi) is required"), "{err}");
 

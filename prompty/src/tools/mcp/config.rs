@@ -561,7 +561,13 @@ fn declaring_tool<'a>(tool: &'a McpTool, agent: &'a Agent) -> &'a str {
     let tools = agent.tools.as_deref().unwrap_or_default();
     let same = |exact: bool| {
         tools.iter().find(|t| match &t.kind {
-            crate::ToolKind::Mcp(m) => if exact { std::ptr::eq(m, tool) } else { m == tool },
+            crate::ToolKind::Mcp(m) => {
+                if exact {
+                    std::ptr::eq(m, tool)
+                } else {
+                    m == tool
+                }
+            }
             _ => false,
         })
     };
