@@ -2,7 +2,8 @@
 //! of a `.prompty` file.
 //!
 //! - [`PromptModel`] (the model): the prompt's executor and processor, whole or streamed; the
-//!   remote tool lists loaded before each invocation; a forced tool choice relaxed after the first
+//!   remote tool lists loaded before each invocation (a source that fails left out of the turn,
+//!   with a `warning` event, unless it is `required`); a forced tool choice relaxed after the first
 //!   tool round; the output guardrail; retryable failures told from the others, with the HTTP
 //!   layer's request budget shared by the attempts of one invocation; the raw response kept in the
 //!   response's metadata, from which the executor formats the tool round (also after a resume in
