@@ -469,3 +469,40 @@ async fn names_the_server_does_not_offer_are_a_warning_with_the_closest_name() {
     assert_eq!(answer, "No tool to call.");
     assert_eq!(warnings(&events.take()), []);
 }
+
+/// Outside the agent loop the same rule holds: `project_tools` leaves out a server that cannot be
+/// started (and says so to `tracing`), and fails for a required one, naming it.
+#[test]
+fn project_tools_leaves_out_a_server_that_cannot_start() {
+    logged();
+    let dir = workdir("project");
+    let ghost = |extra: &str| {
+        format!(
+            "{}  - name: lost_server\n    kind: mcp\n    serverName: lost\n{extra}    connection:\n      kind: stdio\n      \
+             command: /nonexistent/prompty-lost-server\n",
+            everything_tool("")
+        )
+    };
+    let agent = load(&dir, "project", &format!("---\nname: project\ntools:\n{}---\nHi", ghost("")));
+    let names: Vec<String> = prompty::project_tools(&agent).unwrap().into_iter().map(|d| d.name).collect();
+    assert!(names.contains(&"everything__echo".to_owned()), "{names:?}");
+    assert!(names.iter().all(|n| n.starts_with("everything__")), "{names:?}");
+    let log = log_text();
+    assert!(
+        log.contains(
+            "the tool 'lost_server' (kind: mcp, serverName: lost) is left out of this request: MCP server 'lost' could \
+             not be started"
+        ),
+        "{log}"
+    );
+    let agent = load(
+        &dir,
+        "project_required",
+        &format!("---\nname: project\ntools:\n{}---\nHi", ghost("    required: true\n")),
+    );
+    let err = prompty::project_tools(&agent).unwrap_err().to_string();
+    assert!(
+        err.contains("the tool 'lost_server' (kind: mcp, serverName: lost) is required (`required: true`)"),
+        "{err}"
+    );
+}

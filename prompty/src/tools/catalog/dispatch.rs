@@ -158,6 +158,9 @@ fn is_required(tool: &Tool) -> bool {
 /// its loader says it is stale.
 async fn fetch(src: ToolSource) -> Result<Vec<Arc<CatalogEntry>>> {
     let catalog = ToolCatalog::global();
+    if let Some(entries) = catalog.fresh_source_entries(&src.id) {
+        return Ok(entries);
+    }
     if catalog.has_source(&src.id) {
         catalog.refresh_stale_source_async(&src.id).await?;
     }
