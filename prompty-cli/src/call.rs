@@ -75,6 +75,7 @@ pub fn turn_options() -> TurnOptions {
                 eprintln!("[tool] {name} {how}: {}", clip(result, 200));
             }
             AgentEvent::Error { message, .. } => eprintln!("[tool] error: {}", clip(message, 200)),
+            AgentEvent::Warning { message, .. } => eprintln!("[tool] warning: {}", clip(message, 400)),
             _ => {}
         }
     })

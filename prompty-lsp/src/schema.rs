@@ -233,6 +233,31 @@ const TOOL: &[(Key, &[&str])] = &[
         &["mcp"],
     ),
     (key("allowedTools", "The server's tools the model may call (default: all).", Values::Any), &["mcp"]),
+    (
+        key(
+            "handshakeTimeout",
+            "Seconds (1 to 600) to start or reach the server and finish `initialize` (default 30).",
+            Values::Any,
+        ),
+        &["mcp"],
+    ),
+    (
+        key(
+            "callTimeout",
+            "Seconds (1 to 3600) for one tool call or one listing of the server's tools (default 60).",
+            Values::Any,
+        ),
+        &["mcp"],
+    ),
+    (
+        key(
+            "required",
+            "`true`: the turn fails when the server or document cannot be used; by default its tools are left \
+             out with a warning.",
+            Values::Bool,
+        ),
+        &["mcp", "openapi"],
+    ),
     (key("specification", "The OpenAPI document: a path relative to the prompt, or a URL.", Values::Any), &["openapi"]),
     (key("path", "The child `.prompty` file, relative to this prompt.", Values::Any), &["prompty"]),
     (
@@ -702,8 +727,9 @@ mod tests {
             "tools:\n",
             "  - {name: f, kind: function, description: d, parameters: [{name: p}], strict: true, bindings: {p: {input: a}}}\n",
             "  - {name: m, kind: mcp, serverName: s, serverDescription: d, allowedTools: [x], strict: true, connection: {kind: remote, name: n, endpoint: e},\n",
+            "     handshakeTimeout: 5, callTimeout: 9, required: true,\n",
             "     approvalMode: {kind: specify, alwaysRequireApprovalTools: [x], neverRequireApprovalTools: [y]}}\n",
-            "  - {name: o, kind: openapi, specification: s.json, strict: true, connection: {kind: anonymous, endpoint: e}}\n",
+            "  - {name: o, kind: openapi, specification: s.json, strict: true, required: true, connection: {kind: anonymous, endpoint: e}}\n",
             "  - {name: c, kind: prompty, path: c.prompty, mode: agentic}\n",
             "  - {name: z, kind: zork, connection: {kind: key}, options: {q: 1}}\n",
             "template: {format: {kind: mustache, strict: true, options: {strictInputs: [a]}}, parser: {kind: prompty, options: {}}}\n",

@@ -12,7 +12,10 @@ mod peers;
 use common::{within, Aimock};
 use prompty::{AgentEvent, Guardrails, TurnOptions, Verdict};
 use serde_json::{json, Value};
+use std::io::Write;
 use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex, OnceLock};
+use std::time::{Duration, Instant};
 
 /// A folder for one test's prompt (and the OpenAPI document it names).
 fn workdir(tag: &str) -> PathBuf {
@@ -246,4 +249,260 @@ async fn a_server_that_dies_is_a_result_the_model_reads_and_is_restarted_for_the
     );
     let answer: String = within(prompty::turn_async(&add, &json!({}), TurnOptions::new())).await.unwrap();
     assert_eq!(answer, "Added.");
+}
+
+// ------------------------------------------------------- declarations that fail or name too much
+
+/// What the `tracing` subscriber of this test binary has written (warnings and up).
+fn logged() -> &'static Arc<Mutex<Vec<u8>>> {
+    static LOG: OnceLock<Arc<Mutex<Vec<u8>>>> = OnceLock::new();
+    LOG.get_or_init(|| {
+        let log = Arc::new(Mutex::new(Vec::new()));
+        let sink = Arc::clone(&log);
+        let subscriber = tracing_subscriber::fmt()
+            .with_max_level(tracing::Level::WARN)
+            .with_ansi(false)
+            .with_writer(move || Sink(Arc::clone(&sink)))
+            .finish();
+        tracing::subscriber::set_global_default(subscriber).unwrap();
+        log
+    })
+}
+
+fn log_text() -> String {
+    String::from_utf8_lossy(&logged().lock().unwrap()).into_owned()
+}
+
+struct Sink(Arc<Mutex<Vec<u8>>>);
+
+impl Write for Sink {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        self.0.lock().unwrap().extend_from_slice(buf);
+        Ok(buf.len())
+    }
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
+}
+
+/// The `warning` events recorded: (the declaration, the text).
+fn warnings(events: &[AgentEvent]) -> Vec<(String, String)> {
+    events
+        .iter()
+        .filter_map(|e| match e {
+            AgentEvent::Warning { message, tool } => Some((tool.clone().unwrap_or_default(), message.clone())),
+            _ => None,
+        })
+        .collect()
+}
+
+/// The processes (read from /proc) whose command line is exactly `argv`.
+fn processes_running(argv: &[&str]) -> usize {
+    let wanted: Vec<u8> = argv.iter().flat_map(|a| a.bytes().chain([0])).collect();
+    std::fs::read_dir("/proc")
+        .unwrap()
+        .filter_map(|e| e.ok())
+        .filter(|e| e.file_name().to_string_lossy().bytes().all(|b| b.is_ascii_digit()))
+        .filter(|e| std::fs::read(e.path().join("cmdline")).is_ok_and(|c| c == wanted))
+        .count()
+}
+
+/// A prompt with the good server (server-everything), one whose command does not exist, one that
+/// never speaks MCP (`sleep`, given 1 s to finish the handshake) and an OpenAPI document that is
+/// not there: the model gets the good server's tools only, calls one, and answers; a `warning`
+/// event and a `tracing` warning name each declaration left out and why; the failing servers are
+/// tried once in the turn (not again before its second request).
+#[tokio::test(flavor = "multi_thread")]
+async fn servers_that_cannot_start_are_left_out_and_the_turn_goes_on() {
+    logged();
+    let server = Aimock::start_with("remote_tools.json", &[]);
+    let dir = workdir("left-out");
+    // A command line no other process has, to find the `sleep` server in /proc.
+    let seconds = format!("59.{}", std::process::id());
+    let tools = format!(
+        "{}  - name: ghost_server\n    kind: mcp\n    serverName: ghost\n    connection:\n      kind: stdio\n      \
+         command: /nonexistent/prompty-ghost-server\n  - name: silent_server\n    kind: mcp\n    serverName: silent\n    \
+         handshakeTimeout: 1\n    connection:\n      kind: stdio\n      command: sleep\n      args: [\"{seconds}\"]\n  \
+         - name: missing_api\n    kind: openapi\n    specification: ./missing-api.json\n",
+        everything_tool("")
+    );
+    let text = format!("---\nname: leftout\n{}tools:\n{tools}---\nuser:\necho beside a broken server", model(&server));
+    let agent = load(&dir, "leftout", &text);
+
+    let (options, events) = TurnOptions::new().record_events();
+    let started = Instant::now();
+    let answer: String = within(prompty::turn_async(&agent, &json!({}), options)).await.unwrap();
+    let took = started.elapsed();
+    assert_eq!(answer, "The good server answered.");
+
+    // Both requests offered the good server's tools, and only those.
+    let sent = bodies(&server);
+    assert_eq!(sent.len(), 2, "one tool round, then the answer");
+    for body in &sent {
+        let names = tool_names(body);
+        assert!(names.contains(&"everything__echo".to_owned()), "{names:?}");
+        assert!(names.iter().all(|n| n.starts_with("everything__")), "{names:?}");
+    }
+    assert_eq!(tool_messages(&sent[1])[0]["content"], "Echo: still here");
+
+    let said = warnings(&events.take());
+    let tools_said: Vec<&str> = said.iter().map(|(t, _)| t.as_str()).collect();
+    assert_eq!(tools_said, ["ghost_server", "silent_server", "missing_api"], "one warning each, once: {said:#?}");
+    let tail = "; the turn goes on without its tools (declare `required: true` to fail the turn instead)";
+    let (ghost, silent, api) = (&said[0].1, &said[1].1, &said[2].1);
+    assert!(
+        ghost.starts_with(
+            "the tool 'ghost_server' (kind: mcp, serverName: ghost) is left out of this request: MCP server 'ghost' \
+             could not be started: cannot start `/nonexistent/prompty-ghost-server`"
+        ) && ghost.ends_with(tail),
+        "{ghost}"
+    );
+    assert!(
+        silent.starts_with(
+            "the tool 'silent_server' (kind: mcp, serverName: silent) is left out of this request: MCP server \
+             'silent' could not be started: `sleep` did not complete the MCP handshake within 1s"
+        ) && silent.ends_with(tail),
+        "{silent}"
+    );
+    assert!(
+        api.starts_with("the tool 'missing_api' (kind: openapi) is left out of this request: ")
+            && api.contains("missing-api.json")
+            && api.ends_with(tail),
+        "{api}"
+    );
+    // The handshake bound of the declaration, not the 30 s default, ended the wait.
+    assert!(took < Duration::from_secs(20), "the turn took {took:?}");
+    // Each warning went to `tracing` too.
+    let log = log_text();
+    for (_, message) in &said {
+        assert!(log.contains(message.as_str()), "not logged: {message}\n{log}");
+    }
+    // The server that never answered was stopped (its process is gone, read from /proc).
+    let deadline = Instant::now() + Duration::from_secs(5);
+    while processes_running(&["sleep", &seconds]) > 0 && Instant::now() < deadline {
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    assert_eq!(processes_running(&["sleep", &seconds]), 0, "`sleep {seconds}` still runs");
+}
+
+/// `required: true` keeps the old rule: a required server (or document) that cannot be loaded
+/// fails the turn before any model request, with an error naming the declaration.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_required_server_that_cannot_start_fails_the_turn_before_any_model_request() {
+    let server = Aimock::start_with("remote_tools.json", &[]);
+    let dir = workdir("required");
+    let tools = format!(
+        "{}  - name: ghost_server\n    kind: mcp\n    serverName: ghost\n    required: true\n    connection:\n      \
+         kind: stdio\n      command: /nonexistent/prompty-ghost-server\n",
+        everything_tool("")
+    );
+    let text = format!("---\nname: required\n{}tools:\n{tools}---\nuser:\necho beside a broken server", model(&server));
+    let agent = load(&dir, "required", &text);
+    let err = within(prompty::turn_async::<String>(&agent, &json!({}), TurnOptions::new())).await.unwrap_err();
+    let text = err.to_string();
+    assert!(
+        text.contains(
+            "the tool 'ghost_server' (kind: mcp, serverName: ghost) is required (`required: true`) and its tools could \
+             not be loaded: MCP server 'ghost' could not be started: cannot start `/nonexistent/prompty-ghost-server`"
+        ),
+        "{text}"
+    );
+    let api = format!(
+        "---\nname: required_api\n{}tools:\n  - name: missing_api\n    kind: openapi\n    required: true\n    \
+         specification: ./missing-api.json\n---\nuser:\necho beside a broken server",
+        model(&server)
+    );
+    let agent = load(&dir, "required_api", &api);
+    let err = within(prompty::turn_async::<String>(&agent, &json!({}), TurnOptions::new())).await.unwrap_err();
+    let text = err.to_string();
+    assert!(
+        text.contains(
+            "the tool 'missing_api' (kind: openapi) is required (`required: true`) and its tools could not be loaded"
+        ) && text.contains("missing-api.json"),
+        "{text}"
+    );
+    assert!(bodies(&server).is_empty(), "the model was called: {:?}", bodies(&server));
+}
+
+/// Names in `allowedTools` and `approvalMode`'s lists that the server does not offer are warned
+/// about (event and `tracing`), with the closest name offered, once per tool list: a second turn
+/// of the same prompt says nothing again.
+#[tokio::test(flavor = "multi_thread")]
+async fn names_the_server_does_not_offer_are_a_warning_with_the_closest_name() {
+    logged();
+    let server = Aimock::start_with("remote_tools.json", &[]);
+    let dir = workdir("typo");
+    let tool = everything_tool(
+        "    allowedTools: [ech0]\n    approvalMode:\n      kind: specify\n      alwaysRequireApprovalTools: [get-sum]\n      \
+         neverRequireApprovalTools: [get_sum]\n",
+    );
+    let text = format!("---\nname: typo\n{}tools:\n{tool}---\nuser:\necho with a typo", model(&server));
+    let agent = load(&dir, "typo", &text);
+
+    let (options, events) = TurnOptions::new().record_events();
+    let answer: String = within(prompty::turn_async(&agent, &json!({}), options.clone())).await.unwrap();
+    assert_eq!(answer, "No tool to call.");
+    // `allowedTools: [ech0]` lets no tool through.
+    assert!(tool_names(&bodies(&server)[0]).is_empty(), "{:?}", bodies(&server)[0]);
+    let said = warnings(&events.take());
+    assert_eq!(said.len(), 2, "{said:#?}");
+    let prefix = "MCP server 'everything' (tool 'everything_server') does not offer";
+    let (ech0, get_sum) = (&said[0].1, &said[1].1);
+    assert_eq!(said[0].0, "everything_server");
+    assert!(
+        ech0.starts_with(&format!("{prefix} 'ech0' named in allowedTools; it offers: "))
+            && ech0.contains("echo, ")
+            && ech0.ends_with(" (did you mean `echo`?)"),
+        "{ech0}"
+    );
+    assert!(
+        get_sum
+            .starts_with(&format!("{prefix} 'get_sum' named in approvalMode.neverRequireApprovalTools; it offers: "))
+            && get_sum.ends_with(" (did you mean `get-sum`?)"),
+        "{get_sum}"
+    );
+    let log = log_text();
+    assert!(log.contains(ech0.as_str()) && log.contains(get_sum.as_str()), "{log}");
+
+    // The same tool list again: no new warning.
+    let answer: String = within(prompty::turn_async(&agent, &json!({}), options)).await.unwrap();
+    assert_eq!(answer, "No tool to call.");
+    assert_eq!(warnings(&events.take()), []);
+}
+
+/// Outside the agent loop the same rule holds: `project_tools` leaves out a server that cannot be
+/// started (and says so to `tracing`), and fails for a required one, naming it.
+#[test]
+fn project_tools_leaves_out_a_server_that_cannot_start() {
+    logged();
+    let dir = workdir("project");
+    let ghost = |extra: &str| {
+        format!(
+            "{}  - name: lost_server\n    kind: mcp\n    serverName: lost\n{extra}    connection:\n      kind: stdio\n      \
+             command: /nonexistent/prompty-lost-server\n",
+            everything_tool("")
+        )
+    };
+    let agent = load(&dir, "project", &format!("---\nname: project\ntools:\n{}---\nHi", ghost("")));
+    let names: Vec<String> = prompty::project_tools(&agent).unwrap().into_iter().map(|d| d.name).collect();
+    assert!(names.contains(&"everything__echo".to_owned()), "{names:?}");
+    assert!(names.iter().all(|n| n.starts_with("everything__")), "{names:?}");
+    let log = log_text();
+    assert!(
+        log.contains(
+            "the tool 'lost_server' (kind: mcp, serverName: lost) is left out of this request: MCP server 'lost' could \
+             not be started"
+        ),
+        "{log}"
+    );
+    let agent = load(
+        &dir,
+        "project_required",
+        &format!("---\nname: project\ntools:\n{}---\nHi", ghost("    required: true\n")),
+    );
+    let err = prompty::project_tools(&agent).unwrap_err().to_string();
+    assert!(
+        err.contains("the tool 'lost_server' (kind: mcp, serverName: lost) is required (`required: true`)"),
+        "{err}"
+    );
 }

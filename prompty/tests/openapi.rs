@@ -48,7 +48,7 @@ fn openapi_tool(connection: Option<Connection>, specification: &str) -> Tool {
         name: "api".into(),
         description: None,
         bindings: Vec::new(),
-        kind: ToolKind::OpenApi(OpenApiTool { connection, specification: specification.into(), strict: None }),
+        kind: ToolKind::OpenApi(OpenApiTool { connection, specification: specification.into(), ..Default::default() }),
     }
 }
 

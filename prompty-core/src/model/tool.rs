@@ -3,6 +3,8 @@
 use super::{Connection, Property};
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
+use std::ops::RangeInclusive;
+use std::time::Duration;
 
 /// A tool declared in the frontmatter.
 ///
@@ -138,6 +140,94 @@ pub struct McpTool {
     /// OpenAI strict mode for the server's tools, as for function tools. Absent means not strict.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub strict: Option<bool>,
+    /// `handshakeTimeout`: seconds to start or reach the server and finish `initialize`, a number
+    /// in [`McpTool::HANDSHAKE_TIMEOUT_SECS`] (1 to 600; absent: 30). Kept as written; read
+    /// (and checked) by [`McpTool::handshake_duration`].
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub handshake_timeout: Option<Value>,
+    /// `callTimeout`: seconds for one tool call, and for one whole listing of the server's tools,
+    /// a number in [`McpTool::CALL_TIMEOUT_SECS`] (1 to 3600; absent: 60). Kept as written; read
+    /// (and checked) by [`McpTool::call_duration`].
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub call_timeout: Option<Value>,
+    /// `required: true`: a server that cannot be started, reached or listed fails the turn. By
+    /// default (`false`) its tools are left out of the request, a warning says why, and the turn
+    /// goes on with the other tools.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub required: bool,
+}
+
+impl McpTool {
+    /// The seconds `handshakeTimeout` may be.
+    ///
+    /// ```
+    /// assert_eq!(prompty_core::McpTool::HANDSHAKE_TIMEOUT_SECS, 1..=600);
+    /// ```
+    pub const HANDSHAKE_TIMEOUT_SECS: RangeInclusive<u64> = 1..=600;
+    /// The seconds `callTimeout` may be.
+    ///
+    /// ```
+    /// assert_eq!(prompty_core::McpTool::CALL_TIMEOUT_SECS, 1..=3600);
+    /// ```
+    pub const CALL_TIMEOUT_SECS: RangeInclusive<u64> = 1..=3600;
+
+    /// `handshakeTimeout` as a duration: `Ok(None)` when absent; an error message naming the
+    /// field, the value and the accepted range when it is not a number of seconds in
+    /// [`McpTool::HANDSHAKE_TIMEOUT_SECS`].
+    ///
+    /// ```
+    /// let m: prompty_core::McpTool = serde_json::from_value(serde_json::json!(
+    ///     {"serverName": "fs", "handshakeTimeout": 2.5})).unwrap();
+    /// assert_eq!(m.handshake_duration(), Ok(Some(std::time::Duration::from_millis(2500))));
+    /// let m: prompty_core::McpTool = serde_json::from_value(serde_json::json!(
+    ///     {"serverName": "fs", "handshakeTimeout": 0})).unwrap();
+    /// assert_eq!(m.handshake_duration().unwrap_err(),
+    ///     "`handshakeTimeout` is 0; it must be a number of seconds from 1 to 600");
+    /// ```
+    pub fn handshake_duration(&self) -> Result<Option<Duration>, String> {
+        seconds("handshakeTimeout", self.handshake_timeout.as_ref(), Self::HANDSHAKE_TIMEOUT_SECS)
+    }
+
+    /// `callTimeout` as a duration: `Ok(None)` when absent; an error message naming the field,
+    /// the value and the accepted range when it is not a number of seconds in
+    /// [`McpTool::CALL_TIMEOUT_SECS`].
+    ///
+    /// ```
+    /// let m: prompty_core::McpTool = serde_json::from_value(serde_json::json!(
+    ///     {"serverName": "fs", "callTimeout": "10"})).unwrap();
+    /// assert_eq!(m.call_duration().unwrap_err(),
+    ///     "`callTimeout` is \"10\" (a string); it must be a number of seconds from 1 to 3600");
+    /// ```
+    pub fn call_duration(&self) -> Result<Option<Duration>, String> {
+        seconds("callTimeout", self.call_timeout.as_ref(), Self::CALL_TIMEOUT_SECS)
+    }
+}
+
+/// A declared number of seconds within `range`.
+fn seconds(field: &str, value: Option<&Value>, range: RangeInclusive<u64>) -> Result<Option<Duration>, String> {
+    let (low, high) = (*range.start(), *range.end());
+    let out_of_range =
+        |shown: String| format!("`{field}` is {shown}; it must be a number of seconds from {low} to {high}");
+    match value {
+        None | Some(Value::Null) => Ok(None),
+        Some(Value::Number(n)) => match n.as_f64() {
+            Some(s) if s >= low as f64 && s <= high as f64 => Ok(Some(Duration::from_secs_f64(s))),
+            _ => Err(out_of_range(n.to_string())),
+        },
+        Some(other) => {
+            let what = match other {
+                Value::String(_) => "a string",
+                Value::Bool(_) => "a boolean",
+                Value::Array(_) => "a list",
+                _ => "a mapping",
+            };
+            let mut shown = other.to_string();
+            if shown.len() > 40 {
+                shown = format!("{}...", crate::text::prefix(&shown, 40));
+            }
+            Err(out_of_range(format!("{shown} ({what})")))
+        }
+    }
 }
 
 /// When MCP tool calls need approval: `always`, `never`, or `specify` with lists.
@@ -191,7 +281,7 @@ impl<'de> Deserialize<'de> for ApprovalMode {
 /// The fields of an `openapi` tool.
 ///
 /// ```
-/// let o = prompty_core::OpenApiTool { connection: None, specification: "./weather.json".into(), strict: None };
+/// let o = prompty_core::OpenApiTool { specification: "./weather.json".into(), ..Default::default() };
 /// assert!(o.specification.ends_with(".json"));
 /// ```
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
@@ -207,6 +297,11 @@ pub struct OpenApiTool {
     /// strict.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub strict: Option<bool>,
+    /// `required: true`: a document that cannot be read (or fetched) fails the turn. By default
+    /// (`false`) its operations are left out of the request, a warning says why, and the turn goes
+    /// on with the other tools.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub required: bool,
 }
 
 /// The fields of a `prompty` tool: a child prompt run as a tool.

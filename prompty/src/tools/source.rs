@@ -114,6 +114,61 @@ pub(crate) fn mcp_withheld(tool: &Tool, name: &str) -> Option<String> {
     ))
 }
 
+/// The most offered names an [`Unoffered`] message lists (then `... and N more`).
+const OFFERED_SHOWN: usize = 20;
+
+/// A name a declaration lists (in `allowedTools` or `approvalMode`'s lists) that its source does
+/// not offer.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct Unoffered {
+    /// Where the name is: `allowedTools`, `approvalMode.alwaysRequireApprovalTools` or
+    /// `approvalMode.neverRequireApprovalTools`.
+    pub field: &'static str,
+    /// The name as written.
+    pub name: String,
+    /// What is wrong, the names offered (at most 20) and the closest one.
+    pub message: String,
+}
+
+/// The names the declaration `tool` lists in `allowedTools` and in `approvalMode`'s
+/// `alwaysRequireApprovalTools` / `neverRequireApprovalTools` that are not among the tools its
+/// source lists (`offered`), in the order written. Empty for a declaration without such lists
+/// (every kind but `mcp`).
+pub(crate) fn unoffered_names(tool: &Tool, offered: &[Arc<CatalogEntry>]) -> Vec<Unoffered> {
+    let ToolKind::Mcp(m) = &tool.kind else { return Vec::new() };
+    let approval = m.approval_mode.as_ref();
+    let lists: [(&'static str, Option<&Vec<String>>); 3] = [
+        ("allowedTools", m.allowed_tools.as_ref()),
+        ("approvalMode.alwaysRequireApprovalTools", approval.and_then(|a| a.always_require_approval_tools.as_ref())),
+        ("approvalMode.neverRequireApprovalTools", approval.and_then(|a| a.never_require_approval_tools.as_ref())),
+    ];
+    let names = || offered.iter().map(|e| e.name.as_str());
+    let mut out = Vec::new();
+    for (field, list) in lists {
+        for name in list.into_iter().flatten() {
+            if names().any(|n| n == name) || out.iter().any(|u: &Unoffered| u.field == field && &u.name == name) {
+                continue;
+            }
+            let offers = match offered.len() {
+                0 => "it offers no tools".to_owned(),
+                n if n <= OFFERED_SHOWN => format!("it offers: {}", names().collect::<Vec<_>>().join(", ")),
+                n => format!(
+                    "it offers: {}, ... and {} more",
+                    names().take(OFFERED_SHOWN).collect::<Vec<_>>().join(", "),
+                    n - OFFERED_SHOWN
+                ),
+            };
+            let hint = prompty_core::analysis::did_you_mean(name, names());
+            let message = format!(
+                "MCP server '{}' (tool '{}') does not offer '{name}' named in {field}; {offers}{hint}",
+                m.server_name, tool.name
+            );
+            out.push(Unoffered { field, name: name.clone(), message });
+        }
+    }
+    out
+}
+
 #[cfg(any(feature = "mcp", feature = "openapi"))]
 /// Removes bound parameters from a schema's `properties` and `required`.
 pub(crate) fn strip_bindings(schema: &mut Value, tool: &Tool) {
@@ -170,6 +225,68 @@ mod tests {
         let mut schema = json!({"type": "object", "properties": {"root": {"type": "string"}, "path": {"type": "string"}}, "required": ["root"]});
         strip_bindings(&mut schema, &tool);
         assert_eq!(schema, json!({"type": "object", "properties": {"path": {"type": "string"}}}));
+    }
+
+    fn offered(names: &[&str]) -> Vec<Arc<CatalogEntry>> {
+        names.iter().map(|n| Arc::new(CatalogEntry::new("fs", *n, json!({"type": "object"})))).collect()
+    }
+
+    #[test]
+    fn names_a_declaration_lists_that_its_server_does_not_offer() {
+        let tool: Tool = serde_json::from_value(json!({"name": "files", "kind": "mcp", "serverName": "fs",
+            "allowedTools": ["echo", "ech0", "zzz", "ech0"],
+            "approvalMode": {"kind": "specify", "alwaysRequireApprovalTools": ["add", "ad"],
+                             "neverRequireApprovalTools": ["Echo"]}}))
+        .unwrap();
+        let found = unoffered_names(&tool, &offered(&["echo", "add", "long-running"]));
+        let summary: Vec<(&str, &str)> = found.iter().map(|u| (u.field, u.name.as_str())).collect();
+        assert_eq!(
+            summary,
+            [
+                ("allowedTools", "ech0"),
+                ("allowedTools", "zzz"),
+                ("approvalMode.alwaysRequireApprovalTools", "ad"),
+                ("approvalMode.neverRequireApprovalTools", "Echo"),
+            ]
+        );
+        assert_eq!(
+            found[0].message,
+            "MCP server 'fs' (tool 'files') does not offer 'ech0' named in allowedTools; it offers: echo, add, \
+             long-running (did you mean `echo`?)"
+        );
+        assert_eq!(
+            found[1].message,
+            "MCP server 'fs' (tool 'files') does not offer 'zzz' named in allowedTools; it offers: echo, add, long-running"
+        );
+        assert!(found[2].message.ends_with("(did you mean `add`?)"), "{}", found[2].message);
+        assert!(found[3].message.ends_with("(did you mean `echo`?)"), "{}", found[3].message);
+        // Every name offered: nothing to say; no lists, or another kind: nothing either.
+        assert!(unoffered_names(&tool, &offered(&["echo", "ech0", "zzz", "add", "ad", "Echo"])).is_empty());
+        let plain: Tool = serde_json::from_value(json!({"name": "files", "kind": "mcp", "serverName": "fs"})).unwrap();
+        assert!(unoffered_names(&plain, &offered(&[])).is_empty());
+        let api: Tool =
+            serde_json::from_value(json!({"name": "api", "kind": "openapi", "specification": "a.json"})).unwrap();
+        assert!(unoffered_names(&api, &offered(&["x"])).is_empty());
+    }
+
+    #[test]
+    fn the_offered_names_a_warning_lists_are_capped() {
+        let tool: Tool = serde_json::from_value(json!({"name": "files", "kind": "mcp", "serverName": "fs",
+            "allowedTools": ["nope"]}))
+        .unwrap();
+        let names: Vec<String> = (0..25).map(|i| format!("tool{i:02}")).collect();
+        let refs: Vec<&str> = names.iter().map(String::as_str).collect();
+        let found = unoffered_names(&tool, &offered(&refs));
+        let shown = (0..20).map(|i| format!("tool{i:02}")).collect::<Vec<_>>().join(", ");
+        assert_eq!(
+            found[0].message,
+            format!("MCP server 'fs' (tool 'files') does not offer 'nope' named in allowedTools; it offers: {shown}, ... and 5 more")
+        );
+        let none = unoffered_names(&tool, &offered(&[]));
+        assert_eq!(
+            none[0].message,
+            "MCP server 'fs' (tool 'files') does not offer 'nope' named in allowedTools; it offers no tools"
+        );
     }
 
     #[test]

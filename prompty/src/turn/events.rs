@@ -95,6 +95,24 @@ pub enum AgentEvent {
         /// The tool concerned.
         tool: Option<String>,
     },
+    /// Something the prompt declares could not be used as declared, and the turn goes on: a
+    /// declared MCP server or OpenAPI document that could not be started, reached or listed (its
+    /// tools are left out of this turn's requests; it is tried again in the next turn), or a name
+    /// in `allowedTools` / `approvalMode` that the server does not offer (said once per
+    /// declaration and tool list). The same text goes to `tracing` (target `prompty::tools`).
+    ///
+    /// ```
+    /// let e = prompty::AgentEvent::Warning { message: "MCP server 'fs' ...".into(), tool: Some("files".into()) };
+    /// assert_eq!(e.kind(), "warning");
+    /// assert_eq!(serde_json::to_value(&e)?["data"]["tool"], "files");
+    /// # Ok::<(), serde_json::Error>(())
+    /// ```
+    Warning {
+        /// What happened, and what to do.
+        message: String,
+        /// The declared tool concerned (its `name`).
+        tool: Option<String>,
+    },
     /// The turn was cancelled; nothing follows.
     Cancelled {
         /// Where the loop noticed it.
@@ -109,7 +127,7 @@ pub enum AgentEvent {
 
 impl AgentEvent {
     /// The event's kind as in JSON: `token`, `thinking`, `tool_call_start`, `tool_result`,
-    /// `status`, `messages_updated`, `done`, `error`, `cancelled`, `context_trimmed`.
+    /// `status`, `messages_updated`, `done`, `error`, `warning`, `cancelled`, `context_trimmed`.
     ///
     /// ```
     /// assert_eq!(prompty::AgentEvent::Cancelled { reason: "user".into() }.kind(), "cancelled");
@@ -124,6 +142,7 @@ impl AgentEvent {
             AgentEvent::MessagesUpdated { .. } => "messages_updated",
             AgentEvent::Done { .. } => "done",
             AgentEvent::Error { .. } => "error",
+            AgentEvent::Warning { .. } => "warning",
             AgentEvent::Cancelled { .. } => "cancelled",
             AgentEvent::ContextTrimmed { .. } => "context_trimmed",
         }

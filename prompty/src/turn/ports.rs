@@ -2,7 +2,8 @@
 //! of a `.prompty` file.
 //!
 //! - [`PromptModel`] (the model): the prompt's executor and processor, whole or streamed; the
-//!   remote tool lists loaded before each invocation; a forced tool choice relaxed after the first
+//!   remote tool lists loaded before each invocation (a source that fails left out of the turn,
+//!   with a `warning` event, unless it is `required`); a forced tool choice relaxed after the first
 //!   tool round; the output guardrail; retryable failures told from the others, with the HTTP
 //!   layer's request budget shared by the attempts of one invocation; the raw response kept in the
 //!   response's metadata, from which the executor formats the tool round (also after a resume in
@@ -40,6 +41,7 @@ use crate::{
 };
 use futures_util::StreamExt;
 use serde_json::{json, Map, Value};
+use std::borrow::Cow;
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::{Arc, Mutex, MutexGuard, OnceLock};
 
@@ -88,6 +90,9 @@ struct State {
     conversation: Vec<Message>,
     /// Whether a response of this run has asked for tools (`Starting agent loop` said).
     looping: bool,
+    /// The declarations whose source (MCP server, OpenAPI document) failed in this run: left out
+    /// of its requests, not tried again before the next turn.
+    left_out: Vec<String>,
 }
 
 impl Shared {
@@ -130,6 +135,21 @@ impl Shared {
             }
             agent
         })
+    }
+
+    /// The agent request `iteration` is built with: [`Shared::model_agent`], without the
+    /// declarations whose source failed in this run (a copy only when some did).
+    fn request_agent(&self, iteration: u32) -> Cow<'_, Agent> {
+        let agent = self.model_agent(iteration);
+        let left_out = self.lock().left_out.clone();
+        if left_out.is_empty() {
+            return Cow::Borrowed(agent);
+        }
+        let mut agent = agent.clone();
+        if let Some(tools) = agent.tools.as_mut() {
+            tools.retain(|t| !left_out.contains(&t.name));
+        }
+        Cow::Owned(agent)
     }
 
     fn status(&self, message: impl FnOnce() -> String) {
@@ -280,7 +300,8 @@ impl PromptModel {
                 }
             }
         };
-        let agent = s.model_agent(snapshot.iteration);
+        let agent = s.request_agent(snapshot.iteration);
+        let agent = agent.as_ref();
         let (processed, raw, text, chunks) = if s.streamed {
             let stage = Stage::client("stream", "prompty.stream");
             let model = agent.model.clone();
@@ -452,9 +473,17 @@ impl ModelPort for PromptModel {
         Box::pin(async move {
             let s = &self.0;
             if attempt == 0 {
-                // The tool lists of MCP servers and OpenAPI documents, before the request is built.
-                if let Err(e) = load_remote_tools(&s.agent).await {
-                    return Err(ModelFailure::Fatal(TurnStop::Failed(Box::new(e))));
+                // The tool lists of MCP servers and OpenAPI documents, before the request is built:
+                // a source that fails is left out of this turn (unless `required`), and said.
+                let skip = s.lock().left_out.clone();
+                match load_remote_tools(&s.agent, &skip).await {
+                    Ok((left_out, warnings)) => {
+                        s.lock().left_out.extend(left_out);
+                        for w in warnings {
+                            s.emitter.emit(|| AgentEvent::Warning { message: w.message, tool: Some(w.tool) });
+                        }
+                    }
+                    Err(e) => return Err(ModelFailure::Fatal(TurnStop::Failed(Box::new(e)))),
                 }
                 let n = snapshot.iteration + 1;
                 let span =

@@ -259,7 +259,9 @@ fn plain_chat_body<'a>(
     let plain = plain_options
         && agent.outputs.as_deref().is_none_or(<[_]>::is_empty)
         && messages.iter().all(|m| !m.has_metadata() && m.content.iter().all(|p| p.as_text().is_some()))
-        && crate::registry::declared_functions(agent, crate::registry::Unprojectable::Fail)?.is_empty();
+        // Declared tools (even ones that project to nothing) take the general path: projecting
+        // them here too would list an MCP server or read an OpenAPI document twice per request.
+        && agent.tools.as_deref().is_none_or(<[_]>::is_empty);
     Ok(plain.then_some(PlainChatBody {
         model: &model.id,
         messages,

@@ -6,6 +6,7 @@
 
 use super::ToolCatalog;
 use crate::tools::args::parse_arguments;
+use crate::tools::entry::fingerprint;
 use crate::tools::entry::CatalogEntry;
 use crate::tools::function::ToolContext;
 use crate::tools::function::{get_tool, ToolRegistration};
@@ -13,13 +14,13 @@ use crate::tools::handlers::{inject_bindings, undeclared, ToolHandler};
 use crate::tools::kind::{ResolvedCall, ToolKindPlugin};
 use crate::tools::kinds::{self as kind, get_tool_kind, kind_of, unknown_projector};
 use crate::tools::projection::ToolProjector;
-use crate::tools::source::ToolLoader;
-use crate::tools::source::ToolSource;
+use crate::tools::source::{unoffered_names, ToolLoader, ToolSource};
 use crate::{properties_schema, Agent, BoxFuture, Error, FunctionDefinition, Result, Tool, ToolCall, ToolKind};
 use futures_util::FutureExt;
 use serde_json::{json, Value};
+use std::collections::HashSet;
 use std::panic::AssertUnwindSafe;
-use std::sync::Arc;
+use std::sync::{Arc, LazyLock, Mutex};
 
 /// An entry for every `#[prompty::tool]` fn linked into the program.
 pub(crate) fn registered_functions() -> Vec<CatalogEntry> {
@@ -110,29 +111,161 @@ async fn listed(src: ToolSource) -> Result<Vec<Arc<CatalogEntry>>> {
     Ok(catalog.source_entries(&src.id))
 }
 
-/// Loads (once) the tool lists of the MCP servers and OpenAPI documents the agent declares into
-/// the global catalog, and reloads those whose server said its list changed. The agent loop calls
-/// it before every model request.
-pub(crate) async fn load_remote_tools(agent: &Agent) -> Result<()> {
+/// A warning about a declaration's source, for the turn's event stream: it failed and its tools
+/// are left out of the request, or the declaration names tools it does not offer. (Already
+/// written to `tracing` when made.)
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct SourceWarning {
+    /// The declaration's `name`.
+    pub(crate) tool: String,
+    /// What happened, and what to do (no secret).
+    pub(crate) message: String,
+}
+
+/// What became of one declaration's source for one model request.
+#[derive(Debug)]
+pub(crate) enum Loaded {
+    /// The declaration's kind lists no tools from a source (`function`, `prompty`, ...).
+    NoSource,
+    /// The entries its source lists (loaded now or before).
+    Listed(Vec<Arc<CatalogEntry>>),
+    /// Its source failed and it is not `required`: its tools are left out of the request.
+    LeftOut,
+}
+
+/// How many (declaration, tool list) pairs [`unoffered_once`] remembers having warned about;
+/// when full, it forgets them all (each may then be warned about once more).
+const WARNED_MAX: usize = 4096;
+
+/// The declaration as its warnings and errors name it: `the tool 'files' (kind: mcp, serverName:
+/// fs)`.
+fn described(tool: &Tool) -> String {
+    match &tool.kind {
+        ToolKind::Mcp(m) => format!("the tool '{}' (kind: mcp, serverName: {})", tool.name, m.server_name),
+        other => format!("the tool '{}' (kind: {})", tool.name, other.as_str()),
+    }
+}
+
+fn is_required(tool: &Tool) -> bool {
+    match &tool.kind {
+        ToolKind::Mcp(m) => m.required,
+        ToolKind::OpenApi(o) => o.required,
+        _ => false,
+    }
+}
+
+/// The source's entries: loaded into the global catalog when it has not been, loaded again when
+/// its loader says it is stale.
+async fn fetch(src: ToolSource) -> Result<Vec<Arc<CatalogEntry>>> {
     let catalog = ToolCatalog::global();
-    let mut any = false;
-    for tool in agent.tools.as_deref().unwrap_or_default() {
-        let Some(src) = kind_of(tool.kind.as_str()).source(tool, agent) else { continue };
-        any = true;
-        let src = src?;
-        if !catalog.has_source(&src.id) {
-            catalog.ensure_source_async(src.id, src.loader, src.config).await?;
+    if let Some(entries) = catalog.fresh_source_entries(&src.id) {
+        return Ok(entries);
+    }
+    if catalog.has_source(&src.id) {
+        catalog.refresh_stale_source_async(&src.id).await?;
+    }
+    if !catalog.has_source(&src.id) {
+        catalog.ensure_source_async(src.id.clone(), src.loader, src.config).await?;
+    }
+    Ok(catalog.source_entries(&src.id))
+}
+
+/// The one rule for a declaration whose source has been (or failed to be) listed, wherever tools
+/// are projected (the agent loop, `project_tools`, the request of `run`/`invoke`):
+///
+/// - listed: its entries; the names it lists in `allowedTools` / `approvalMode` that the source
+///   does not offer are warned about (once per declaration and tool list);
+/// - failed, `required: true`: the error, naming the declaration (the turn fails);
+/// - failed otherwise: left out, with a warning saying why.
+///
+/// Every warning goes to `tracing` (target `prompty::tools`) and into `warnings`.
+fn settle(
+    tool: &Tool,
+    source_id: &str,
+    listed: Result<Vec<Arc<CatalogEntry>>>,
+    warnings: &mut Vec<SourceWarning>,
+) -> Result<Loaded> {
+    match listed {
+        Ok(entries) => {
+            for message in unoffered_once(tool, source_id, &entries) {
+                tracing::warn!(target: "prompty::tools", tool = %tool.name, kind = tool.kind.as_str(), "{message}");
+                warnings.push(SourceWarning { tool: tool.name.clone(), message });
+            }
+            Ok(Loaded::Listed(entries))
+        }
+        Err(e) if is_required(tool) => Err(Error::Execution {
+            message: format!(
+                "{} is required (`required: true`) and its tools could not be loaded: {e}",
+                described(tool)
+            ),
+        }),
+        Err(e) => {
+            let message = format!(
+                "{} is left out of this request: {e}; the turn goes on without its tools (declare `required: true` \
+                 to fail the turn instead)",
+                described(tool)
+            );
+            tracing::warn!(target: "prompty::tools", tool = %tool.name, kind = tool.kind.as_str(), "{message}");
+            warnings.push(SourceWarning { tool: tool.name.clone(), message });
+            Ok(Loaded::LeftOut)
         }
     }
-    if any {
-        catalog.refresh_stale_async().await?;
+}
+
+/// The messages of [`unoffered_names`] not given before for this declaration and tool list.
+fn unoffered_once(tool: &Tool, source_id: &str, entries: &[Arc<CatalogEntry>]) -> Vec<String> {
+    static WARNED: LazyLock<Mutex<HashSet<String>>> = LazyLock::new(Mutex::default);
+    let unoffered = unoffered_names(tool, entries);
+    if unoffered.is_empty() {
+        return Vec::new();
     }
-    Ok(())
+    let offered: Vec<&str> = entries.iter().map(|e| e.name.as_str()).collect();
+    let declaration = serde_json::to_value(tool).unwrap_or(Value::Null);
+    let key = fingerprint(&json!({"source": source_id, "tool": declaration, "offered": offered}));
+    let mut warned = WARNED.lock().unwrap_or_else(|e| e.into_inner());
+    if warned.contains(&key) {
+        return Vec::new();
+    }
+    if warned.len() >= WARNED_MAX {
+        warned.clear();
+    }
+    warned.insert(key);
+    unoffered.into_iter().map(|u| u.message).collect()
+}
+
+/// Lists the source of `tool` (when its kind has one) and applies [`settle`].
+pub(crate) async fn load_declared(tool: &Tool, agent: &Agent, warnings: &mut Vec<SourceWarning>) -> Result<Loaded> {
+    // A declaration that cannot be made into a source (a bad `handshakeTimeout`, a connection
+    // that reaches no server) is a mistake of the prompt: an error, `required` or not.
+    let Some(src) = kind_of(tool.kind.as_str()).source(tool, agent) else { return Ok(Loaded::NoSource) };
+    let src = src?;
+    let id = src.id.clone();
+    let listed = fetch(src).await;
+    settle(tool, &id, listed, warnings)
+}
+
+/// Lists the tools of the MCP servers and OpenAPI documents the agent declares into the global
+/// catalog (once, and again when a server said its list changed), except those of the
+/// declarations named in `skip`. The agent loop calls it before every model request (with the
+/// declarations left out earlier in the turn as `skip`, so a failing server is tried once per
+/// turn): it returns the declarations left out now and the warnings to report.
+pub(crate) async fn load_remote_tools(agent: &Agent, skip: &[String]) -> Result<(Vec<String>, Vec<SourceWarning>)> {
+    let mut left_out = Vec::new();
+    let mut warnings = Vec::new();
+    for tool in agent.tools.as_deref().unwrap_or_default() {
+        if skip.contains(&tool.name) {
+            continue;
+        }
+        if let Loaded::LeftOut = load_declared(tool, agent, &mut warnings).await? {
+            left_out.push(tool.name.clone());
+        }
+    }
+    Ok((left_out, warnings))
 }
 
 /// The function definitions one declaration of kind `kind` offers: the host's projector for that
 /// kind, else the kind's own projection (with the entries its source lists, loaded when the agent
-/// loop has not loaded them yet).
+/// loop has not loaded them yet; a source that fails leaves the declaration out, see [`settle`]).
 fn project_one(kind: &str, tool: &Tool, agent: &Agent) -> Result<Vec<FunctionDefinition>> {
     if let Some(projector) = kind::projector_override(kind) {
         return projector(tool, agent);
@@ -145,10 +278,18 @@ fn project_one(kind: &str, tool: &Tool, agent: &Agent) -> Result<Vec<FunctionDef
         Some(src) => {
             let src = src?;
             let catalog = ToolCatalog::global();
-            if catalog.has_source(&src.id) {
-                catalog.source_entries(&src.id)
-            } else {
-                crate::blocking::block_on(listed(src))??
+            let mut warnings = Vec::new();
+            let loaded = match catalog.fresh_source_entries(&src.id) {
+                Some(entries) => settle(tool, &src.id, Ok(entries), &mut warnings)?,
+                None => {
+                    let id = src.id.clone();
+                    let listed = crate::blocking::block_on(fetch(src))?;
+                    settle(tool, &id, listed, &mut warnings)?
+                }
+            };
+            match loaded {
+                Loaded::Listed(entries) => entries,
+                Loaded::LeftOut | Loaded::NoSource => return Ok(Vec::new()),
             }
         }
     };
@@ -350,6 +491,59 @@ async fn dispatch(call: &ResolvedCall<'_>, args: Value, ctx: ToolContext<'_>) ->
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn declared(value: Value) -> Tool {
+        serde_json::from_value(value).unwrap()
+    }
+
+    /// A failed source leaves a declaration out with a warning, or fails when it is `required`;
+    /// a listed one gives its entries, and its unoffered names are warned about once.
+    #[test]
+    fn a_failed_source_is_left_out_unless_required() {
+        let failed =
+            || Err(Error::Execution { message: "MCP server 'gone' could not be started: no such file".into() });
+        let tool = declared(json!({"name": "settle_gone", "kind": "mcp", "serverName": "gone"}));
+        let mut warnings = Vec::new();
+        assert!(matches!(settle(&tool, "settle 1", failed(), &mut warnings), Ok(Loaded::LeftOut)));
+        assert_eq!(
+            warnings,
+            [SourceWarning {
+                tool: "settle_gone".into(),
+                message:
+                    "the tool 'settle_gone' (kind: mcp, serverName: gone) is left out of this request: MCP server \
+                          'gone' could not be started: no such file; the turn goes on without its tools (declare \
+                          `required: true` to fail the turn instead)"
+                        .into()
+            }]
+        );
+        let required = declared(json!({"name": "settle_gone", "kind": "mcp", "serverName": "gone", "required": true}));
+        let err = settle(&required, "settle 1", failed(), &mut Vec::new()).unwrap_err().to_string();
+        assert!(
+            err.contains(
+                "the tool 'settle_gone' (kind: mcp, serverName: gone) is required (`required: true`) and its tools \
+                 could not be loaded: MCP server 'gone' could not be started: no such file"
+            ),
+            "{err}"
+        );
+        let api =
+            declared(json!({"name": "settle_api", "kind": "openapi", "specification": "x.json", "required": true}));
+        let err = settle(&api, "settle 2", failed(), &mut Vec::new()).unwrap_err().to_string();
+        assert!(err.contains("the tool 'settle_api' (kind: openapi) is required"), "{err}");
+
+        let typo = declared(json!({"name": "settle_typo", "kind": "mcp", "serverName": "s", "allowedTools": ["ech0"]}));
+        let entries = vec![Arc::new(CatalogEntry::new("s", "echo", json!({"type": "object"})))];
+        let mut warnings = Vec::new();
+        for _ in 0..3 {
+            let loaded = settle(&typo, "settle 3", Ok(entries.clone()), &mut warnings).unwrap();
+            assert!(matches!(loaded, Loaded::Listed(ref e) if e.len() == 1));
+        }
+        assert_eq!(warnings.len(), 1, "once per declaration and tool list: {warnings:?}");
+        assert!(warnings[0].message.ends_with("(did you mean `echo`?)"), "{warnings:?}");
+        // Another tool list of the same source: said again.
+        let more = vec![entries[0].clone(), Arc::new(CatalogEntry::new("s", "add", json!({"type": "object"})))];
+        settle(&typo, "settle 3", Ok(more), &mut warnings).unwrap();
+        assert_eq!(warnings.len(), 2, "{warnings:?}");
+    }
 
     #[test]
     fn a_wire_name_finds_the_declaration_of_its_namespace_within_allowed_tools() {

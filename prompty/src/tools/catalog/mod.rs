@@ -413,9 +413,17 @@ impl ToolCatalog {
         self.reload(|_| true).await
     }
 
-    /// Reloads the sources whose loader says they are stale (an MCP server's tool list changed).
-    pub(crate) async fn refresh_stale_async(&self) -> Result<()> {
-        self.reload(|s| s.loader.is_stale(&s.config)).await
+    /// Reloads the source `id` if its loader says it is stale (its MCP server's tool list
+    /// changed).
+    pub(crate) async fn refresh_stale_source_async(&self, id: &str) -> Result<()> {
+        self.reload(|s| s.id == id && s.loader.is_stale(&s.config)).await
+    }
+
+    /// The entries of the source `id`, when it is loaded and not stale.
+    pub(crate) fn fresh_source_entries(&self, id: &str) -> Option<Vec<Arc<CatalogEntry>>> {
+        let state = lock(&self.state);
+        let source = state.sources.iter().find(|s| s.id == id)?;
+        (!source.loader.is_stale(&source.config)).then(|| source.entries.clone())
     }
 
     async fn reload(&self, which: impl Fn(&Source) -> bool) -> Result<()> {

@@ -454,6 +454,12 @@ impl McpServerConfig {
     ///   as `Authorization: Bearer <apiKey>`. Needs the feature `mcp-http`: without it, such a
     ///   declaration (or a registered config reached over HTTP) is an [`Error::Config`] that says so.
     ///
+    /// - `handshakeTimeout` and `callTimeout` (seconds, see [`McpTool::HANDSHAKE_TIMEOUT_SECS`]
+    ///   and [`McpTool::CALL_TIMEOUT_SECS`]) set [`McpServerConfig::connect_timeout`] and
+    ///   [`McpServerConfig::call_timeout`]; absent, the defaults (or a registered config's own
+    ///   values) stay. A value that is not a number in range is an [`Error::Config`] naming the
+    ///   server, the tool, the field, the value and the range.
+    ///
     /// `${env:...}` references were resolved by the loader. The name of the config is the tool's
     /// `serverName` (a registered config keeps its own name when `serverName` is empty).
     ///
@@ -470,7 +476,19 @@ impl McpServerConfig {
     /// # Ok::<(), prompty::Error>(())
     /// ```
     pub fn from_tool(tool: &McpTool, agent: &Agent) -> Result<Self> {
-        let config = Self::declared(tool, agent)?;
+        let mut config = Self::declared(tool, agent)?;
+        let timeouts = |read: fn(&McpTool) -> std::result::Result<Option<Duration>, String>, default: Duration| {
+            read(tool).map(|d| d.unwrap_or(default)).map_err(|message| Error::Config {
+                setting: format!("MCP server '{}'", tool.server_name),
+                message: format!(
+                    "the tool '{}': {message} (without it: {} s)",
+                    declaring_tool(tool, agent),
+                    default.as_secs_f64()
+                ),
+            })
+        };
+        config.connect_timeout = timeouts(McpTool::handshake_duration, config.connect_timeout)?;
+        config.call_timeout = timeouts(McpTool::call_duration, config.call_timeout)?;
         match &config.transport {
             McpTransport::Http { url, .. } if !cfg!(feature = "mcp-http") => Err(Error::Config {
                 setting: format!("MCP server '{}'", tool.server_name),
@@ -536,6 +554,24 @@ impl McpServerConfig {
         }
         Ok(config)
     }
+}
+
+/// The name of the tool of `agent` that declares `tool` (its server's name when none does).
+fn declaring_tool<'a>(tool: &'a McpTool, agent: &'a Agent) -> &'a str {
+    let tools = agent.tools.as_deref().unwrap_or_default();
+    let same = |exact: bool| {
+        tools.iter().find(|t| match &t.kind {
+            crate::ToolKind::Mcp(m) => {
+                if exact {
+                    std::ptr::eq(m, tool)
+                } else {
+                    m == tool
+                }
+            }
+            _ => false,
+        })
+    };
+    same(true).or_else(|| same(false)).map_or(tool.server_name.as_str(), |t| t.name.as_str())
 }
 
 /// Without the feature `mcp-http`: the URL of the server a declaration reaches over HTTP (for
@@ -653,6 +689,61 @@ mod tests {
         let t = McpTransport::Http { url: url.into(), headers: BTreeMap::new() };
         let s = t.secrets();
         assert!(s.contains(&"abcd".to_owned()) && s.contains(&"u:p4ss".to_owned()));
+    }
+
+    /// `handshakeTimeout` and `callTimeout` set the session's bounds; a value that is not a number
+    /// of seconds in range is an error naming the server, the tool, the field, the value and the
+    /// range.
+    #[test]
+    fn declared_timeouts_are_read_within_their_bounds() {
+        let declared = |extra: Value| -> Result<McpServerConfig> {
+            let mut tool = serde_json::json!({"name": "files", "kind": "mcp", "serverName": "fs",
+                "connection": {"kind": "stdio", "command": "srv"}});
+            tool.as_object_mut().unwrap().extend(extra.as_object().unwrap().clone());
+            let agent = Agent::from_value(serde_json::json!({"tools": [tool]}))?;
+            let Some(crate::ToolKind::Mcp(m)) = agent.tools.as_ref().map(|t| &t[0].kind) else {
+                panic!("not an MCP tool: {agent:?}")
+            };
+            McpServerConfig::from_tool(m, &agent)
+        };
+        let c = declared(serde_json::json!({})).unwrap();
+        assert_eq!((c.connect_timeout, c.call_timeout), (DEFAULT_CONNECT_TIMEOUT, DEFAULT_CALL_TIMEOUT));
+        let c = declared(serde_json::json!({"handshakeTimeout": 1, "callTimeout": 3600})).unwrap();
+        assert_eq!((c.connect_timeout, c.call_timeout), (Duration::from_secs(1), Duration::from_secs(3600)));
+        let c = declared(serde_json::json!({"handshakeTimeout": 600, "callTimeout": 2.5})).unwrap();
+        assert_eq!((c.connect_timeout, c.call_timeout), (Duration::from_secs(600), Duration::from_millis(2500)));
+        for (extra, expected) in [
+            (
+                serde_json::json!({"handshakeTimeout": 0}),
+                "the tool 'files': `handshakeTimeout` is 0; it must be a number of seconds from 1 to 600 (without it: 30 s)",
+            ),
+            (
+                serde_json::json!({"handshakeTimeout": 600.5}),
+                "the tool 'files': `handshakeTimeout` is 600.5; it must be a number of seconds from 1 to 600 (without it: 30 s)",
+            ),
+            (
+                serde_json::json!({"handshakeTimeout": -3}),
+                "the tool 'files': `handshakeTimeout` is -3; it must be a number of seconds from 1 to 600 (without it: 30 s)",
+            ),
+            (
+                serde_json::json!({"callTimeout": 3601}),
+                "the tool 'files': `callTimeout` is 3601; it must be a number of seconds from 1 to 3600 (without it: 60 s)",
+            ),
+            (
+                serde_json::json!({"callTimeout": "10s"}),
+                "the tool 'files': `callTimeout` is \"10s\" (a string); it must be a number of seconds from 1 to 3600 \
+                 (without it: 60 s)",
+            ),
+            (
+                serde_json::json!({"handshakeTimeout": true}),
+                "the tool 'files': `handshakeTimeout` is true (a boolean); it must be a number of seconds from 1 to 600 \
+                 (without it: 30 s)",
+            ),
+        ] {
+            let err = declared(extra.clone()).expect_err("out of bounds");
+            let Error::Config { setting, message } = &err else { panic!("{extra}: not a config error: {err:?}") };
+            assert_eq!((setting.as_str(), message.as_str()), ("MCP server 'fs'", expected), "{extra}");
+        }
     }
 
     #[test]

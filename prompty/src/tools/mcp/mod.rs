@@ -16,7 +16,8 @@
 //! errors of the call: they are an [`McpOutput`] with `is_error: true`, for the model to see.
 //!
 //! **Bounds** (all in [`McpServerConfig`], with `DEFAULT_*` constants): connect + `initialize`
-//! 30 s; one call, or one whole listing, 60 s; 1000 pages and 10 000 tools per listing; 1 MiB of
+//! 30 s; one call, or one whole listing, 60 s (a declaration sets these two with
+//! `handshakeTimeout` and `callTimeout`); 1000 pages and 10 000 tools per listing; 1 MiB of
 //! text and 8 MiB of images per result; 16 MiB per received message; 8 KiB of stderr kept.
 //!
 //! **Secrets.** Environment values, header values and the user information and query of a URL
