@@ -547,6 +547,27 @@ warning: unknown key `structuredOuput` in the model's connection (did you mean `
 }
 
 #[test]
+fn check_warns_of_a_reference_inside_other_text() {
+    let dir = scratch("check-reference-inside-text");
+    let text = "---\nmodel:\n  id: m\n  provider: openai\n  connection:\n    kind: key\n    endpoint: http://127.0.0.1:${env:PORT}/v1\n    apiKey: ${env:OPENAI_API_KEY}\n---\nuser:\nHi\n";
+    std::fs::write(dir.join("remote.prompty"), text).unwrap();
+    let out = prompty(&dir).args(["check", "."]).output().unwrap();
+    assert_eq!(out.status.code(), Some(0), "a warning");
+    let stderr = texts(&out).1;
+    let warning = "\
+warning: `${env:PORT}` inside other text stays literal: only a value that is a whole `${env:NAME}` reference is resolved (write the whole value in the environment variable, e.g. `endpoint: ${env:ENDPOINT}`)
+ --> remote.prompty:7:32
+  |
+7 |     endpoint: http://127.0.0.1:${env:PORT}/v1
+  |                                ^^^^^^^^^^^
+";
+    assert!(stderr.contains(warning), "{stderr}");
+    assert!(stderr.contains("checked 1 file: 0 errors, 1 warning"), "{stderr}");
+    let out = prompty(&dir).args(["check", "--deny", "warnings", "."]).output().unwrap();
+    assert_eq!(out.status.code(), Some(1));
+}
+
+#[test]
 fn check_of_a_missing_path_is_an_error() {
     let out = prompty(&root()).args(["check", "no/such/folder"]).output().unwrap();
     assert_eq!(out.status.code(), Some(1));

@@ -17,6 +17,9 @@
 //!   one: a crate may register an executor under it), an `apiType` the provider's executor refuses
 //!   (an error naming the ones it serves), unknown `options` keys for a built-in provider or none
 //!   (a warning with the closest key); values written as `${env:}` references are not checked;
+//! - `${env:…}`/`${file:…}` written inside other text anywhere in the frontmatter
+//!   (`endpoint: http://h:${env:PORT}/v1`): a warning, since only a value that is one whole
+//!   reference is resolved and the rest stays literal;
 //! - connections (`model.connection`, a tool's `connection`): keys a built-in kind does not read
 //!   ([`crate::Connection::keys_of`], a warning with the closest key), a kind one typo away from
 //!   a built-in one;
@@ -44,6 +47,7 @@
 
 mod model;
 mod outline;
+mod references;
 mod suggest;
 mod template;
 pub(crate) mod values;
@@ -824,6 +828,7 @@ impl<'a> Checker<'a> {
         }
         self.template_keys(agent);
         self.model(agent);
+        self.references_inside_text();
         self.values_fit(&inputs, "inputs", "input");
         if let Some(outputs) = &agent.outputs {
             self.values_fit(outputs, "outputs", "output");
