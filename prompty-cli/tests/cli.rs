@@ -1390,7 +1390,9 @@ fn tools_starts_an_mcp_server_and_lists_its_allowed_tools() {
         .iter()
         .map(|t| (t["name"].as_str().unwrap(), t["namespace"].as_str().unwrap(), t["kind"].as_str().unwrap()))
         .collect();
-    assert_eq!(names, [("everything__echo", "everything", "mcp")]);
+    // The namespace is the declaration's `name`, not the server's.
+    assert_eq!(names, [("everything_server__echo", "everything_server", "mcp")]);
+    assert_eq!(tools[0]["tool"], "everything_server");
     assert!(tools[0]["parameters"]["properties"]["message"].is_object(), "{tools:#}");
 }
 

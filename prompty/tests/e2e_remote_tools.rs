@@ -38,10 +38,11 @@ fn model(server: &Aimock) -> String {
     )
 }
 
-/// The `kind: mcp` declaration of server-everything over stdio, namespace `everything`.
+/// The `kind: mcp` declaration of server-everything over stdio, namespace `everything` (its
+/// `name`).
 fn everything_tool(extra: &str) -> String {
     format!(
-        "  - name: everything_server\n    kind: mcp\n    serverName: everything\n    connection:\n      kind: stdio\n      \
+        "  - name: everything\n    kind: mcp\n    serverName: everything-server\n    connection:\n      kind: stdio\n      \
          command: {}\n      args: [stdio]\n{extra}",
         peers::npm_bin("mcp-server-everything").display()
     )
@@ -143,6 +144,57 @@ async fn an_image_an_mcp_tool_returns_reaches_the_model_as_an_image() {
     assert!(url.starts_with("data:image/png;base64,iVBOR"), "{url}");
 }
 
+/// A `tracing` writer into a shared buffer.
+#[derive(Clone, Default)]
+struct Captured(std::sync::Arc<std::sync::Mutex<Vec<u8>>>);
+
+impl std::io::Write for Captured {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        self.0.lock().unwrap().extend_from_slice(buf);
+        Ok(buf.len())
+    }
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn the_namespace_is_the_declarations_name_and_the_server_name_of_earlier_versions_still_runs() {
+    use tracing::instrument::WithSubscriber;
+    let server = Aimock::start_with("remote_tools.json", &[]);
+    let dir = workdir("namespace");
+    // The declaration `everything_server` of the server `everything`: its tools are offered as
+    // `everything_server__<tool>`; the model (a conversation recorded by an earlier version)
+    // calls `everything__get-tiny-image`, the server's name.
+    let tool = format!(
+        "  - name: everything_server\n    kind: mcp\n    serverName: everything\n    connection:\n      kind: stdio\n      \
+         command: {}\n      args: [stdio]\n",
+        peers::npm_bin("mcp-server-everything").display()
+    );
+    let text = format!("---\nname: image\n{}tools:\n{tool}---\nuser:\nshow me the tiny image", model(&server));
+    let agent = load(&dir, "old-names", &text);
+    let captured = Captured::default();
+    let writer = captured.clone();
+    let subscriber = tracing_subscriber::fmt().with_writer(move || writer.clone()).with_ansi(false).finish();
+    let (answer, results) = turn_with_events(&agent, TurnOptions::new()).with_subscriber(subscriber).await;
+    assert_eq!(answer, "A tiny image.");
+    assert_eq!(results.len(), 1, "{results:?}");
+    assert_eq!(results[0].0, "everything__get-tiny-image");
+    assert!(!results[0].2, "the call in the old spelling ran: {results:?}");
+    let names = tool_names(&bodies(&server)[0]);
+    assert!(names.contains(&"everything_server__get-tiny-image".to_owned()), "{names:?}");
+    assert!(!names.iter().any(|n| n.starts_with("everything__")), "{names:?}");
+    let logged = String::from_utf8(captured.0.lock().unwrap().clone()).unwrap();
+    assert!(
+        logged.contains(
+            "the model called `everything__get-tiny-image`, the name earlier versions gave the tool \
+             `get-tiny-image` of the MCP server `everything`: it runs the declaration `everything_server`, whose \
+             tools are now offered as `everything_server__get-tiny-image`"
+        ),
+        "{logged}"
+    );
+}
+
 #[tokio::test(flavor = "multi_thread")]
 async fn allowed_tools_and_approval_keep_a_server_tool_from_running() {
     let server = Aimock::start_with("remote_tools.json", &[]);
@@ -190,12 +242,13 @@ async fn allowed_tools_and_approval_keep_a_server_tool_from_running() {
     assert!(!dir.join("x.txt").exists());
 }
 
-/// The `kind: mcp` declaration of `mcp/lab.py` (Python SDK) over stdio, namespace `lab`. The
+/// The `kind: mcp` declaration of `mcp/lab.py` (Python SDK) over stdio, namespace `lab` (its
+/// `name`). The
 /// `tag` (an environment variable of the server) makes it a server of its own: the same
 /// declaration in two tests would share one server process.
 fn lab_tool(tag: &str) -> String {
     format!(
-        "  - name: lab_server\n    kind: mcp\n    serverName: lab\n    connection:\n      kind: stdio\n      command: {}\n      \
+        "  - name: lab\n    kind: mcp\n    serverName: lab-server\n    connection:\n      kind: stdio\n      command: {}\n      \
          args: [\"{}\"]\n      env: {{LAB_TEST: {tag}}}\n",
         peers::python().display(),
         peers::mcp_script("lab.py").display()

@@ -154,7 +154,8 @@ mod tests {
         let span = report.warnings().next().unwrap().span.unwrap();
         assert_eq!(&text[span.start..span.end], "${env:PORT}");
         // A whole reference is resolved, never warned about.
-        let whole = "---\nmodel:\n  id: m\n  connection:\n    kind: key\n    endpoint: ${env:ENDPOINT:http://h/v1}\n---\nHi";
+        let whole =
+            "---\nmodel:\n  id: m\n  connection:\n    kind: key\n    endpoint: ${env:ENDPOINT:http://h/v1}\n---\nHi";
         assert!(warnings(whole).is_empty());
     }
 

@@ -103,7 +103,7 @@ impl ToolKindPlugin for OpenApiKind {
     }
 
     fn namespace<'t>(&self, tool: &'t Tool) -> Option<&'t str> {
-        matches!(tool.kind, ToolKind::OpenApi(_)).then_some(tool.name.as_str())
+        tool.namespace()
     }
 
     fn source(&self, tool: &Tool, agent: &Agent) -> Option<Result<ToolSource>> {
