@@ -555,11 +555,13 @@ fn check_warns_of_a_reference_inside_other_text() {
     assert_eq!(out.status.code(), Some(0), "a warning");
     let stderr = texts(&out).1;
     let warning = "\
-warning: `${env:PORT}` inside other text stays literal: only a value that is a whole `${env:NAME}` reference is resolved (write the whole value in the environment variable, e.g. `endpoint: ${env:ENDPOINT}`)
+warning: `${env:PORT}` inside other text stays literal: only a value that is a whole `${env:NAME}` reference is resolved
  --> remote.prompty:7:32
   |
 7 |     endpoint: http://127.0.0.1:${env:PORT}/v1
   |                                ^^^^^^^^^^^
+  |
+  = help: write the whole value in the environment variable, e.g. `endpoint: ${env:ENDPOINT}`
 ";
     assert!(stderr.contains(warning), "{stderr}");
     assert!(stderr.contains("checked 1 file: 0 errors, 1 warning"), "{stderr}");
@@ -1015,6 +1017,51 @@ fn run_goes_through_the_agent_loop_when_every_tool_has_a_handler() {
     assert_eq!(stdout, "Pet 7 is Rex.\n");
     assert!(stderr.contains("[tool] pets__getPetById({\"petId\":7})"), "{stderr}");
     assert_eq!(requests.try_iter().count(), 3, "one tool call in each of the quiet, streamed and chat runs");
+}
+
+#[test]
+fn allow_root_lets_a_prompt_read_an_openapi_document_outside_its_folder() {
+    let server = aimock();
+    let (port, requests) = json_server(r#"{"id": 7, "name": "Rex"}"#);
+    let dir = pets_prompt("allow-root", port, &server.url());
+    // The document moves to a folder of its own, named by an absolute path from the environment.
+    let shared = scratch("allow-root-shared");
+    std::fs::rename(dir.join("pets.json"), shared.join("pets.json")).unwrap();
+    let text = std::fs::read_to_string(dir.join("pets.prompty")).unwrap();
+    assert!(text.contains("specification: ./pets.json"), "{text}");
+    std::fs::write(dir.join("pets.prompty"), text.replace("./pets.json", "${env:PROMPTY_TEST_PETS_SPEC}")).unwrap();
+    let spec = shared.join("pets.json");
+    let run = |extra: &[&str]| {
+        prompty(&dir)
+            .args(extra)
+            .args(["run", "pets.prompty", "-i", "question=find pet 7"])
+            .env("PROMPTY_TEST_PETS_SPEC", &spec)
+            .output()
+            .unwrap()
+    };
+    let out = run(&[]);
+    let stderr = texts(&out).1;
+    assert_eq!(out.status.code(), Some(3), "{stderr}");
+    assert!(stderr.contains("is outside allowed roots"), "{stderr}");
+    assert!(stderr.contains("on the command line: `--allow-root DIR`"), "says what to do: {stderr}");
+    assert_eq!(requests.try_iter().count(), 0);
+
+    let shared_arg = shared.to_string_lossy().into_owned();
+    let out = run(&["--allow-root", &shared_arg]);
+    let (stdout, stderr) = texts(&out);
+    assert!(out.status.success(), "{stderr}");
+    assert_eq!(stdout, "Pet 7 is Rex.\n");
+    let request = requests.recv_timeout(std::time::Duration::from_secs(5)).unwrap();
+    assert!(request.starts_with("GET /pets/7 "), "{request}");
+    // Repeatable, and accepted after the command too.
+    let out = prompty(&dir)
+        .args(["tools", "pets.prompty", "--allow-root", "/nowhere", "--allow-root", &shared_arg])
+        .env("PROMPTY_TEST_PETS_SPEC", &spec)
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", texts(&out).1);
+    let tools: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(tools[0]["name"], "pets__getPetById");
 }
 
 #[test]

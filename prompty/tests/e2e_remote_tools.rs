@@ -70,9 +70,12 @@ fn write_prompt(server: &Aimock, tools: &str) -> String {
 }
 
 /// Runs a turn recording its events: the answer and the tool results.
-async fn turn_with_events(agent: &prompty::Agent, options: TurnOptions) -> (String, Vec<(String, String, bool)>) {
+async fn turn_with_events<'a>(
+    prompt: impl Into<prompty::PromptRef<'a>>,
+    options: TurnOptions,
+) -> (String, Vec<(String, String, bool)>) {
     let (options, events) = options.record_events();
-    let answer = within(prompty::turn_async(agent, &json!({}), options)).await.unwrap();
+    let answer = within(prompty::turn_async(prompt, &json!({}), options)).await.unwrap();
     let results = events
         .take()
         .into_iter()
@@ -193,6 +196,67 @@ async fn the_namespace_is_the_declarations_name_and_the_server_name_of_earlier_v
         ),
         "{logged}"
     );
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn an_openapi_document_outside_the_prompts_folder_is_read_only_from_an_allowed_root() {
+    let server = Aimock::start_with("remote_tools.json", &[]);
+    let prism = peers::prism_mock("3.0", "petstore.json");
+    let dir = workdir("outside-prompt");
+    // Two shared folders, one for each way of allowing them (each its own catalog source).
+    let shared = [workdir("outside-shared-a"), workdir("outside-shared-b")];
+    for folder in &shared {
+        std::fs::copy(peers::oas_example("3.0", "petstore.json"), folder.join("petstore.json")).unwrap();
+    }
+    let var = "PROMPTY_TEST_SHARED_PETSTORE";
+    let text = format!(
+        "---\nname: shared\n{}tools:\n  - name: petstore\n    kind: openapi\n    specification: ${{env:{var}}}\n    \
+         connection:\n      kind: key\n      endpoint: {}\n      apiKey: special-key\n---\nuser:\nread the shared pet document",
+        model(&server),
+        prism.url()
+    );
+    let path = dir.join("shared.prompty");
+    std::fs::write(&path, &text).unwrap();
+    let pet_found = |results: &[(String, String, bool)]| {
+        results.len() == 1 && !results[0].2 && results[0].1.contains("\"status\":200")
+    };
+
+    // By default, the document (named by an absolute path from the environment) is outside the
+    // prompt's folder: refused where it is read, with what to do about it.
+    std::env::set_var(var, shared[0].join("petstore.json"));
+    let agent = prompty::load(&path).unwrap();
+    let tool = &agent.tools.as_ref().unwrap()[0];
+    let err = prompty::openapi::OpenApiClient::from_tool(tool, &agent).await.unwrap_err().to_string();
+    assert!(err.contains("is outside allowed roots"), "{err}");
+    assert!(
+        err.contains(
+            "allow its folder with `LoadOptions::allow_root` (for every load without options: \
+                      `LoadOptions::set_process_default`; on the command line: `--allow-root DIR`)"
+        ),
+        "{err}"
+    );
+
+    // With options of its own on the turn: the agent remembers its roots, the document is read.
+    let options = prompty::LoadOptions::new().allow_root(&shared[0]);
+    let (answer, results) = turn_with_events(prompty::PromptRef::path_with(&path, &options), TurnOptions::new()).await;
+    assert_eq!(answer, "Pet 7 is in the shared document.");
+    assert!(pet_found(&results), "{results:?}");
+
+    // With the process's default options: `turn(path)` without options reads it too, and an
+    // agent loaded then remembers the roots.
+    std::env::set_var(var, shared[1].join("petstore.json"));
+    prompty::LoadOptions::set_process_default(prompty::LoadOptions::new().allow_root(&shared[1]));
+    let (answer, results) = turn_with_events(&path, TurnOptions::new()).await;
+    let agent = prompty::load(&path).unwrap();
+    prompty::LoadOptions::set_process_default(prompty::LoadOptions::new());
+    assert_eq!(answer, "Pet 7 is in the shared document.");
+    assert!(pet_found(&results), "{results:?}");
+    assert_eq!(agent.source.as_ref().unwrap().allowed_roots, [shared[1].clone()]);
+    // The document that other agent read is not handed to an agent without the root.
+    let confined = prompty::load(&path).unwrap();
+    let err = within(prompty::turn_async(&confined, &json!({}), TurnOptions::new())).await;
+    let err: prompty::Error = err.map(|_: String| ()).unwrap_err();
+    assert!(err.to_string().contains("is outside allowed roots"), "{err}");
 }
 
 #[tokio::test(flavor = "multi_thread")]
