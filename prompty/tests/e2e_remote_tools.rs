@@ -198,6 +198,28 @@ async fn the_namespace_is_the_declarations_name_and_the_server_name_of_earlier_v
     );
 }
 
+#[test]
+fn the_mcp_catalog_loader_takes_its_namespace_as_a_declaration_takes_its_name() {
+    use prompty::catalog::ToolCatalog;
+    let connection = json!({"kind": "stdio", "command": peers::npm_bin("mcp-server-everything"), "args": ["stdio"]});
+    let namespaces = |config: Value| {
+        let catalog = ToolCatalog::new();
+        let n = catalog.add_source("mcp", config).unwrap();
+        assert!(n > 3, "server-everything lists its tools: {n}");
+        let mut found: Vec<String> = catalog.entries().iter().map(|e| e.namespace.clone()).collect();
+        found.dedup();
+        found
+    };
+    let named = json!({"namespace": "ev", "serverName": "everything", "connection": connection});
+    assert_eq!(namespaces(named), ["ev"]);
+    // The spelling of earlier versions (no `namespace`): the server's name, with a warning.
+    let unnamed = json!({"serverName": "everything", "connection": connection});
+    assert_eq!(namespaces(unnamed), ["everything"]);
+    let bad = json!({"namespace": "", "serverName": "everything", "connection": connection});
+    let err = ToolCatalog::new().add_source("mcp", bad).unwrap_err().to_string();
+    assert!(err.contains("`namespace` must be a non-empty string"), "{err}");
+}
+
 #[tokio::test(flavor = "multi_thread")]
 async fn an_openapi_document_outside_the_prompts_folder_is_read_only_from_an_allowed_root() {
     let server = Aimock::start_with("remote_tools.json", &[]);

@@ -260,8 +260,8 @@ impl McpLoader {
                 tracing::warn!(
                     server = %decl.server_name,
                     "the `mcp` loader's configuration names no `namespace`: its tools are offered under the \
-                     server's name `{}` (add `\"namespace\": \"{}\"` to keep it; the namespace is what a \
-                     `kind: mcp` declaration's `name` is)",
+                     server's name `{}`, as earlier versions did (add `\"namespace\": \"{}\"`: it plays the part \
+                     of a `kind: mcp` declaration's `name`)",
                     decl.server_name,
                     decl.server_name
                 );
