@@ -274,11 +274,18 @@ async fn an_openapi_document_outside_the_prompts_folder_is_read_only_from_an_all
     assert_eq!(answer, "Pet 7 is in the shared document.");
     assert!(pet_found(&results), "{results:?}");
     assert_eq!(agent.source.as_ref().unwrap().allowed_roots, [shared[1].clone()]);
-    // The document that other agent read is not handed to an agent without the root.
+    // The document that other agent read is not handed to an agent without the root: it is
+    // read again, refused, and its operations left out of the request, with a warning.
+    let before = bodies(&server).len();
     let confined = prompty::load(&path).unwrap();
-    let err = within(prompty::turn_async(&confined, &json!({}), TurnOptions::new())).await;
-    let err: prompty::Error = err.map(|_: String| ()).unwrap_err();
-    assert!(err.to_string().contains("is outside allowed roots"), "{err}");
+    let (options, events) = TurnOptions::new().record_events();
+    let _: String = within(prompty::turn_async(&confined, &json!({}), options)).await.unwrap();
+    assert!(tool_names(&bodies(&server)[before]).is_empty(), "{:?}", bodies(&server)[before]);
+    let said = warnings(&events.take());
+    assert!(
+        said.iter().any(|(tool, message)| tool == "petstore" && message.contains("is outside allowed roots")),
+        "{said:#?}"
+    );
 }
 
 #[tokio::test(flavor = "multi_thread")]
@@ -585,9 +592,9 @@ async fn names_the_server_does_not_offer_are_a_warning_with_the_closest_name() {
     assert!(tool_names(&bodies(&server)[0]).is_empty(), "{:?}", bodies(&server)[0]);
     let said = warnings(&events.take());
     assert_eq!(said.len(), 2, "{said:#?}");
-    let prefix = "MCP server 'everything' (tool 'everything_server') does not offer";
+    let prefix = "MCP server 'everything-server' (tool 'everything') does not offer";
     let (ech0, get_sum) = (&said[0].1, &said[1].1);
-    assert_eq!(said[0].0, "everything_server");
+    assert_eq!(said[0].0, "everything");
     assert!(
         ech0.starts_with(&format!("{prefix} 'ech0' named in allowedTools; it offers: "))
             && ech0.contains("echo, ")
