@@ -258,21 +258,31 @@ impl Config {
     /// time. The files of removed prompts are deleted. The cache file is read up to 64 MiB
     /// (larger, or not readable: every prompt is analyzed).
     pub fn compile(&self) -> Result<(), CompileError> {
-        let root = self.root();
-        println!("cargo::rerun-if-changed={}", root.display());
         let out_dir = std::env::var_os("OUT_DIR").map(PathBuf::from);
-        let result = self.build(out_dir.as_deref());
+        let mut lines = Vec::new();
+        let result = self.compile_into(out_dir.as_deref(), &mut lines);
+        for line in lines {
+            println!("{line}");
+        }
+        result
+    }
+
+    /// What [`Config::compile`] does, with the `cargo::` lines it prints pushed onto `lines`.
+    fn compile_into(&self, out_dir: Option<&Path>, lines: &mut Vec<String>) -> Result<(), CompileError> {
+        let root = self.root();
+        lines.push(format!("cargo::rerun-if-changed={}", root.display()));
+        let result = self.build(out_dir);
         let (diagnostics, files) = match &result {
             Ok(w) => (&w.warnings, &w.files),
             Err(e) => (&e.diagnostics, &e.files),
         };
         for f in files {
-            println!("cargo::rerun-if-changed={}", f.display());
+            lines.push(format!("cargo::rerun-if-changed={}", f.display()));
         }
         for d in diagnostics {
             let kind = if d.severity == Severity::Error { "error" } else { "warning" };
             for line in d.to_string().lines() {
-                println!("cargo::{kind}={line}");
+                lines.push(format!("cargo::{kind}={line}"));
             }
         }
         result.map(|_| ())
@@ -1003,6 +1013,24 @@ mod tests {
             "prompts/c_d.prompty: its module `c_d` is already generated from prompts/c-d.prompty: rename one of them"
         );
     }
+    #[test]
+    fn the_build_script_warns_of_a_reference_inside_other_text() {
+        let prompt = "---\nmodel:\n  id: m\n  connection:\n    kind: key\n    endpoint: http://127.0.0.1:${env:PORT}/v1\n---\nuser:\nHi";
+        let dir = folder("reference-inside-text", &[("prompts/remote.prompty", prompt)]);
+        let out = dir.join("out");
+        std::fs::create_dir_all(&out).unwrap();
+        let mut lines = Vec::new();
+        Config::new("prompts").manifest_dir(&dir).compile_into(Some(&out), &mut lines).unwrap();
+        let warnings: Vec<&String> = lines.iter().filter(|l| l.starts_with("cargo::warning=")).collect();
+        assert_eq!(
+            warnings,
+            ["cargo::warning=prompts/remote.prompty:6:32: `${env:PORT}` inside other text stays literal: only a value \
+              that is a whole `${env:NAME}` reference is resolved (write the whole value in the environment \
+              variable, e.g. `endpoint: ${env:ENDPOINT}`)"],
+            "{lines:#?}"
+        );
+    }
+
     #[test]
     fn model_values_and_connection_keys_the_runtime_would_refuse_or_drop() {
         let model = |lines: &str| format!("---\nmodel:\n  id: m\n{lines}---\nuser:\nHi");

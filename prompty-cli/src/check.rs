@@ -29,7 +29,8 @@ struct Found {
 /// Runs `prompty check`.
 pub fn run(args: &CheckArgs) -> CliResult {
     let paths = if args.paths.is_empty() { vec![PathBuf::from(".")] } else { args.paths.clone() };
-    let options = LoadOptions::new().keep_env_references();
+    // The roots of `--allow-root`, and `${env:}` references kept.
+    let options = LoadOptions::process_default().keep_env_references();
     let mut found = Vec::new();
     let mut checked = 0usize;
     for path in &paths {

@@ -136,6 +136,11 @@ struct Cli {
     /// inputs and results (secrets redacted).
     #[arg(short, long, global = true, action = ArgAction::Count, conflicts_with = "quiet")]
     verbose: u8,
+    /// Also let prompts read files in DIR (repeatable): `${file:}` references, OpenAPI
+    /// documents and child prompts outside the prompt's folder. Read by the commands that load
+    /// prompts (run, chat, render, prepare, eval, check, tools, models).
+    #[arg(long = "allow-root", value_name = "DIR", global = true, action = ArgAction::Append)]
+    allow_root: Vec<std::path::PathBuf>,
 }
 
 #[derive(Debug, Subcommand)]
@@ -727,6 +732,11 @@ fn env_folder(command: &Command) -> Option<Option<&std::path::Path>> {
 }
 
 fn execute(cli: Cli) -> Result<Exit, CliError> {
+    // Before any prompt is loaded: every load of the command reads these options.
+    if !cli.allow_root.is_empty() {
+        let options = cli.allow_root.iter().fold(prompty::LoadOptions::new(), |o, root| o.allow_root(root));
+        prompty::LoadOptions::set_process_default(options);
+    }
     // `.env` first, while the process has one thread (it sets variables).
     if let Some(folder) = env_folder(&cli.command) {
         envfile::load(folder)?;

@@ -547,6 +547,29 @@ warning: unknown key `structuredOuput` in the model's connection (did you mean `
 }
 
 #[test]
+fn check_warns_of_a_reference_inside_other_text() {
+    let dir = scratch("check-reference-inside-text");
+    let text = "---\nmodel:\n  id: m\n  provider: openai\n  connection:\n    kind: key\n    endpoint: http://127.0.0.1:${env:PORT}/v1\n    apiKey: ${env:OPENAI_API_KEY}\n---\nuser:\nHi\n";
+    std::fs::write(dir.join("remote.prompty"), text).unwrap();
+    let out = prompty(&dir).args(["check", "."]).output().unwrap();
+    assert_eq!(out.status.code(), Some(0), "a warning");
+    let stderr = texts(&out).1;
+    let warning = "\
+warning: `${env:PORT}` inside other text stays literal: only a value that is a whole `${env:NAME}` reference is resolved
+ --> remote.prompty:7:32
+  |
+7 |     endpoint: http://127.0.0.1:${env:PORT}/v1
+  |                                ^^^^^^^^^^^
+  |
+  = help: write the whole value in the environment variable, e.g. `endpoint: ${env:ENDPOINT}`
+";
+    assert!(stderr.contains(warning), "{stderr}");
+    assert!(stderr.contains("checked 1 file: 0 errors, 1 warning"), "{stderr}");
+    let out = prompty(&dir).args(["check", "--deny", "warnings", "."]).output().unwrap();
+    assert_eq!(out.status.code(), Some(1));
+}
+
+#[test]
 fn check_of_a_missing_path_is_an_error() {
     let out = prompty(&root()).args(["check", "no/such/folder"]).output().unwrap();
     assert_eq!(out.status.code(), Some(1));
@@ -997,6 +1020,53 @@ fn run_goes_through_the_agent_loop_when_every_tool_has_a_handler() {
 }
 
 #[test]
+fn allow_root_lets_a_prompt_read_an_openapi_document_outside_its_folder() {
+    let server = aimock();
+    let (port, requests) = json_server(r#"{"id": 7, "name": "Rex"}"#);
+    let dir = pets_prompt("allow-root", port, &server.url());
+    // The document moves to a folder of its own, named by an absolute path from the environment.
+    let shared = scratch("allow-root-shared");
+    std::fs::rename(dir.join("pets.json"), shared.join("pets.json")).unwrap();
+    let text = std::fs::read_to_string(dir.join("pets.prompty")).unwrap();
+    assert!(text.contains("specification: ./pets.json"), "{text}");
+    std::fs::write(dir.join("pets.prompty"), text.replace("./pets.json", "${env:PROMPTY_TEST_PETS_SPEC}")).unwrap();
+    let spec = shared.join("pets.json");
+    let run = |extra: &[&str]| {
+        prompty(&dir)
+            .args(extra)
+            .args(["run", "pets.prompty", "-i", "question=find pet 7"])
+            .env("PROMPTY_TEST_PETS_SPEC", &spec)
+            .output()
+            .unwrap()
+    };
+    // Without the flag the document is refused: its operations are left out, with a warning
+    // that says what to do, and the API is never called.
+    let out = run(&[]);
+    let stderr = texts(&out).1;
+    assert!(stderr.contains("warning: the tool 'pets' (kind: openapi) is left out of this request"), "{stderr}");
+    assert!(stderr.contains("is outside allowed roots"), "{stderr}");
+    assert!(stderr.contains("on the command line: `--allow-root DIR`"), "says what to do: {stderr}");
+    assert_eq!(requests.try_iter().count(), 0);
+
+    let shared_arg = shared.to_string_lossy().into_owned();
+    let out = run(&["--allow-root", &shared_arg]);
+    let (stdout, stderr) = texts(&out);
+    assert!(out.status.success(), "{stderr}");
+    assert_eq!(stdout, "Pet 7 is Rex.\n");
+    let request = requests.recv_timeout(std::time::Duration::from_secs(5)).unwrap();
+    assert!(request.starts_with("GET /pets/7 "), "{request}");
+    // Repeatable, and accepted after the command too.
+    let out = prompty(&dir)
+        .args(["tools", "pets.prompty", "--allow-root", "/nowhere", "--allow-root", &shared_arg])
+        .env("PROMPTY_TEST_PETS_SPEC", &spec)
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", texts(&out).1);
+    let tools: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(tools[0]["name"], "pets__getPetById");
+}
+
+#[test]
 fn structured_output_is_printed_as_json() {
     let server = aimock();
     let dir = scratch("structured");
@@ -1369,7 +1439,9 @@ fn tools_starts_an_mcp_server_and_lists_its_allowed_tools() {
         .iter()
         .map(|t| (t["name"].as_str().unwrap(), t["namespace"].as_str().unwrap(), t["kind"].as_str().unwrap()))
         .collect();
-    assert_eq!(names, [("everything__echo", "everything", "mcp")]);
+    // The namespace is the declaration's `name`, not the server's.
+    assert_eq!(names, [("everything_server__echo", "everything_server", "mcp")]);
+    assert_eq!(tools[0]["tool"], "everything_server");
     assert!(tools[0]["parameters"]["properties"]["message"].is_object(), "{tools:#}");
 }
 

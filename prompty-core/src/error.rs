@@ -174,7 +174,7 @@ pub enum Error {
     },
 
     /// `${file:path}` points outside the prompt's folder and the extra roots the host allowed.
-    #[error("{at}: {field}: file reference '{reference}' is outside allowed roots (the prompt's folder and the roots the host allowed)")]
+    #[error("{at}: {field}: file reference '{reference}' is outside allowed roots (the prompt's folder and the roots the host allowed): allow its folder with `LoadOptions::allow_root` (for every load without options: `LoadOptions::set_process_default`; on the command line: `--allow-root DIR`)")]
     FileOutsideRoots {
         /// The file (and line, when known) of the reference.
         at: Location,

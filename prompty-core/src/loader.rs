@@ -119,7 +119,8 @@ pub(crate) fn resolve_agent_env(agent: &Agent, keep_unset: bool) -> Result<Agent
     Ok(resolved)
 }
 
-/// Loads a `.prompty` file.
+/// Loads a `.prompty` file, with the process's default options
+/// ([`LoadOptions::process_default`]).
 ///
 /// The frontmatter's `${env:}` and `${file:}` references are resolved; `.env` files are never read.
 ///
@@ -129,7 +130,7 @@ pub(crate) fn resolve_agent_env(agent: &Agent, keep_unset: bool) -> Result<Agent
 /// # Ok::<(), prompty_core::Error>(())
 /// ```
 pub fn load(path: impl AsRef<Path>) -> Result<Agent> {
-    load_with(path, &LoadOptions::default())
+    load_with(path, &LoadOptions::process_default())
 }
 
 /// Loads a `.prompty` file with options.
@@ -156,8 +157,9 @@ pub fn load_with(path: impl AsRef<Path>, options: &LoadOptions) -> Result<Agent>
     load_str_with(&text, dir, &path.display().to_string(), options)
 }
 
-/// Loads a prompt from text. `base_dir` is the folder `${file:}` references are relative to (and
-/// confined to); `name` is how errors name the text (a file name, or something like `<string>`).
+/// Loads a prompt from text, with the process's default options ([`LoadOptions::process_default`]).
+/// `base_dir` is the folder `${file:}` references are relative to (and confined to, with the
+/// allowed roots); `name` is how errors name the text (a file name, or something like `<string>`).
 ///
 /// ```
 /// let agent = prompty_core::load_str("---\nname: hi\nmodel: gpt-4o\n---\nuser:\nHello", ".", "<string>")?;
@@ -166,7 +168,7 @@ pub fn load_with(path: impl AsRef<Path>, options: &LoadOptions) -> Result<Agent>
 /// # Ok::<(), prompty_core::Error>(())
 /// ```
 pub fn load_str(text: &str, base_dir: impl AsRef<Path>, name: &str) -> Result<Agent> {
-    load_str_with(text, base_dir, name, &LoadOptions::default())
+    load_str_with(text, base_dir, name, &LoadOptions::process_default())
 }
 
 /// Loads a prompt from text, with options. See [`load_str`].

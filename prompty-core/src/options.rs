@@ -44,6 +44,9 @@ pub struct LoadOptions {
     pub(crate) unsaved: Arc<HashMap<PathBuf, Arc<str>>>,
 }
 
+/// What [`LoadOptions::process_default`] returns (`None`: [`LoadOptions::new`]).
+static PROCESS_DEFAULT: std::sync::RwLock<Option<LoadOptions>> = std::sync::RwLock::new(None);
+
 impl Default for LoadOptions {
     fn default() -> Self {
         LoadOptions {
@@ -68,6 +71,43 @@ impl LoadOptions {
     /// Default options: references confined to the prompt's folder, the default bounds.
     pub fn new() -> Self {
         LoadOptions::default()
+    }
+
+    /// The options of every load that is given none: [`crate::load`], [`crate::load_str`],
+    /// prompty's `load`/`load_async`, `turn(path)`, `PromptSource::path`, a `PromptRegistry`'s
+    /// folders, evaluations, the child prompts and OpenAPI documents of agents that were not
+    /// loaded from a file. [`LoadOptions::new`] until [`LoadOptions::set_process_default`]
+    /// changes it. Explicit options (the `_with` forms) are never merged with it.
+    ///
+    /// ```
+    /// assert!(prompty_core::LoadOptions::process_default().allowed_roots().is_empty());
+    /// ```
+    pub fn process_default() -> LoadOptions {
+        let current = PROCESS_DEFAULT.read().unwrap_or_else(|e| e.into_inner());
+        current.clone().unwrap_or_default()
+    }
+
+    /// Sets the options of every load that is given none ([`LoadOptions::process_default`]),
+    /// for the whole process: set it once at start-up, before the first load (a load already
+    /// under way keeps the options it started with; agents already loaded keep the roots they
+    /// were loaded with). Thread-safe; the last call wins. The `prompty` command sets it from
+    /// its `--allow-root` flags.
+    ///
+    /// ```
+    /// let dir = std::env::temp_dir().join(format!("prompty-doc-process-default-{}", std::process::id()));
+    /// std::fs::create_dir_all(dir.join("prompts")).unwrap();
+    /// std::fs::write(dir.join("shared.txt"), "Be brief.").unwrap();
+    /// std::fs::write(dir.join("prompts/a.prompty"), "---\ndescription: ${file:../shared.txt}\n---\nHi").unwrap();
+    /// assert!(prompty_core::load(dir.join("prompts/a.prompty")).is_err()); // outside the prompt's folder
+    /// prompty_core::LoadOptions::set_process_default(prompty_core::LoadOptions::new().allow_root(&dir));
+    /// let agent = prompty_core::load(dir.join("prompts/a.prompty"))?;
+    /// assert_eq!(agent.description.as_deref(), Some("Be brief."));
+    /// assert_eq!(agent.source.unwrap().allowed_roots, [dir]); // the agent remembers its roots
+    /// # prompty_core::LoadOptions::set_process_default(prompty_core::LoadOptions::new());
+    /// # Ok::<(), prompty_core::Error>(())
+    /// ```
+    pub fn set_process_default(options: LoadOptions) {
+        *PROCESS_DEFAULT.write().unwrap_or_else(|e| e.into_inner()) = Some(options);
     }
 
     /// Also allow `${file:}` references inside `root`.

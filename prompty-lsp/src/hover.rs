@@ -221,8 +221,12 @@ fn tool_markdown(tool: &Tool) -> String {
                 }
             }
         }
-        ToolKind::Mcp(m) => out.push_str(&format!("\n\nMCP server `{}`", m.server_name)),
-        ToolKind::OpenApi(o) => out.push_str(&format!("\n\nOpenAPI document `{}`", o.specification)),
+        ToolKind::Mcp(m) => out
+            .push_str(&format!("\n\nMCP server `{}`; its tools are offered as `{}__<tool>`", m.server_name, tool.name)),
+        ToolKind::OpenApi(o) => out.push_str(&format!(
+            "\n\nOpenAPI document `{}`; its operations are offered as `{}__<operation>`",
+            o.specification, tool.name
+        )),
         ToolKind::Prompty(p) => out.push_str(&format!("\n\nRuns `{}` ({})", p.path, p.mode())),
         _ => {}
     }
@@ -315,6 +319,15 @@ mod tests {
         // A name no input declares.
         let text = "---\ninputs: [a]\n---\n{{ a }}{{ b‸ }}";
         assert_eq!(shown(text).unwrap().0, "**b**\n\nNo input declares it.");
+    }
+
+    #[test]
+    fn a_remote_tool_says_its_namespace() {
+        let text = "---\ntools:\n  - name: fi‸les\n    kind: mcp\n    serverName: fs\n---\nHi";
+        assert_eq!(
+            shown(text).unwrap().0,
+            "**files** · `mcp` tool\n\nMCP server `fs`; its tools are offered as `files__<tool>`"
+        );
     }
 
     #[test]

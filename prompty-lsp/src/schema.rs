@@ -198,7 +198,15 @@ const PROPERTY: &[Key] = &[
 /// The keys of a tool, with the kinds that read them (empty: every kind; `custom`: a kind that
 /// is not built in).
 const TOOL: &[(Key, &[&str])] = &[
-    (key("name", "The tool's name, as the model calls it.", Values::Any), &[]),
+    (
+        key(
+            "name",
+            "The tool's name, as the model calls it; for `mcp` and `openapi` tools, the namespace of the tools they \
+             offer (`name__tool`).",
+            Values::Any,
+        ),
+        &[],
+    ),
     (
         key(
             "kind",

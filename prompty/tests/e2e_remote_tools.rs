@@ -38,10 +38,11 @@ fn model(server: &Aimock) -> String {
     )
 }
 
-/// The `kind: mcp` declaration of server-everything over stdio, namespace `everything`.
+/// The `kind: mcp` declaration of server-everything over stdio, namespace `everything` (its
+/// `name`).
 fn everything_tool(extra: &str) -> String {
     format!(
-        "  - name: everything_server\n    kind: mcp\n    serverName: everything\n    connection:\n      kind: stdio\n      \
+        "  - name: everything\n    kind: mcp\n    serverName: everything-server\n    connection:\n      kind: stdio\n      \
          command: {}\n      args: [stdio]\n{extra}",
         peers::npm_bin("mcp-server-everything").display()
     )
@@ -69,9 +70,12 @@ fn write_prompt(server: &Aimock, tools: &str) -> String {
 }
 
 /// Runs a turn recording its events: the answer and the tool results.
-async fn turn_with_events(agent: &prompty::Agent, options: TurnOptions) -> (String, Vec<(String, String, bool)>) {
+async fn turn_with_events<'a>(
+    prompt: impl Into<prompty::PromptRef<'a>>,
+    options: TurnOptions,
+) -> (String, Vec<(String, String, bool)>) {
     let (options, events) = options.record_events();
-    let answer = within(prompty::turn_async(agent, &json!({}), options)).await.unwrap();
+    let answer = within(prompty::turn_async(prompt, &json!({}), options)).await.unwrap();
     let results = events
         .take()
         .into_iter()
@@ -143,6 +147,147 @@ async fn an_image_an_mcp_tool_returns_reaches_the_model_as_an_image() {
     assert!(url.starts_with("data:image/png;base64,iVBOR"), "{url}");
 }
 
+/// A `tracing` writer into a shared buffer.
+#[derive(Clone, Default)]
+struct Captured(std::sync::Arc<std::sync::Mutex<Vec<u8>>>);
+
+impl std::io::Write for Captured {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        self.0.lock().unwrap().extend_from_slice(buf);
+        Ok(buf.len())
+    }
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn the_namespace_is_the_declarations_name_and_the_server_name_of_earlier_versions_still_runs() {
+    use tracing::instrument::WithSubscriber;
+    let server = Aimock::start_with("remote_tools.json", &[]);
+    let dir = workdir("namespace");
+    // The declaration `everything_server` of the server `everything`: its tools are offered as
+    // `everything_server__<tool>`; the model (a conversation recorded by an earlier version)
+    // calls `everything__get-tiny-image`, the server's name.
+    let tool = format!(
+        "  - name: everything_server\n    kind: mcp\n    serverName: everything\n    connection:\n      kind: stdio\n      \
+         command: {}\n      args: [stdio]\n",
+        peers::npm_bin("mcp-server-everything").display()
+    );
+    let text = format!("---\nname: image\n{}tools:\n{tool}---\nuser:\nshow me the tiny image", model(&server));
+    let agent = load(&dir, "old-names", &text);
+    let captured = Captured::default();
+    let writer = captured.clone();
+    let subscriber = tracing_subscriber::fmt().with_writer(move || writer.clone()).with_ansi(false).finish();
+    let (answer, results) = turn_with_events(&agent, TurnOptions::new()).with_subscriber(subscriber).await;
+    assert_eq!(answer, "A tiny image.");
+    assert_eq!(results.len(), 1, "{results:?}");
+    assert_eq!(results[0].0, "everything__get-tiny-image");
+    assert!(!results[0].2, "the call in the old spelling ran: {results:?}");
+    let names = tool_names(&bodies(&server)[0]);
+    assert!(names.contains(&"everything_server__get-tiny-image".to_owned()), "{names:?}");
+    assert!(!names.iter().any(|n| n.starts_with("everything__")), "{names:?}");
+    let logged = String::from_utf8(captured.0.lock().unwrap().clone()).unwrap();
+    assert!(
+        logged.contains(
+            "the model called `everything__get-tiny-image`, the name earlier versions gave the tool \
+             `get-tiny-image` of the MCP server `everything`: it runs the declaration `everything_server`, whose \
+             tools are now offered as `everything_server__get-tiny-image`"
+        ),
+        "{logged}"
+    );
+}
+
+#[test]
+fn the_mcp_catalog_loader_takes_its_namespace_as_a_declaration_takes_its_name() {
+    use prompty::catalog::ToolCatalog;
+    let connection = json!({"kind": "stdio", "command": peers::npm_bin("mcp-server-everything"), "args": ["stdio"]});
+    let namespaces = |config: Value| {
+        let catalog = ToolCatalog::new();
+        let n = catalog.add_source("mcp", config).unwrap();
+        assert!(n > 3, "server-everything lists its tools: {n}");
+        let mut found: Vec<String> = catalog.entries().iter().map(|e| e.namespace.clone()).collect();
+        found.dedup();
+        found
+    };
+    let named = json!({"namespace": "ev", "serverName": "everything", "connection": connection});
+    assert_eq!(namespaces(named), ["ev"]);
+    // The spelling of earlier versions (no `namespace`): the server's name, with a warning.
+    let unnamed = json!({"serverName": "everything", "connection": connection});
+    assert_eq!(namespaces(unnamed), ["everything"]);
+    let bad = json!({"namespace": "", "serverName": "everything", "connection": connection});
+    let err = ToolCatalog::new().add_source("mcp", bad).unwrap_err().to_string();
+    assert!(err.contains("`namespace` must be a non-empty string"), "{err}");
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn an_openapi_document_outside_the_prompts_folder_is_read_only_from_an_allowed_root() {
+    let server = Aimock::start_with("remote_tools.json", &[]);
+    let prism = peers::prism_mock("3.0", "petstore.json");
+    let dir = workdir("outside-prompt");
+    // Two shared folders, one for each way of allowing them (each its own catalog source).
+    let shared = [workdir("outside-shared-a"), workdir("outside-shared-b")];
+    for folder in &shared {
+        std::fs::copy(peers::oas_example("3.0", "petstore.json"), folder.join("petstore.json")).unwrap();
+    }
+    let var = "PROMPTY_TEST_SHARED_PETSTORE";
+    let text = format!(
+        "---\nname: shared\n{}tools:\n  - name: petstore\n    kind: openapi\n    specification: ${{env:{var}}}\n    \
+         connection:\n      kind: key\n      endpoint: {}\n      apiKey: special-key\n---\nuser:\nread the shared pet document",
+        model(&server),
+        prism.url()
+    );
+    let path = dir.join("shared.prompty");
+    std::fs::write(&path, &text).unwrap();
+    let pet_found = |results: &[(String, String, bool)]| {
+        results.len() == 1 && !results[0].2 && results[0].1.contains("\"status\":200")
+    };
+
+    // By default, the document (named by an absolute path from the environment) is outside the
+    // prompt's folder: refused where it is read, with what to do about it.
+    std::env::set_var(var, shared[0].join("petstore.json"));
+    let agent = prompty::load(&path).unwrap();
+    let tool = &agent.tools.as_ref().unwrap()[0];
+    let err = prompty::openapi::OpenApiClient::from_tool(tool, &agent).await.unwrap_err().to_string();
+    assert!(err.contains("is outside allowed roots"), "{err}");
+    assert!(
+        err.contains(
+            "allow its folder with `LoadOptions::allow_root` (for every load without options: \
+                      `LoadOptions::set_process_default`; on the command line: `--allow-root DIR`)"
+        ),
+        "{err}"
+    );
+
+    // With options of its own on the turn: the agent remembers its roots, the document is read.
+    let options = prompty::LoadOptions::new().allow_root(&shared[0]);
+    let (answer, results) = turn_with_events(prompty::PromptRef::path_with(&path, &options), TurnOptions::new()).await;
+    assert_eq!(answer, "Pet 7 is in the shared document.");
+    assert!(pet_found(&results), "{results:?}");
+
+    // With the process's default options: `turn(path)` without options reads it too, and an
+    // agent loaded then remembers the roots.
+    std::env::set_var(var, shared[1].join("petstore.json"));
+    prompty::LoadOptions::set_process_default(prompty::LoadOptions::new().allow_root(&shared[1]));
+    let (answer, results) = turn_with_events(&path, TurnOptions::new()).await;
+    let agent = prompty::load(&path).unwrap();
+    prompty::LoadOptions::set_process_default(prompty::LoadOptions::new());
+    assert_eq!(answer, "Pet 7 is in the shared document.");
+    assert!(pet_found(&results), "{results:?}");
+    assert_eq!(agent.source.as_ref().unwrap().allowed_roots, [shared[1].clone()]);
+    // The document that other agent read is not handed to an agent without the root: it is
+    // read again, refused, and its operations left out of the request, with a warning.
+    let before = bodies(&server).len();
+    let confined = prompty::load(&path).unwrap();
+    let (options, events) = TurnOptions::new().record_events();
+    let _: String = within(prompty::turn_async(&confined, &json!({}), options)).await.unwrap();
+    assert!(tool_names(&bodies(&server)[before]).is_empty(), "{:?}", bodies(&server)[before]);
+    let said = warnings(&events.take());
+    assert!(
+        said.iter().any(|(tool, message)| tool == "petstore" && message.contains("is outside allowed roots")),
+        "{said:#?}"
+    );
+}
+
 #[tokio::test(flavor = "multi_thread")]
 async fn allowed_tools_and_approval_keep_a_server_tool_from_running() {
     let server = Aimock::start_with("remote_tools.json", &[]);
@@ -190,12 +335,13 @@ async fn allowed_tools_and_approval_keep_a_server_tool_from_running() {
     assert!(!dir.join("x.txt").exists());
 }
 
-/// The `kind: mcp` declaration of `mcp/lab.py` (Python SDK) over stdio, namespace `lab`. The
+/// The `kind: mcp` declaration of `mcp/lab.py` (Python SDK) over stdio, namespace `lab` (its
+/// `name`). The
 /// `tag` (an environment variable of the server) makes it a server of its own: the same
 /// declaration in two tests would share one server process.
 fn lab_tool(tag: &str) -> String {
     format!(
-        "  - name: lab_server\n    kind: mcp\n    serverName: lab\n    connection:\n      kind: stdio\n      command: {}\n      \
+        "  - name: lab\n    kind: mcp\n    serverName: lab-server\n    connection:\n      kind: stdio\n      command: {}\n      \
          args: [\"{}\"]\n      env: {{LAB_TEST: {tag}}}\n",
         peers::python().display(),
         peers::mcp_script("lab.py").display()
@@ -446,9 +592,9 @@ async fn names_the_server_does_not_offer_are_a_warning_with_the_closest_name() {
     assert!(tool_names(&bodies(&server)[0]).is_empty(), "{:?}", bodies(&server)[0]);
     let said = warnings(&events.take());
     assert_eq!(said.len(), 2, "{said:#?}");
-    let prefix = "MCP server 'everything' (tool 'everything_server') does not offer";
+    let prefix = "MCP server 'everything-server' (tool 'everything') does not offer";
     let (ech0, get_sum) = (&said[0].1, &said[1].1);
-    assert_eq!(said[0].0, "everything_server");
+    assert_eq!(said[0].0, "everything");
     assert!(
         ech0.starts_with(&format!("{prefix} 'ech0' named in allowedTools; it offers: "))
             && ech0.contains("echo, ")

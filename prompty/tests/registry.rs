@@ -871,12 +871,15 @@ fn mcp_and_openapi_tools_that_cannot_be_reached_say_why() {
         {"name": "kinds_openapi", "kind": "openapi", "specification": "./no-such-api.json"}
     ]}));
     let (inputs, tools) = (Map::new(), Tools::new());
-    // The model calls a server's tools by their wire names (`<serverName>__<tool>`).
-    let err = call_sync(&a, &inputs, &tools, "kinds_fs__read", "{}").unwrap_err().to_string();
-    if cfg!(feature = "mcp") {
-        assert!(err.contains("MCP server 'kinds_fs'") && err.contains("connection"), "{err}");
-    } else {
-        assert!(err.contains("need prompty's `mcp` feature"), "{err}");
+    // The model calls a server's tools by their wire names (`<name>__<tool>`: the declaration's
+    // name is the namespace); the server's name of earlier versions still reaches it.
+    for wire in ["kinds_mcp__read", "kinds_fs__read"] {
+        let err = call_sync(&a, &inputs, &tools, wire, "{}").unwrap_err().to_string();
+        if cfg!(feature = "mcp") {
+            assert!(err.contains("MCP server 'kinds_fs'") && err.contains("connection"), "{wire}: {err}");
+        } else {
+            assert!(err.contains("need prompty's `mcp` feature"), "{wire}: {err}");
+        }
     }
     let err = call_sync(&a, &inputs, &tools, "kinds_openapi__getPet", "{}").unwrap_err().to_string();
     if cfg!(feature = "openapi") {

@@ -26,7 +26,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     }
     let mut args = std::env::args().skip(1);
     if let Some(command) = args.next() {
-        let declaration = json!({"serverName": "server",
+        let declaration = json!({"namespace": "server", "serverName": "server",
                                  "connection": {"kind": "stdio", "command": command, "args": args.collect::<Vec<_>>()}});
         let n = catalog.add_source("mcp", declaration)?;
         println!("the MCP server listed {n} tools");

@@ -17,10 +17,15 @@
 //!   one: a crate may register an executor under it), an `apiType` the provider's executor refuses
 //!   (an error naming the ones it serves), unknown `options` keys for a built-in provider or none
 //!   (a warning with the closest key); values written as `${env:}` references are not checked;
+//! - `${env:…}`/`${file:…}` written inside other text anywhere in the frontmatter
+//!   (`endpoint: http://h:${env:PORT}/v1`): a warning, since only a value that is one whole
+//!   reference is resolved and the rest stays literal;
 //! - connections (`model.connection`, a tool's `connection`): keys a built-in kind does not read
 //!   ([`crate::Connection::keys_of`], a warning with the closest key), a kind one typo away from
 //!   a built-in one;
-//! - tools: duplicate names, bindings naming undeclared inputs or unknown parameters, local
+//! - tools: duplicate names, an `mcp` declaration whose `name` (the namespace its tools are
+//!   offered under) differs from its `serverName` (the namespace of earlier versions; a warning),
+//!   bindings naming undeclared inputs or unknown parameters, local
 //!   OpenAPI specifications (found, confined to the prompt's folder, valid, with operations), and
 //!   `kind: prompty` children (found, confined, and checked by this same analysis, up to
 //!   [`MAX_CHILD_DEPTH`] deep);
@@ -44,6 +49,7 @@
 
 mod model;
 mod outline;
+mod references;
 mod suggest;
 mod template;
 pub(crate) mod values;
@@ -824,6 +830,7 @@ impl<'a> Checker<'a> {
         }
         self.template_keys(agent);
         self.model(agent);
+        self.references_inside_text();
         self.values_fit(&inputs, "inputs", "input");
         if let Some(outputs) = &agent.outputs {
             self.values_fit(outputs, "outputs", "output");
@@ -1017,6 +1024,25 @@ impl<'a> Checker<'a> {
                 continue;
             }
             seen.insert(tool.name.clone(), i);
+            if let ToolKind::Mcp(m) = &tool.kind {
+                if !m.server_name.is_empty() && m.server_name != tool.name {
+                    let at = self.at(&format!("{here}.name"));
+                    let (name, server) = (&tool.name, &m.server_name);
+                    let d = self.warning(
+                        "mcp-namespace",
+                        at,
+                        format!(
+                            "the tools of the MCP server `{server}` are offered to the model as `{name}__<tool>`, \
+                             under the declaration's `name`; earlier versions offered them as `{server}__<tool>`, \
+                             under its `serverName`"
+                        ),
+                    );
+                    d.help = Some(format!(
+                        "a conversation recorded with the old names still runs; to keep them, name the declaration \
+                         `{server}`"
+                    ));
+                }
+            }
             let params: &[Property] = match &tool.kind {
                 ToolKind::Function(f) => &f.parameters,
                 _ => &[],
@@ -1415,6 +1441,23 @@ mod tests {
               prompt `child.prompty` of the prompty tool `research`, declared at p/parent.prompty:5:5)"]
         );
         assert_eq!(report.children.len(), 1);
+    }
+
+    #[test]
+    fn an_mcp_declaration_named_other_than_its_server_warns_of_the_namespace() {
+        let text = "---\ntools:\n  - name: files\n    kind: mcp\n    serverName: fs\n  - name: docs\n    kind: mcp\n    serverName: docs\n  - name: pets\n    kind: openapi\n    specification: https://example.com/pets.json\n---\nHi";
+        let report = check_str(text, Path::new("."), "n.prompty", &LoadOptions::new());
+        let found: Vec<(&str, String)> = report.warnings().map(|d| (d.code, d.to_string())).collect();
+        assert_eq!(
+            found,
+            [(
+                "mcp-namespace",
+                "n.prompty:3:5: the tools of the MCP server `fs` are offered to the model as `files__<tool>`, under \
+                 the declaration's `name`; earlier versions offered them as `fs__<tool>`, under its `serverName` (a \
+                 conversation recorded with the old names still runs; to keep them, name the declaration `fs`)"
+                    .to_owned()
+            )]
+        );
     }
 
     #[test]

@@ -364,6 +364,24 @@ impl std::fmt::Debug for CustomTool {
 }
 
 impl Tool {
+    /// The namespace under which the tools of a remote declaration (`kind: mcp` or
+    /// `kind: openapi`) are offered to the model, as `<namespace>__<tool>`: the declaration's
+    /// `name`, for both kinds (a prompt's tool names are unique, so its namespaces are too).
+    /// `None` for the other kinds. An MCP declaration's `serverName` names the server (in
+    /// messages, and what tells servers apart), not the namespace; earlier versions of this runtime offered
+    /// MCP tools under it, and a call in that spelling is still accepted, with a warning.
+    ///
+    /// ```
+    /// let tool: prompty_core::Tool = serde_json::from_value(serde_json::json!(
+    ///     {"name": "files", "kind": "mcp", "serverName": "filesystem"})).unwrap();
+    /// assert_eq!(tool.namespace(), Some("files"));
+    /// let f: prompty_core::Tool = serde_json::from_value(serde_json::json!({"name": "now", "kind": "function"})).unwrap();
+    /// assert_eq!(f.namespace(), None);
+    /// ```
+    pub fn namespace(&self) -> Option<&str> {
+        matches!(self.kind, ToolKind::Mcp(_) | ToolKind::OpenApi(_)).then_some(self.name.as_str())
+    }
+
     fn to_map(&self) -> Result<Map<String, Value>, serde_json::Error> {
         let mut m = Map::new();
         m.insert("name".into(), Value::String(self.name.clone()));

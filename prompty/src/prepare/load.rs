@@ -8,7 +8,8 @@ use std::borrow::Cow;
 use std::path::Path;
 
 /// Async form of [`crate::load`]: reads and resolves on tokio's blocking pool, so it must run
-/// inside a tokio runtime. Gives the same result as `load`.
+/// inside a tokio runtime. Gives the same result as `load` (with the process's default options,
+/// [`LoadOptions::process_default`]).
 ///
 /// ```no_run
 /// # async fn f() -> prompty::Result<()> {
@@ -16,7 +17,7 @@ use std::path::Path;
 /// # Ok(()) }
 /// ```
 pub async fn load_async(path: impl AsRef<Path>) -> Result<Agent> {
-    load_with_async(path, &LoadOptions::default()).await
+    load_with_async(path, &LoadOptions::process_default()).await
 }
 
 /// Async form of [`crate::load_with`].
@@ -35,7 +36,9 @@ pub async fn load_with_async(path: impl AsRef<Path>, options: &LoadOptions) -> R
         .map_err(|e| crate::Error::Task(format!("the background load task failed: {e}")))?
 }
 
-/// Loads a `.prompty` file ([`prompty_core::load`]), traced as `prompty.load`.
+/// Loads a `.prompty` file ([`prompty_core::load`]) with the process's default options
+/// ([`LoadOptions::process_default`], set once at start-up with
+/// [`LoadOptions::set_process_default`]), traced as `prompty.load`.
 ///
 /// ```
 /// let dir = std::env::temp_dir().join(format!("prompty-doc-load-{}", std::process::id()));
@@ -46,7 +49,7 @@ pub async fn load_with_async(path: impl AsRef<Path>, options: &LoadOptions) -> R
 /// # Ok::<(), prompty::Error>(())
 /// ```
 pub fn load(path: impl AsRef<Path>) -> Result<Agent> {
-    load_with(path, &LoadOptions::default())
+    load_with(path, &LoadOptions::process_default())
 }
 
 /// Loads a `.prompty` file with options ([`prompty_core::load_with`]), traced as `prompty.load`.
@@ -103,7 +106,9 @@ pub fn compiled_agent(json: &str, path: &str, base_dir: &str, body_line: usize) 
         path: path.to_owned(),
         base_dir: base_dir.into(),
         body_line,
-        allowed_roots: Vec::new(),
+        // Compiled into the program, read when it runs: its files (OpenAPI documents, child
+        // prompts) are confined as a load without options confines them.
+        allowed_roots: LoadOptions::process_default().allowed_roots().to_vec(),
         embedded: Vec::new(),
         text: None,
     });

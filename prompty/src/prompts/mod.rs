@@ -94,14 +94,16 @@ struct Lazy {
 }
 
 enum How {
-    Path(PathBuf, LoadOptions),
+    /// A file and its options (`None`: the process's default, read when it is loaded).
+    Path(PathBuf, Option<LoadOptions>),
     Build(Box<dyn Fn() -> Result<Agent> + Send + Sync>),
 }
 
 impl PromptSource {
-    /// A `.prompty` file, loaded with [`crate::load`] on first use.
+    /// A `.prompty` file, loaded with [`crate::load`] on first use (with the process's default
+    /// options then, [`LoadOptions::process_default`]).
     pub fn path(path: impl Into<PathBuf>) -> PromptSource {
-        PromptSource::path_with(path, LoadOptions::default())
+        PromptSource(SourceInner::Lazy(Arc::new(Lazy { how: How::Path(path.into(), None), agent: OnceLock::new() })))
     }
 
     /// A `.prompty` file, loaded with [`crate::load_with`] and `options` on first use.
@@ -111,7 +113,10 @@ impl PromptSource {
     /// # let _ = source;
     /// ```
     pub fn path_with(path: impl Into<PathBuf>, options: LoadOptions) -> PromptSource {
-        PromptSource(SourceInner::Lazy(Arc::new(Lazy { how: How::Path(path.into(), options), agent: OnceLock::new() })))
+        PromptSource(SourceInner::Lazy(Arc::new(Lazy {
+            how: How::Path(path.into(), Some(options)),
+            agent: OnceLock::new(),
+        })))
     }
 
     /// A closure that builds the agent, called on first use. It may fail with the runtime's
@@ -142,7 +147,8 @@ impl PromptSource {
             return Ok(Arc::clone(agent));
         }
         let agent = Arc::new(match &lazy.how {
-            How::Path(path, options) => crate::load_with(path, options)?,
+            How::Path(path, Some(options)) => crate::load_with(path, options)?,
+            How::Path(path, None) => crate::load(path)?,
             How::Build(f) => f()?,
         });
         Ok(Arc::clone(lazy.agent.get_or_init(|| agent)))
@@ -275,6 +281,8 @@ fn apply_appenders(messages: &mut Vec<Message>, appenders: &[String]) {
 struct State {
     entries: HashMap<String, Entry>,
     fallback: Locale,
+    /// The options `load_dir` loads with (`None`: the process's default).
+    load_options: Option<LoadOptions>,
 }
 
 /// Prompts by id, with locale variants, run-time overrides and appenders; see the
@@ -336,7 +344,28 @@ impl PromptRegistry {
     /// ```
     pub fn new() -> PromptRegistry {
         let fallback = Locale::parse("en").expect("`en` is a locale tag");
-        PromptRegistry { state: RwLock::new(State { entries: HashMap::new(), fallback }) }
+        PromptRegistry { state: RwLock::new(State { entries: HashMap::new(), fallback, load_options: None }) }
+    }
+
+    /// The same registry, loading the folders of [`PromptRegistry::load_dir`] with `options`
+    /// (allowed roots, bounds) instead of the process's default ([`LoadOptions::process_default`]).
+    /// A file registered as [`PromptSource::path`] is loaded with its own options
+    /// ([`PromptSource::path_with`]).
+    ///
+    /// ```
+    /// let dir = std::env::temp_dir().join(format!("prompty-doc-registry-options-{}", std::process::id()));
+    /// std::fs::create_dir_all(dir.join("prompts")).unwrap();
+    /// std::fs::write(dir.join("shared.txt"), "Be brief.").unwrap();
+    /// std::fs::write(dir.join("prompts/a.prompty"), "---\ndescription: ${file:../shared.txt}\n---\nHi").unwrap();
+    /// assert!(prompty::PromptRegistry::from_dir(dir.join("prompts")).is_err()); // outside its folder
+    /// let registry = prompty::PromptRegistry::new().with_load_options(prompty::LoadOptions::new().allow_root(&dir));
+    /// registry.load_dir(dir.join("prompts"))?;
+    /// assert_eq!(registry.get("a", None)?.agent.description.as_deref(), Some("Be brief."));
+    /// # Ok::<(), prompty::Error>(())
+    /// ```
+    pub fn with_load_options(self, options: LoadOptions) -> PromptRegistry {
+        self.write().load_options = Some(options);
+        self
     }
 
     /// The process-wide registry (empty until something registers into it). Typed prompts with
@@ -351,7 +380,9 @@ impl PromptRegistry {
         GLOBAL.get_or_init(PromptRegistry::new)
     }
 
-    /// A registry holding every prompt of a folder ([`PromptRegistry::load_dir`]).
+    /// A registry holding every prompt of a folder ([`PromptRegistry::load_dir`]), loaded with the
+    /// process's default options ([`LoadOptions::process_default`]; a registry of its own:
+    /// [`PromptRegistry::with_load_options`]).
     ///
     /// ```
     /// let dir = std::env::temp_dir().join(format!("prompty-doc-from-dir-{}", std::process::id()));
@@ -771,7 +802,7 @@ impl PromptRegistry {
             message: format!("{}: cannot read the folder: {e}", dir.display()),
         })?;
         let mut problems: Vec<String> = found.iter().map(ToString::to_string).collect();
-        let options = LoadOptions::default();
+        let options = self.read().load_options.clone().unwrap_or_else(LoadOptions::process_default);
         let mut loaded = Vec::new();
         for group in &groups {
             if let Err(e) = check_id(&group.id) {

@@ -50,7 +50,7 @@ impl ToolKindPlugin for Unavailable {
     }
 
     fn namespace<'t>(&self, tool: &'t Tool) -> Option<&'t str> {
-        super::source::remote_namespace(tool)
+        tool.namespace()
     }
 
     fn withheld(&self, tool: &Tool, name: &str) -> Option<String> {

@@ -156,8 +156,9 @@ pub trait ToolKindPlugin: Send + Sync + 'static {
         None
     }
 
-    /// The namespace under which a declaration of this kind offers the tools its source lists
-    /// (the MCP `serverName`, the OpenAPI tool's `name`); `None` for kinds without a source.
+    /// The namespace under which a declaration of this kind offers the tools its source lists;
+    /// `None` for kinds without a source. The built-in `mcp` and `openapi` kinds say
+    /// [`Tool::namespace`]: the declaration's `name`.
     fn namespace<'t>(&self, tool: &'t Tool) -> Option<&'t str> {
         let _ = tool;
         None
@@ -206,8 +207,7 @@ pub(crate) fn run_listed<'a>(
     Box::pin(async move {
         let wire = call.wire_name();
         let Some(entry) = entry else {
-            let ns =
-                call.namespace().or_else(|| call.tool().and_then(super::source::remote_namespace)).unwrap_or_default();
+            let ns = call.namespace().or_else(|| call.tool().and_then(Tool::namespace)).unwrap_or_default();
             return Err(crate::Error::Tool {
                 name: wire.to_owned(),
                 message: format!("'{ns}' has no tool of that name (any more): its list may have changed"),

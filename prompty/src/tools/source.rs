@@ -88,16 +88,6 @@ pub(crate) fn source_id(kind: &str, namespace: &str, identity: &Value) -> String
     format!("{kind} {namespace} {}", &super::entry::fingerprint(identity)[..16])
 }
 
-/// The namespace under which the tools of a declared `mcp` or `openapi` tool are offered: the
-/// MCP `serverName`, the OpenAPI tool's `name`. `None` for the other kinds.
-pub(crate) fn remote_namespace(tool: &Tool) -> Option<&str> {
-    match &tool.kind {
-        ToolKind::Mcp(m) => Some(m.server_name.as_str()),
-        ToolKind::OpenApi(_) => Some(tool.name.as_str()),
-        _ => None,
-    }
-}
-
 /// Why the MCP declaration keeps its server's tool `name` from the model (`allowedTools` leaves
 /// it out), or `None`.
 pub(crate) fn mcp_withheld(tool: &Tool, name: &str) -> Option<String> {
@@ -108,7 +98,7 @@ pub(crate) fn mcp_withheld(tool: &Tool, name: &str) -> Option<String> {
     }
     Some(format!(
         "Tool '{}' is not available to this prompt: MCP server '{}' offers it only the tools [{}] (allowedTools)",
-        super::wire::wire_name(&m.server_name, name),
+        super::wire::wire_name(&tool.name, name),
         m.server_name,
         list.join(", ")
     ))
@@ -298,7 +288,7 @@ mod tests {
         assert_eq!(mcp_withheld(&tool, "read"), None);
         assert_eq!(
             mcp_withheld(&tool, "write").unwrap(),
-            "Tool 'fs__write' is not available to this prompt: MCP server 'fs' offers it only the tools [read] (allowedTools)"
+            "Tool 'files__write' is not available to this prompt: MCP server 'fs' offers it only the tools [read] (allowedTools)"
         );
     }
 }

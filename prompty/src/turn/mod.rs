@@ -76,19 +76,24 @@ pub struct TurnOutput {
 }
 
 /// The prompt a turn runs: an [`Agent`] already loaded, or the path of a `.prompty` file, which is
-/// loaded first.
+/// loaded first: with the process's default options ([`crate::LoadOptions::process_default`]),
+/// or with options of its own ([`PromptRef::path_with`]).
 ///
 /// ```
 /// let agent = prompty::Agent::default();
 /// assert!(matches!(prompty::PromptRef::from(&agent), prompty::PromptRef::Agent(_)));
 /// assert!(matches!(prompty::PromptRef::from("prompts/chat.prompty"), prompty::PromptRef::Path(_)));
+/// let options = prompty::LoadOptions::new().allow_root("/srv/shared");
+/// assert!(matches!(prompty::PromptRef::path_with("prompts/chat.prompty", &options), prompty::PromptRef::PathWith(..)));
 /// ```
 #[derive(Debug, Clone, Copy)]
 pub enum PromptRef<'a> {
     /// A loaded prompt.
     Agent(&'a Agent),
-    /// A `.prompty` file.
+    /// A `.prompty` file, loaded with the process's default options.
     Path(&'a Path),
+    /// A `.prompty` file, loaded with these options.
+    PathWith(&'a Path, &'a crate::LoadOptions),
 }
 
 impl<'a> From<&'a Agent> for PromptRef<'a> {
@@ -122,10 +127,26 @@ impl<'a> From<&'a String> for PromptRef<'a> {
 }
 
 impl<'a> PromptRef<'a> {
+    /// A `.prompty` file loaded with `options` ([`crate::load_with_async`]): the allowed roots
+    /// reach its `${file:}` references, and, since the agent remembers them, its OpenAPI
+    /// documents and child prompts.
+    ///
+    /// ```no_run
+    /// # async fn f() -> prompty::Result<()> {
+    /// let options = prompty::LoadOptions::new().allow_root("/srv/specs");
+    /// let answer: String = prompty::turn_async(prompty::PromptRef::path_with("prompts/pets.prompty", &options),
+    ///     &serde_json::json!({}), prompty::TurnOptions::new()).await?;
+    /// # Ok(()) }
+    /// ```
+    pub fn path_with(path: &'a (impl AsRef<Path> + ?Sized), options: &'a crate::LoadOptions) -> PromptRef<'a> {
+        PromptRef::PathWith(path.as_ref(), options)
+    }
+
     async fn load(self) -> Result<Cow<'a, Agent>> {
         match self {
             PromptRef::Agent(agent) => Ok(Cow::Borrowed(agent)),
             PromptRef::Path(path) => Ok(Cow::Owned(crate::load_async(path).await?)),
+            PromptRef::PathWith(path, options) => Ok(Cow::Owned(crate::load_with_async(path, options).await?)),
         }
     }
 }

@@ -55,18 +55,27 @@ pub(super) fn builtin_loaders() -> Vec<(&'static str, Arc<dyn ToolLoader>)> {
 }
 
 /// Resolves a model's call against the agent's declarations, once: a tool of that name, else the
-/// `mcp` / `openapi` declaration whose namespace the wire name decodes to (the only decode of the
-/// call's wire name, through [`ToolCatalog::global`]) and that lets the model use that tool.
+/// `mcp` / `openapi` declaration whose namespace ([`Tool::namespace`]: its `name`) the wire name
+/// decodes to (the only decode of the call's wire name, through [`ToolCatalog::global`]) and that
+/// lets the model use that tool.
+///
+/// A call in the spelling of earlier versions, which offered an MCP server's tools under its
+/// `serverName` (`fs__read` for a declaration `files` of the server `fs`: a conversation or a
+/// durable thread recorded before), still resolves to that declaration, with a `tracing`
+/// warning naming the name it should use; the resolved namespace is the declaration's.
 ///
 /// ```
 /// let agent = prompty::Agent::from_value(serde_json::json!({"tools": [
 ///     {"name": "files", "kind": "mcp", "serverName": "fs", "allowedTools": ["read"]}]}))?;
-/// let call = prompty::ToolCall::new("1", "fs__read", "{}");
+/// let call = prompty::ToolCall::new("1", "files__read", "{}");
 /// let resolved = prompty::catalog::resolve_call(&agent, &call);
-/// assert_eq!((resolved.namespace(), resolved.name()), (Some("fs"), "read"));
+/// assert_eq!((resolved.namespace(), resolved.name()), (Some("files"), "read"));
 /// assert_eq!(resolved.tool().map(|t| t.name.as_str()), Some("files"));
-/// let write = prompty::ToolCall::new("2", "fs__write", "{}");
+/// let write = prompty::ToolCall::new("2", "files__write", "{}");
 /// assert!(prompty::catalog::resolve_call(&agent, &write).withheld().is_some());
+/// let old = prompty::ToolCall::new("3", "fs__read", "{}"); // the server's name: accepted, with a warning
+/// let resolved = prompty::catalog::resolve_call(&agent, &old);
+/// assert_eq!((resolved.namespace(), resolved.tool().map(|t| t.name.as_str())), (Some("files"), Some("files")));
 /// # Ok::<(), prompty::Error>(())
 /// ```
 pub fn resolve_call<'a>(agent: &'a Agent, call: &'a ToolCall) -> ResolvedCall<'a> {
@@ -92,13 +101,37 @@ fn resolve_name<'a>(agent: &'a Agent, wire: &str) -> Resolution<'a> {
         return (None, None, None, None);
     }
     let Some((ns, name)) = ToolCatalog::global().decode(wire) else { return (None, None, None, None) };
-    let in_namespace = || remote.iter().filter(|(t, k)| k.namespace(t) == Some(ns.as_str()));
-    if let Some((tool, k)) = in_namespace().find(|(t, k)| k.withheld(t, &name).is_none()) {
+    let mut in_namespace: Vec<&(&Tool, Arc<dyn ToolKindPlugin>)> =
+        remote.iter().filter(|(t, k)| k.namespace(t) == Some(ns.as_str())).collect();
+    if in_namespace.is_empty() {
+        in_namespace = remote.iter().filter(|(t, _)| old_mcp_namespace(t) == Some(ns.as_str())).collect();
+        if let Some((tool, _)) = in_namespace.first() {
+            let now = crate::tools::wire::wire_name(&tool.name, &name);
+            tracing::warn!(
+                tool = %tool.name,
+                "the model called `{wire}`, the name earlier versions gave the tool `{name}` of the MCP server \
+                 `{ns}`: it runs the declaration `{}`, whose tools are now offered as `{now}` (the namespace of \
+                 a remote declaration is its `name`)",
+                tool.name
+            );
+        }
+    }
+    if let Some((tool, k)) = in_namespace.iter().find(|(t, k)| k.withheld(t, &name).is_none()) {
         let kind = Some(Arc::clone(k));
+        let ns = k.namespace(tool).map_or(ns, str::to_owned);
         return (Some(*tool), kind, Some((ns, name)), None);
     }
-    let withheld = in_namespace().find_map(|(t, k)| k.withheld(t, &name));
+    let withheld = in_namespace.iter().find_map(|(t, k)| k.withheld(t, &name));
     (None, None, Some((ns, name)), withheld)
+}
+
+/// The namespace earlier versions offered an MCP declaration's tools under, its `serverName`,
+/// when it is not its namespace now (the declaration's `name`).
+fn old_mcp_namespace(tool: &Tool) -> Option<&str> {
+    match &tool.kind {
+        ToolKind::Mcp(m) if m.server_name != tool.name && !m.server_name.is_empty() => Some(m.server_name.as_str()),
+        _ => None,
+    }
 }
 
 /// The entries of a declaration's source, loading it into the global catalog when it is not

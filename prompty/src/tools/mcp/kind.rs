@@ -1,4 +1,5 @@
-//! `kind: mcp`: the tools of an MCP server as entries (namespace: the server's name), their
+//! `kind: mcp`: the tools of an MCP server as entries (namespace: the declaration's `name`,
+//! [`Tool::namespace`]), their
 //! projection, approval (`approvalMode`), `allowedTools`, their calls, and the `mcp` loader.
 //!
 //! Sessions live on prompty's one process-wide runtime (`crate::blocking`), whatever
@@ -24,9 +25,11 @@ async fn on_runtime<T: Send + 'static>(future: impl Future<Output = Result<T>> +
     crate::blocking::on_runtime("an MCP task", future).await
 }
 
-/// The entries of one MCP server.
+/// The entries of one MCP server, in one namespace.
 struct ServerLoader {
     server: McpServer,
+    /// The namespace of its entries ([`Tool::namespace`] of the declaration).
+    namespace: String,
     /// How entries name their source: the server and how it is reached (no secret).
     label: String,
     /// The server's list generation when it was last listed.
@@ -34,13 +37,13 @@ struct ServerLoader {
 }
 
 impl ServerLoader {
-    fn new(server: McpServer) -> Self {
+    fn new(server: McpServer, namespace: String) -> Self {
         let how = match &server.config().transport {
             McpTransport::Stdio { command, .. } => format!("stdio `{command}`"),
             McpTransport::Http { .. } => "streamable HTTP".to_owned(),
         };
         let label = format!("MCP server '{}' ({how})", server.name());
-        ServerLoader { server, label, listed_at: AtomicU64::new(u64::MAX) }
+        ServerLoader { server, namespace, label, listed_at: AtomicU64::new(u64::MAX) }
     }
 
     async fn entries(&self) -> Result<Vec<CatalogEntry>> {
@@ -48,7 +51,7 @@ impl ServerLoader {
         let server = self.server.clone();
         let tools = on_runtime(async move { server.tools().await }).await?;
         self.listed_at.store(generation, Ordering::SeqCst);
-        let ns = self.server.name().to_owned();
+        let ns = self.namespace.clone();
         Ok(tools
             .iter()
             .map(|t| {
@@ -147,17 +150,18 @@ impl ToolFunction for McpCall {
     }
 }
 
-/// The catalog source of a declared `kind: mcp` tool: one per server as resolved (command,
-/// arguments, environment and folder, or URL and headers).
-fn source(mcp: &McpTool, agent: &Agent) -> Result<ToolSource> {
+/// The catalog source of a declared `kind: mcp` tool: one per namespace and server as resolved
+/// (command, arguments, environment and folder, or URL and headers).
+fn source(tool: &Tool, mcp: &McpTool, agent: &Agent) -> Result<ToolSource> {
     let config = McpServerConfig::from_tool(mcp, agent)?;
-    let id = source_id("mcp", &config.name, &identity(&config));
-    Ok(ToolSource { id, loader: Arc::new(ServerLoader::new(McpServer::new(config))), config: Value::Null })
+    let namespace = tool.namespace().unwrap_or(&tool.name).to_owned();
+    let id = source_id("mcp", &namespace, &identity(&config));
+    Ok(ToolSource { id, loader: Arc::new(ServerLoader::new(McpServer::new(config), namespace)), config: Value::Null })
 }
 
 /// The `mcp` kind: a declaration offers its server's tools (those `allowedTools` lets through)
-/// under the namespace `serverName`; a call runs on the server, after approval when
-/// `approvalMode` asks for it.
+/// under its namespace, the declaration's `name` ([`Tool::namespace`]); a call runs on the
+/// server, after approval when `approvalMode` asks for it.
 #[derive(Default)]
 pub(crate) struct McpKind;
 
@@ -186,10 +190,7 @@ impl ToolKindPlugin for McpKind {
     }
 
     fn namespace<'t>(&self, tool: &'t Tool) -> Option<&'t str> {
-        match &tool.kind {
-            ToolKind::Mcp(m) => Some(m.server_name.as_str()),
-            _ => None,
-        }
+        tool.namespace()
     }
 
     fn withheld(&self, tool: &Tool, name: &str) -> Option<String> {
@@ -198,7 +199,7 @@ impl ToolKindPlugin for McpKind {
 
     fn source(&self, tool: &Tool, agent: &Agent) -> Option<Result<ToolSource>> {
         match &tool.kind {
-            ToolKind::Mcp(m) => Some(source(m, agent)),
+            ToolKind::Mcp(m) => Some(source(tool, m, agent)),
             _ => None,
         }
     }
@@ -231,9 +232,12 @@ fn identity(config: &McpServerConfig) -> Value {
     }
 }
 
-/// The `mcp` loader: `ToolCatalog::add_source("mcp", config)` with the fields of a `kind: mcp`
-/// declaration (`serverName`, `connection`, `allowedTools`): the server's tools (those allowed),
-/// in the namespace `serverName`. One session per distinct configuration, kept for the process.
+/// The `mcp` loader: `ToolCatalog::add_source("mcp", config)` with `namespace` and the fields
+/// of a `kind: mcp` declaration (`serverName`, `connection`, `allowedTools`): the server's tools
+/// (those allowed), in the namespace `namespace`, as a declaration named so offers them
+/// ([`Tool::namespace`]). A configuration without `namespace` (the spelling of earlier versions)
+/// is read with its `serverName` as the namespace, and a warning (`tracing`). One session per
+/// distinct configuration, kept for the process.
 #[derive(Default)]
 pub(crate) struct McpLoader {
     servers: Mutex<HashMap<String, Arc<ServerLoader>>>,
@@ -241,16 +245,33 @@ pub(crate) struct McpLoader {
 
 impl McpLoader {
     fn server(&self, config: &Value) -> Result<(Arc<ServerLoader>, McpTool)> {
-        let decl: McpTool = serde_json::from_value(config.clone()).map_err(|e| Error::Catalog {
-            message: format!("the `mcp` loader's configuration is not an MCP tool declaration: {e}"),
-        })?;
+        let bad = |m: String| Error::Catalog { message: format!("the `mcp` loader's configuration: {m}") };
+        let decl: McpTool = serde_json::from_value(config.clone())
+            .map_err(|e| bad(format!("it is not an MCP tool declaration: {e}")))?;
         let key = canonical_json(config);
         let mut servers = self.servers.lock().unwrap_or_else(|e| e.into_inner());
         if let Some(s) = servers.get(&key) {
             return Ok((Arc::clone(s), decl));
         }
+        let name = match config.get("namespace") {
+            Some(Value::String(ns)) if !ns.is_empty() => ns.clone(),
+            Some(_) => return Err(bad("`namespace` must be a non-empty string".into())),
+            None => {
+                tracing::warn!(
+                    server = %decl.server_name,
+                    "the `mcp` loader's configuration names no `namespace`: its tools are offered under the \
+                     server's name `{}`, as earlier versions did (add `\"namespace\": \"{}\"`: it plays the part \
+                     of a `kind: mcp` declaration's `name`)",
+                    decl.server_name,
+                    decl.server_name
+                );
+                decl.server_name.clone()
+            }
+        };
+        let tool = Tool { name, description: None, bindings: Vec::new(), kind: ToolKind::Mcp(decl.clone()) };
+        let namespace = tool.namespace().unwrap_or(&tool.name).to_owned();
         let server = McpServer::new(McpServerConfig::from_tool(&decl, &Agent::default())?);
-        let loader = Arc::new(ServerLoader::new(server));
+        let loader = Arc::new(ServerLoader::new(server, namespace));
         servers.insert(key, Arc::clone(&loader));
         Ok((loader, decl))
     }
@@ -288,8 +309,8 @@ mod tests {
     }
 
     fn approval(tool: &Tool, name: &str) -> Option<String> {
-        let call = crate::ToolCall::new("1", format!("fs__{name}"), "{}");
-        let resolved = ResolvedCall::new(&call, Some(tool), None, Some(("fs".into(), name.into())));
+        let call = crate::ToolCall::new("1", format!("files__{name}"), "{}");
+        let resolved = ResolvedCall::new(&call, Some(tool), None, Some(("files".into(), name.into())));
         McpKind.needs_approval(&resolved)
     }
 

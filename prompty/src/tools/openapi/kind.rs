@@ -62,16 +62,17 @@ impl ToolFunction for OperationCall {
 }
 
 /// The catalog source of a declared `kind: openapi` tool: one per namespace, document (a local
-/// one by its full path) and connection.
+/// one by its full path, with the roots it may be read from: a document read for an agent
+/// allowed to read it is not handed to one that is not) and connection.
 fn source(tool: &Tool, openapi: &OpenApiTool, agent: &Agent) -> Result<ToolSource> {
     let spec = openapi.specification.trim();
-    let location = if spec.starts_with("http://") || spec.starts_with("https://") {
-        spec.to_owned()
+    let (location, roots) = if spec.starts_with("http://") || spec.starts_with("https://") {
+        (spec.to_owned(), Vec::new())
     } else {
-        let (dir, _) = crate::tools::prompty::load_context(agent);
-        dir.join(spec).display().to_string()
+        let (dir, options) = crate::tools::prompty::load_context(agent);
+        (dir.join(spec).display().to_string(), options.allowed_roots().to_vec())
     };
-    let identity = serde_json::json!({"spec": location, "connection": openapi.connection});
+    let identity = serde_json::json!({"spec": location, "roots": roots, "connection": openapi.connection});
     let id = source_id("openapi", &tool.name, &identity);
     let loader = DocumentLoader {
         namespace: tool.name.clone(),
@@ -103,7 +104,7 @@ impl ToolKindPlugin for OpenApiKind {
     }
 
     fn namespace<'t>(&self, tool: &'t Tool) -> Option<&'t str> {
-        matches!(tool.kind, ToolKind::OpenApi(_)).then_some(tool.name.as_str())
+        tool.namespace()
     }
 
     fn source(&self, tool: &Tool, agent: &Agent) -> Option<Result<ToolSource>> {

@@ -232,14 +232,8 @@ impl OpenApiClient {
             let origin = shown_url(reference);
             (openapi::parse_spec(&text, &origin)?, Some(url))
         } else {
-            let (base_dir, roots, file) = match &agent.source {
-                Some(s) => (s.base_dir.clone(), s.allowed_roots.clone(), s.path.clone()),
-                None => (std::path::PathBuf::from("."), Vec::new(), format!("<agent {}>", agent.name)),
-            };
-            let mut options = crate::LoadOptions::new();
-            for root in roots {
-                options = options.allow_root(root);
-            }
+            let file = agent.source.as_ref().map_or_else(|| format!("<agent {}>", agent.name), |s| s.path.clone());
+            let (base_dir, options) = crate::tools::prompty::load_context(agent);
             let (_, spec) = openapi::read_spec_file(&base_dir, reference, &options, &file)?;
             (spec, None)
         };

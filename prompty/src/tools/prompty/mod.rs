@@ -49,13 +49,16 @@ pub(crate) async fn child_agent(parent: &Agent, tool: &Tool) -> Result<Agent> {
     crate::load_with_async(&path, &options).await
 }
 
-/// The folder and load options a parent's relative files are resolved with.
+/// The folder and load options a parent's relative files (its child prompts, its OpenAPI
+/// documents) are resolved with, at run time: the roots the parent was loaded with
+/// ([`crate::AgentSource::allowed_roots`]); for an agent not loaded from a file (built in code),
+/// the process's default options ([`LoadOptions::process_default`]) and the working folder.
 pub(crate) fn load_context(parent: &Agent) -> (PathBuf, LoadOptions) {
     match &parent.source {
         Some(s) => {
             (s.base_dir.clone(), s.allowed_roots.iter().fold(LoadOptions::new(), |o, r| o.allow_root(r.clone())))
         }
-        None => (PathBuf::from("."), LoadOptions::new()),
+        None => (PathBuf::from("."), LoadOptions::process_default()),
     }
 }
 
