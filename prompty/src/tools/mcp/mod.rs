@@ -53,7 +53,7 @@ pub(crate) use config::{declared_over_http, http_needs_feature};
 pub use config::{
     McpServerConfig, McpTransport, DEFAULT_CALL_TIMEOUT, DEFAULT_CONNECT_TIMEOUT, DEFAULT_IDLE_TIMEOUT,
     DEFAULT_MAX_IMAGE_BYTES, DEFAULT_MAX_MESSAGE_BYTES, DEFAULT_MAX_PAGES, DEFAULT_MAX_TEXT_BYTES, DEFAULT_MAX_TOOLS,
-    DEFAULT_STDERR_TAIL_BYTES, INHERITED_ENV, MAX_IDLE_TIMEOUT, MIN_IDLE_TIMEOUT,
+    DEFAULT_STDERR_TAIL_BYTES, INHERITED_ENV,
 };
 pub use output::{McpImage, McpOutput, McpToolAnnotations, McpToolInfo};
 
