@@ -22,6 +22,17 @@
 //! - **Wire names** ([`wire_name`]): `ns::tool` is encoded reversibly into the provider-safe
 //!   `^[a-zA-Z0-9_-]{1,64}$`.
 //!
+//! - **Lifecycle.** [`ToolCatalog::sources`] lists the sources (id, loader, whether a prompt
+//!   declared it, entry count, whether its server runs). A source leaves the catalog when it is
+//!   removed ([`ToolCatalog::remove_source_async`], [`ToolCatalog::remove_declared_sources_async`]),
+//!   when the catalog is shut down ([`ToolCatalog::shutdown_async`]: every source, and it returns
+//!   once their servers have ended), or, for the sources prompts declared, when more than
+//!   [`MAX_DECLARED_SOURCES`] (64) are loaded (the oldest goes). Each way releases it through its
+//!   loader ([`ToolLoader::release`]): an MCP server's session ends (process exited, HTTP session
+//!   deleted). Independently, an MCP server unused for its idle timeout (300 s by default,
+//!   `idleTimeout` in the declaration) is stopped while its entries stay, and starts again on its
+//!   next use under the same names.
+//!
 //! [`ToolCatalog::global`] is the process-wide catalog (it starts with every `#[tool]` fn, in its
 //! `namespace`); [`ToolCatalog::new`] makes an independent one. Both are `Send + Sync`: reads
 //! take a snapshot and never wait for a loader.

@@ -18,7 +18,21 @@
 //! **Bounds** (all in [`McpServerConfig`], with `DEFAULT_*` constants): connect + `initialize`
 //! 30 s; one call, or one whole listing, 60 s (a declaration sets these two with
 //! `handshakeTimeout` and `callTimeout`); 1000 pages and 10 000 tools per listing; 1 MiB of
-//! text and 8 MiB of images per result; 16 MiB per received message; 8 KiB of stderr kept.
+//! text and 8 MiB of images per result; 16 MiB per received message; 8 KiB of stderr kept; a
+//! session unused for 300 s is ended (`idleTimeout`).
+//!
+//! **Lifecycle.** A session ends in one way, whatever ends it: [`McpServer::shutdown`] (which
+//! waits until it has ended), the drop of the last [`McpServer`] clone (inside a tokio runtime or
+//! not), or [`McpServerConfig::idle_timeout`] passing without a listing or a call
+//! ([`DEFAULT_IDLE_TIMEOUT`], 300 s; `idleTimeout` in a declaration, 1 s to 24 h, see
+//! [`crate::McpTool::IDLE_TIMEOUT_SECS`]; a call in progress is never cut). A stdio server gets EOF
+//! on its stdin, SIGTERM after 3 s, SIGKILL after 3 s more, then SIGKILL for what is left of its
+//! process group; a streamable HTTP session is closed with a `DELETE` carrying its
+//! `Mcp-Session-Id` (at most 5 s, a failure is logged). The close runs on prompty's shared
+//! runtime; one timer task per open session, on that runtime, watches for idleness. A server
+//! stopped for idleness starts again on its next use. The servers prompts declare live in the
+//! tool catalog, which releases them when their sources leave it (see [`crate::catalog`]'s
+//! *Lifecycle*).
 //!
 //! **Secrets.** Environment values, header values and the user information and query of a URL
 //! never appear in `Debug`, errors, or logs written here (they are scrubbed from the server's
