@@ -519,7 +519,8 @@ impl ToolCatalog {
     /// Removes every source (declared by prompts or added by the host; entries added with
     /// [`Self::register`] stay) and waits until every server they started has ended: stdio
     /// processes exited (their process groups included), HTTP sessions closed with `DELETE`. For
-    /// a host about to exit, or to start afresh.
+    /// a host about to exit, or to start afresh. Returns how many sources were removed; a prompt
+    /// run afterwards loads its sources again.
     ///
     /// ```
     /// # async fn run() -> prompty::Result<()> {
