@@ -87,7 +87,7 @@ fn load(dir: &Path, name: &str, text: &str) -> prompty::Agent {
 fn lab_prompt(dir: &Path, aimock: &Aimock, variant: &str, idle: u32, user: &str) -> prompty::Agent {
     let text = format!(
         "---\nname: lifecycle\nmodel:\n  id: gpt-4o\n  provider: openai\n  connection:\n    kind: key\n    \
-         endpoint: {}/v1\n    apiKey: sk-e2e\ntools:\n  - name: lab_server\n    kind: mcp\n    serverName: lab\n    \
+         endpoint: {}/v1\n    apiKey: sk-e2e\ntools:\n  - name: lab\n    kind: mcp\n    serverName: lab\n    \
          idleTimeout: {idle}\n    connection:\n      kind: stdio\n      command: {}\n      args: [\"{}\", \"{variant}\"]\n\
          ---\nuser:\n{user}",
         aimock.url(),
@@ -285,7 +285,7 @@ async fn http_sessions_are_closed_with_delete() {
         // Removal of a catalog source (the `mcp` loader's server).
         let catalog = ToolCatalog::new();
         let seen = peers::lab_requests(&peer).len();
-        let config = json!({"serverName": "lab", "connection": {"kind": "http", "endpoint": url}});
+        let config = json!({"namespace": "lab", "serverName": "lab", "connection": {"kind": "http", "endpoint": url}});
         assert!(catalog.add_source_async("mcp", config).await.unwrap() > 5);
         let sources = catalog.sources();
         assert_eq!((sources.len(), sources[0].running, sources[0].declared), (1, Some(true), false), "{sources:?}");
