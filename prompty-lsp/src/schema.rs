@@ -259,6 +259,14 @@ const TOOL: &[(Key, &[&str])] = &[
     ),
     (
         key(
+            "idleTimeout",
+            "Seconds (1 to 86400) the server may go unused before it is stopped; restarted on next use (default 300).",
+            Values::Any,
+        ),
+        &["mcp"],
+    ),
+    (
+        key(
             "required",
             "`true`: the turn fails when the server or document cannot be used; by default its tools are left \
              out with a warning.",
@@ -735,7 +743,7 @@ mod tests {
             "tools:\n",
             "  - {name: f, kind: function, description: d, parameters: [{name: p}], strict: true, bindings: {p: {input: a}}}\n",
             "  - {name: m, kind: mcp, serverName: s, serverDescription: d, allowedTools: [x], strict: true, connection: {kind: remote, name: n, endpoint: e},\n",
-            "     handshakeTimeout: 5, callTimeout: 9, required: true,\n",
+            "     handshakeTimeout: 5, callTimeout: 9, idleTimeout: 60, required: true,\n",
             "     approvalMode: {kind: specify, alwaysRequireApprovalTools: [x], neverRequireApprovalTools: [y]}}\n",
             "  - {name: o, kind: openapi, specification: s.json, strict: true, required: true, connection: {kind: anonymous, endpoint: e}}\n",
             "  - {name: c, kind: prompty, path: c.prompty, mode: agentic}\n",

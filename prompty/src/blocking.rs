@@ -9,6 +9,9 @@
 //! - [`on_runtime`] runs a future on it and awaits the result from any runtime: an MCP server
 //!   started for one request keeps running for the next instead of dying with the runtime of the
 //!   call that started it.
+//! - [`spawn`] starts a task that belongs to no caller (an MCP session's idle timer, the close
+//!   of a session whose last handle dropped): it runs on this runtime, which lives as long as the
+//!   process, whichever runtime (if any) the caller is on.
 //! - [`unblock`] runs blocking work (a SQLite transaction that waits for a file lock and an fsync)
 //!   on its blocking pool and awaits it from any runtime, a current-thread one included, without
 //!   stalling that runtime's thread.
@@ -57,6 +60,19 @@ pub(crate) async fn on_runtime<T: Send + 'static>(
     future: impl Future<Output = Result<T>> + Send + 'static,
 ) -> Result<T> {
     runtime()?.spawn(future).await.map_err(|e| Error::Task(format!("{what} failed: {e}")))?
+}
+
+/// Starts `future` as a task of the shared runtime, from sync or async code; its abort handle, or
+/// `None` when the runtime cannot be started (the reason is logged).
+#[cfg_attr(not(feature = "mcp"), allow(dead_code))]
+pub(crate) fn spawn(future: impl Future<Output = ()> + Send + 'static) -> Option<tokio::task::AbortHandle> {
+    match runtime() {
+        Ok(rt) => Some(rt.spawn(future).abort_handle()),
+        Err(e) => {
+            tracing::warn!(error = %e, "a background task could not be started");
+            None
+        }
+    }
 }
 
 /// Runs blocking `work` on the shared runtime's blocking pool and awaits its output from any

@@ -150,6 +150,12 @@ pub struct McpTool {
     /// (and checked) by [`McpTool::call_duration`].
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub call_timeout: Option<Value>,
+    /// `idleTimeout`: seconds the server may go unused (no listing, no call) before it is stopped
+    /// (its process ended, its HTTP session closed; the next use starts it again), a number in
+    /// [`McpTool::IDLE_TIMEOUT_SECS`] (1 to 86 400; absent: 300). Kept as written; read (and
+    /// checked) by [`McpTool::idle_duration`].
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub idle_timeout: Option<Value>,
     /// `required: true`: a server that cannot be started, reached or listed fails the turn. By
     /// default (`false`) its tools are left out of the request, a warning says why, and the turn
     /// goes on with the other tools.
@@ -170,6 +176,12 @@ impl McpTool {
     /// assert_eq!(prompty_core::McpTool::CALL_TIMEOUT_SECS, 1..=3600);
     /// ```
     pub const CALL_TIMEOUT_SECS: RangeInclusive<u64> = 1..=3600;
+    /// The seconds `idleTimeout` may be.
+    ///
+    /// ```
+    /// assert_eq!(prompty_core::McpTool::IDLE_TIMEOUT_SECS, 1..=86_400);
+    /// ```
+    pub const IDLE_TIMEOUT_SECS: RangeInclusive<u64> = 1..=86_400;
 
     /// `handshakeTimeout` as a duration: `Ok(None)` when absent; an error message naming the
     /// field, the value and the accepted range when it is not a number of seconds in
@@ -200,6 +212,23 @@ impl McpTool {
     /// ```
     pub fn call_duration(&self) -> Result<Option<Duration>, String> {
         seconds("callTimeout", self.call_timeout.as_ref(), Self::CALL_TIMEOUT_SECS)
+    }
+
+    /// `idleTimeout` as a duration: `Ok(None)` when absent; an error message naming the field,
+    /// the value and the accepted range when it is not a number of seconds in
+    /// [`McpTool::IDLE_TIMEOUT_SECS`].
+    ///
+    /// ```
+    /// let m: prompty_core::McpTool = serde_json::from_value(serde_json::json!(
+    ///     {"serverName": "fs", "idleTimeout": 60})).unwrap();
+    /// assert_eq!(m.idle_duration(), Ok(Some(std::time::Duration::from_secs(60))));
+    /// let m: prompty_core::McpTool = serde_json::from_value(serde_json::json!(
+    ///     {"serverName": "fs", "idleTimeout": 86401})).unwrap();
+    /// assert_eq!(m.idle_duration().unwrap_err(),
+    ///     "`idleTimeout` is 86401; it must be a number of seconds from 1 to 86400");
+    /// ```
+    pub fn idle_duration(&self) -> Result<Option<Duration>, String> {
+        seconds("idleTimeout", self.idle_timeout.as_ref(), Self::IDLE_TIMEOUT_SECS)
     }
 }
 

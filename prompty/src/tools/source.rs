@@ -45,6 +45,45 @@ pub trait ToolLoader: Send + Sync + 'static {
         let _ = config;
         false
     }
+
+    /// Releases what this loader keeps running for `config` (an MCP server's session: its process
+    /// ended, its HTTP session closed), resolving once it has really ended. The catalog calls it
+    /// when the source loaded with `config` leaves it: removed
+    /// ([`ToolCatalog::remove_source_async`](crate::catalog::ToolCatalog::remove_source_async)),
+    /// evicted (the oldest of more than
+    /// [`MAX_DECLARED_SOURCES`](crate::catalog::MAX_DECLARED_SOURCES) declared sources), or shut
+    /// down ([`ToolCatalog::shutdown_async`](crate::catalog::ToolCatalog::shutdown_async)).
+    /// Nothing to release, by default.
+    ///
+    /// ```
+    /// use prompty::catalog::{CatalogEntry, ToolLoader};
+    /// use prompty::{BoxFuture, Result};
+    /// struct Pool;
+    /// impl ToolLoader for Pool {
+    ///     fn load<'a>(&'a self, _: &'a serde_json::Value) -> BoxFuture<'a, Result<Vec<CatalogEntry>>> {
+    ///         Box::pin(async { Ok(Vec::new()) })
+    ///     }
+    ///     fn release<'a>(&'a self, _: &'a serde_json::Value) -> BoxFuture<'a, ()> {
+    ///         Box::pin(async { /* close connections */ })
+    ///     }
+    /// }
+    /// ```
+    fn release<'a>(&'a self, config: &'a Value) -> BoxFuture<'a, ()> {
+        let _ = config;
+        Box::pin(std::future::ready(()))
+    }
+
+    /// Whether something this loader started for `config` runs now (an MCP server's session is
+    /// open); `None` when the loader runs nothing (the default).
+    ///
+    /// ```
+    /// use prompty::catalog::{FileLoader, ToolLoader};
+    /// assert_eq!(FileLoader.is_running(&serde_json::json!("tools.yaml")), None);
+    /// ```
+    fn is_running(&self, config: &Value) -> Option<bool> {
+        let _ = config;
+        None
+    }
 }
 
 /// A declaration's source of tools: its id (a hash of the declaration and the prompt's folder, so

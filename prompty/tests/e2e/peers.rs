@@ -215,6 +215,7 @@ fn everything_http_command(port: u16) -> Command {
 
 /// `mcp/lab.py` (official Python SDK) over streamable HTTP on a free port (`/mcp`); with
 /// `required_key`, it answers 401 to requests without `x-api-key: <key>` or a bearer `<key>`.
+/// Every request it gets is in its log ([`lab_requests`]).
 pub fn lab_http(required_key: Option<&str>) -> Peer {
     let py = python();
     let script = mcp_script("lab.py");
@@ -226,6 +227,48 @@ pub fn lab_http(required_key: Option<&str>) -> Peer {
         }
         c
     })
+}
+
+/// One HTTP request a [`lab_http`] server got: method, path, `mcp-session-id` (`-` when absent),
+/// and the status it answered with (when it has answered).
+#[derive(Debug, Clone, PartialEq)]
+pub struct LabRequest {
+    pub method: String,
+    pub path: String,
+    pub session: String,
+    pub status: Option<u16>,
+}
+
+/// The requests a [`lab_http`] server logged so far, oldest first.
+pub fn lab_requests(peer: &Peer) -> Vec<LabRequest> {
+    let log = peer.log_text();
+    let mut out: Vec<LabRequest> = Vec::new();
+    for line in log.lines() {
+        if let Some(rest) = line.strip_prefix("lab: request ") {
+            let mut words = rest.split(' ');
+            let (Some(method), Some(path), Some(session)) = (words.next(), words.next(), words.next()) else {
+                continue;
+            };
+            out.push(LabRequest {
+                method: method.to_owned(),
+                path: path.to_owned(),
+                session: session.trim_start_matches("session=").to_owned(),
+                status: None,
+            });
+        } else if let Some(rest) = line.strip_prefix("lab: answered ") {
+            let mut words = rest.split(' ');
+            let (Some(method), Some(status), Some(session)) = (words.next(), words.next(), words.next()) else {
+                continue;
+            };
+            let session = session.trim_start_matches("session=");
+            if let Some(r) =
+                out.iter_mut().rev().find(|r| r.status.is_none() && r.method == method && r.session == session)
+            {
+                r.status = status.parse().ok();
+            }
+        }
+    }
+    out
 }
 
 /// `otlp_receiver.py` on a free port: an OTLP/HTTP trace receiver (`POST /v1/traces`) that decodes

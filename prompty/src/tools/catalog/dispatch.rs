@@ -136,10 +136,10 @@ fn old_mcp_namespace(tool: &Tool) -> Option<&str> {
 
 /// The entries of a declaration's source, loading it into the global catalog when it is not
 /// loaded yet.
-async fn listed(src: ToolSource) -> Result<Vec<Arc<CatalogEntry>>> {
+async fn listed(kind: &str, src: ToolSource) -> Result<Vec<Arc<CatalogEntry>>> {
     let catalog = ToolCatalog::global();
     if !catalog.has_source(&src.id) {
-        catalog.ensure_source_async(src.id.clone(), src.loader, src.config).await?;
+        catalog.ensure_source_async(kind, src.id.clone(), src.loader, src.config).await?;
     }
     Ok(catalog.source_entries(&src.id))
 }
@@ -189,7 +189,7 @@ fn is_required(tool: &Tool) -> bool {
 
 /// The source's entries: loaded into the global catalog when it has not been, loaded again when
 /// its loader says it is stale.
-async fn fetch(src: ToolSource) -> Result<Vec<Arc<CatalogEntry>>> {
+async fn fetch(kind: &str, src: ToolSource) -> Result<Vec<Arc<CatalogEntry>>> {
     let catalog = ToolCatalog::global();
     if let Some(entries) = catalog.fresh_source_entries(&src.id) {
         return Ok(entries);
@@ -198,7 +198,7 @@ async fn fetch(src: ToolSource) -> Result<Vec<Arc<CatalogEntry>>> {
         catalog.refresh_stale_source_async(&src.id).await?;
     }
     if !catalog.has_source(&src.id) {
-        catalog.ensure_source_async(src.id.clone(), src.loader, src.config).await?;
+        catalog.ensure_source_async(kind, src.id.clone(), src.loader, src.config).await?;
     }
     Ok(catalog.source_entries(&src.id))
 }
@@ -273,7 +273,7 @@ pub(crate) async fn load_declared(tool: &Tool, agent: &Agent, warnings: &mut Vec
     let Some(src) = kind_of(tool.kind.as_str()).source(tool, agent) else { return Ok(Loaded::NoSource) };
     let src = src?;
     let id = src.id.clone();
-    let listed = fetch(src).await;
+    let listed = fetch(tool.kind.as_str(), src).await;
     settle(tool, &id, listed, warnings)
 }
 
@@ -316,7 +316,7 @@ fn project_one(kind: &str, tool: &Tool, agent: &Agent) -> Result<Vec<FunctionDef
                 Some(entries) => settle(tool, &src.id, Ok(entries), &mut warnings)?,
                 None => {
                     let id = src.id.clone();
-                    let listed = crate::blocking::block_on(fetch(src))?;
+                    let listed = crate::blocking::block_on(fetch(kind, src))?;
                     settle(tool, &id, listed, &mut warnings)?
                 }
             };
@@ -429,7 +429,7 @@ async fn run_kind<'a>(
     let entry = match plugin.source(tool, ctx.agent) {
         None => None,
         Some(src) => {
-            let entries = listed(src?).await?;
+            let entries = listed(tool.kind.as_str(), src?).await?;
             let candidates: Vec<Arc<CatalogEntry>> = entries
                 .into_iter()
                 .filter(|e| e.name == call.name() && plugin.withheld(tool, &e.name).is_none())

@@ -22,6 +22,17 @@
 //! - **Wire names** ([`wire_name`]): `ns::tool` is encoded reversibly into the provider-safe
 //!   `^[a-zA-Z0-9_-]{1,64}$`.
 //!
+//! - **Lifecycle.** [`ToolCatalog::sources`] lists the sources (id, loader, whether a prompt
+//!   declared it, entry count, whether its server runs). A source leaves the catalog when it is
+//!   removed ([`ToolCatalog::remove_source_async`], [`ToolCatalog::remove_declared_sources_async`]),
+//!   when the catalog is shut down ([`ToolCatalog::shutdown_async`]: every source, and it returns
+//!   once their servers have ended), or, for the sources prompts declared, when more than
+//!   [`MAX_DECLARED_SOURCES`] (64) are loaded (the oldest goes). Each way releases it through its
+//!   loader ([`ToolLoader::release`]): an MCP server's session ends (process exited, HTTP session
+//!   deleted). Independently, an MCP server unused for its idle timeout (300 s by default,
+//!   `idleTimeout` in the declaration) is stopped while its entries stay, and starts again on its
+//!   next use under the same names.
+//!
 //! [`ToolCatalog::global`] is the process-wide catalog (it starts with every `#[tool]` fn, in its
 //! `namespace`); [`ToolCatalog::new`] makes an independent one. Both are `Send + Sync`: reads
 //! take a snapshot and never wait for a loader.
@@ -64,7 +75,11 @@ use std::collections::HashMap;
 use std::sync::{Arc, LazyLock, Mutex, MutexGuard, RwLock};
 
 /// How many sources prompts declared (MCP servers, OpenAPI documents) a catalog keeps; loading one
-/// more drops the oldest (a stdio MCP server's process ends with it).
+/// more drops the oldest, and releases it ([`ToolLoader::release`]: its MCP server's session ends).
+///
+/// ```
+/// assert_eq!(prompty::catalog::MAX_DECLARED_SOURCES, 64);
+/// ```
 pub const MAX_DECLARED_SOURCES: usize = 64;
 
 /// A tool catalog. See the [module documentation](self).
@@ -93,6 +108,8 @@ struct State {
 
 struct Source {
     id: String,
+    /// The registered loader's name, or the kind of the declaration (`mcp`, `openapi`).
+    loader_name: Option<String>,
     seq: u64,
     loader: Arc<dyn ToolLoader>,
     config: Value,
@@ -101,6 +118,40 @@ struct Source {
     /// prompts resolve within it, so an entry that repeats another source's is not an error;
     /// the first one registered keeps the name in the index.
     declared: bool,
+}
+
+impl Source {
+    async fn release(&self) {
+        self.loader.release(&self.config).await;
+    }
+}
+
+/// One source of a catalog, as [`ToolCatalog::sources`] lists it.
+///
+/// ```
+/// let catalog = prompty::catalog::ToolCatalog::new();
+/// for s in catalog.sources() {
+///     println!("{} ({:?}, declared: {}): {} entries, running: {:?}", s.id, s.loader, s.declared, s.entries, s.running);
+/// }
+/// ```
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct SourceInfo {
+    /// Its id, for [`ToolCatalog::remove_source_async`]. A declared source's id is its kind, its
+    /// namespace and a hash of what it reaches (no secret shows in it).
+    pub id: String,
+    /// The loader's registered name (`file`, `mcp`, ...) or the declaration's kind (`mcp`,
+    /// `openapi`); `None` for a loader instance given to [`ToolCatalog::add_source_with_async`].
+    pub loader: Option<String>,
+    /// What its entries name as their source (`MCP server 'fs' (stdio `npx`)`), when it has entries.
+    pub label: Option<String>,
+    /// Whether a prompt declared it (the agent loop loaded it), rather than the host.
+    pub declared: bool,
+    /// How many entries it loaded.
+    pub entries: usize,
+    /// Whether its server runs now (an MCP server's session is open); `None` when its loader runs
+    /// nothing ([`ToolLoader::is_running`]).
+    pub running: Option<bool>,
 }
 
 /// What readers see: the entries in registration order and lookups by name.
@@ -299,7 +350,7 @@ impl ToolCatalog {
     /// Async form of [`Self::add_source`].
     pub async fn add_source_async(&self, loader: &str, config: Value) -> Result<usize> {
         let id = format!("{loader} {}", crate::tools::entry::canonical_json(&config));
-        self.add_source_with_async(id, get_tool_loader(loader)?, config).await
+        self.load_source(id, Some(loader.to_owned()), get_tool_loader(loader)?, config, true, false).await
     }
 
     /// Runs `loader` (an instance rather than a registered name) with `config` and adds what it
@@ -323,23 +374,25 @@ impl ToolCatalog {
         loader: Arc<dyn ToolLoader>,
         config: Value,
     ) -> Result<usize> {
-        self.load_source(id.into(), loader, config, true, false).await
+        self.load_source(id.into(), None, loader, config, true, false).await
     }
 
     /// Loads a source a prompt declared unless one of that id is there already (checked under
     /// the load lock, so concurrent first uses load it once).
     pub(crate) async fn ensure_source_async(
         &self,
+        kind: &str,
         id: String,
         loader: Arc<dyn ToolLoader>,
         config: Value,
     ) -> Result<()> {
-        self.load_source(id, loader, config, false, true).await.map(|_| ())
+        self.load_source(id, Some(kind.to_owned()), loader, config, false, true).await.map(|_| ())
     }
 
     async fn load_source(
         &self,
         id: String,
+        loader_name: Option<String>,
         loader: Arc<dyn ToolLoader>,
         config: Value,
         replace: bool,
@@ -352,7 +405,7 @@ impl ToolCatalog {
         let entries: Vec<Arc<CatalogEntry>> =
             loader.load(&config).await?.into_iter().map(CatalogEntry::sealed).collect();
         let count = entries.len();
-        {
+        let released = {
             let mut state = lock(&self.state);
             let old = state.sources.iter().position(|s| s.id == id).map(|i| state.sources.remove(i));
             let seq = old.as_ref().map(|s| s.seq).unwrap_or_else(|| {
@@ -366,15 +419,151 @@ impl ToolCatalog {
                 let oldest = state.sources.iter().enumerate().filter(|(_, s)| s.declared).min_by_key(|(_, s)| s.seq);
                 evicted = oldest.map(|(i, _)| i).map(|i| state.sources.remove(i));
             }
-            state.sources.push(Source { id: id.clone(), seq, loader, config, entries, declared });
+            let replaced_other = old.as_ref().is_some_and(|o| !Arc::ptr_eq(&o.loader, &loader) || o.config != config);
+            state.sources.push(Source { id: id.clone(), loader_name, seq, loader, config, entries, declared });
             if let Err(e) = self.reindex(&state) {
                 state.sources.pop();
                 state.sources.extend(old);
                 state.sources.extend(evicted);
                 return Err(e);
             }
-        }
+            // What left the catalog: the evicted source, and a replaced one unless the same loader
+            // and configuration loaded again (then its server is the one just listed).
+            evicted.into_iter().chain(old.filter(|_| replaced_other)).collect::<Vec<_>>()
+        };
         self.enrich();
+        // Released in the background: the load does not wait for an evicted server to stop.
+        for source in released {
+            crate::blocking::spawn(async move { source.release().await });
+        }
+        Ok(count)
+    }
+
+    /// Every source in the catalog, oldest first: its id (for [`Self::remove_source_async`]),
+    /// loader, origin, entry count and whether its server runs.
+    ///
+    /// ```
+    /// let dir = std::env::temp_dir().join("prompty-doc-sources");
+    /// std::fs::create_dir_all(&dir)?;
+    /// std::fs::write(dir.join("t.yaml"), "- name: a\n")?;
+    /// let catalog = prompty::catalog::ToolCatalog::new();
+    /// catalog.add_source("file", serde_json::json!({"path": dir.join("t.yaml"), "namespace": "ops"}))?;
+    /// let sources = catalog.sources();
+    /// assert_eq!(sources.len(), 1);
+    /// let s = &sources[0];
+    /// assert_eq!((s.loader.as_deref(), s.declared, s.entries, s.running), (Some("file"), false, 1, None));
+    /// assert!(s.label.as_deref().is_some_and(|l| l.ends_with("t.yaml")));
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn sources(&self) -> Vec<SourceInfo> {
+        let state = lock(&self.state);
+        let mut sources: Vec<&Source> = state.sources.iter().collect();
+        sources.sort_by_key(|s| s.seq);
+        sources
+            .into_iter()
+            .map(|s| SourceInfo {
+                id: s.id.clone(),
+                loader: s.loader_name.clone(),
+                label: s.entries.first().map(|e| e.source.clone()).filter(|l| !l.is_empty()),
+                declared: s.declared,
+                entries: s.entries.len(),
+                running: s.loader.is_running(&s.config),
+            })
+            .collect()
+    }
+
+    /// Removes the source `id` (see [`Self::sources`]) and its entries, then releases it (an MCP
+    /// server's session ends: its process exits, its HTTP session is closed) and waits until that
+    /// is done. `false` when there is no such source. A prompt that declares it again loads it
+    /// again.
+    ///
+    /// ```
+    /// let dir = std::env::temp_dir().join("prompty-doc-remove-source");
+    /// std::fs::create_dir_all(&dir)?;
+    /// std::fs::write(dir.join("t.yaml"), "- name: a\n")?;
+    /// let catalog = prompty::catalog::ToolCatalog::new();
+    /// catalog.add_source("file", serde_json::json!({"path": dir.join("t.yaml")}))?;
+    /// let id = catalog.sources()[0].id.clone();
+    /// assert!(catalog.remove_source(&id)?);
+    /// assert!(catalog.is_empty() && catalog.sources().is_empty());
+    /// assert!(!catalog.remove_source(&id)?);
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn remove_source(&self, id: &str) -> Result<bool> {
+        crate::blocking::block_on(self.remove_source_async(id))?
+    }
+
+    /// Async form of [`Self::remove_source`].
+    pub async fn remove_source_async(&self, id: &str) -> Result<bool> {
+        Ok(self.remove_where(|s| s.id == id).await? > 0)
+    }
+
+    /// Removes every source prompts declared (their MCP servers, OpenAPI documents), keeping the
+    /// host's own sources and entries, and waits until they are released (see
+    /// [`Self::remove_source`]). Returns how many were removed.
+    ///
+    /// ```
+    /// let catalog = prompty::catalog::ToolCatalog::new();
+    /// assert_eq!(catalog.remove_declared_sources()?, 0);
+    /// # Ok::<(), prompty::Error>(())
+    /// ```
+    pub fn remove_declared_sources(&self) -> Result<usize> {
+        crate::blocking::block_on(self.remove_declared_sources_async())?
+    }
+
+    /// Async form of [`Self::remove_declared_sources`].
+    pub async fn remove_declared_sources_async(&self) -> Result<usize> {
+        self.remove_where(|s| s.declared).await
+    }
+
+    /// Removes every source (declared by prompts or added by the host; entries added with
+    /// [`Self::register`] stay) and waits until every server they started has ended: stdio
+    /// processes exited (their process groups included), HTTP sessions closed with `DELETE`. For
+    /// a host about to exit, or to start afresh. Returns how many sources were removed; a prompt
+    /// run afterwards loads its sources again.
+    ///
+    /// ```
+    /// # async fn run() -> prompty::Result<()> {
+    /// prompty::catalog::ToolCatalog::global().shutdown_async().await?;
+    /// # Ok(()) }
+    /// ```
+    pub async fn shutdown_async(&self) -> Result<usize> {
+        self.remove_where(|_| true).await
+    }
+
+    /// Sync form of [`Self::shutdown_async`].
+    ///
+    /// ```
+    /// let catalog = prompty::catalog::ToolCatalog::new();
+    /// assert_eq!(catalog.shutdown()?, 0);
+    /// # Ok::<(), prompty::Error>(())
+    /// ```
+    pub fn shutdown(&self) -> Result<usize> {
+        crate::blocking::block_on(self.shutdown_async())?
+    }
+
+    /// Removes the sources `which` selects, then releases them all (concurrently) and waits.
+    async fn remove_where(&self, which: impl Fn(&Source) -> bool) -> Result<usize> {
+        let removed: Vec<Source> = {
+            let _guard = self.loading.lock().await;
+            let mut state = lock(&self.state);
+            let (gone, kept): (Vec<Source>, Vec<Source>) =
+                std::mem::take(&mut state.sources).into_iter().partition(&which);
+            state.sources = kept;
+            if gone.is_empty() {
+                return Ok(0);
+            }
+            if let Err(e) = self.reindex(&state) {
+                // Removing entries cannot make a duplicate; kept for safety all the same.
+                state.sources.extend(gone);
+                state.sources.sort_by_key(|s| s.seq);
+                return Err(e);
+            }
+            gone
+        };
+        self.enrich();
+        let count = removed.len();
+        futures_util::future::join_all(removed.iter().map(Source::release)).await;
         Ok(count)
     }
 
@@ -649,22 +838,108 @@ mod tests {
         let rt = tokio::runtime::Builder::new_current_thread().build().unwrap();
         for i in 0..MAX_DECLARED_SOURCES + 3 {
             let id = format!("s{i}");
-            rt.block_on(c.ensure_source_async(id, Arc::new(One(format!("ns{i}"))), Value::Null)).unwrap();
+            rt.block_on(c.ensure_source_async("test", id, Arc::new(One(format!("ns{i}"))), Value::Null)).unwrap();
         }
         assert_eq!(c.len(), MAX_DECLARED_SOURCES);
         assert!(!c.has_source("s0") && !c.has_source("s2") && c.has_source("s3"));
         // A host's own sources are not counted nor evicted.
         rt.block_on(c.add_source_with_async("host", Arc::new(One("host".into())), Value::Null)).unwrap();
-        rt.block_on(c.ensure_source_async("again".into(), Arc::new(One("again".into())), Value::Null)).unwrap();
+        rt.block_on(c.ensure_source_async("test", "again".into(), Arc::new(One("again".into())), Value::Null)).unwrap();
         assert!(c.has_source("host") && c.has_source("again") && !c.has_source("s3"));
+    }
+
+    /// A loader that counts its releases.
+    struct Counted(String, Arc<std::sync::atomic::AtomicUsize>);
+
+    impl ToolLoader for Counted {
+        fn load<'a>(&'a self, _: &'a Value) -> BoxFuture<'a, Result<Vec<CatalogEntry>>> {
+            Box::pin(async move {
+                Ok(vec![CatalogEntry::new(self.0.clone(), "t", json!({"type": "object"})).with_source(self.0.clone())])
+            })
+        }
+
+        fn release<'a>(&'a self, _: &'a Value) -> BoxFuture<'a, ()> {
+            self.1.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+            Box::pin(async {})
+        }
+    }
+
+    #[test]
+    fn sources_leave_through_release_whether_evicted_removed_or_shut_down() {
+        use std::sync::atomic::{AtomicUsize, Ordering};
+        let c = ToolCatalog::new();
+        let rt = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
+        let released = Arc::new(AtomicUsize::new(0));
+        let counted = |ns: &str| Arc::new(Counted(ns.to_owned(), Arc::clone(&released)));
+        for i in 0..MAX_DECLARED_SOURCES + 1 {
+            rt.block_on(c.ensure_source_async("mcp", format!("s{i}"), counted(&format!("ns{i}")), Value::Null))
+                .unwrap();
+        }
+        // The evicted one is released in the background.
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+        while released.load(Ordering::SeqCst) < 1 && std::time::Instant::now() < deadline {
+            std::thread::sleep(std::time::Duration::from_millis(10));
+        }
+        assert_eq!(released.load(Ordering::SeqCst), 1);
+        rt.block_on(c.add_source_with_async("host", counted("host"), Value::Null)).unwrap();
+
+        let listed = c.sources();
+        assert_eq!(listed.len(), MAX_DECLARED_SOURCES + 1);
+        assert_eq!(listed[0].id, "s1", "oldest first");
+        assert_eq!(
+            listed[0],
+            SourceInfo {
+                id: "s1".into(),
+                loader: Some("mcp".into()),
+                label: Some("ns1".into()),
+                declared: true,
+                entries: 1,
+                running: None,
+            }
+        );
+        let host = listed.last().unwrap();
+        assert_eq!((host.id.as_str(), host.loader.as_deref(), host.declared), ("host", None, false));
+
+        assert!(rt.block_on(c.remove_source_async("s5")).unwrap());
+        assert!(!rt.block_on(c.remove_source_async("s5")).unwrap());
+        assert_eq!(released.load(Ordering::SeqCst), 2);
+        assert!(c.get("ns5::t").is_empty() && c.get("ns6::t").len() == 1);
+
+        assert_eq!(rt.block_on(c.remove_declared_sources_async()).unwrap(), MAX_DECLARED_SOURCES - 1);
+        assert_eq!(released.load(Ordering::SeqCst), MAX_DECLARED_SOURCES + 1);
+        assert_eq!(c.namespaces(), ["host"]);
+        c.register(CatalogEntry::new("manual", "t", json!({"type": "object"}))).unwrap();
+        assert_eq!(rt.block_on(c.shutdown_async()).unwrap(), 1);
+        assert_eq!(released.load(Ordering::SeqCst), MAX_DECLARED_SOURCES + 2);
+        assert_eq!(c.namespaces(), ["manual"], "entries registered by hand stay");
+    }
+
+    #[test]
+    fn a_source_loaded_again_with_the_same_loader_is_not_released() {
+        use std::sync::atomic::{AtomicUsize, Ordering};
+        let c = ToolCatalog::new();
+        let rt = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
+        let released = Arc::new(AtomicUsize::new(0));
+        let loader: Arc<dyn ToolLoader> = Arc::new(Counted("a".into(), Arc::clone(&released)));
+        rt.block_on(c.add_source_with_async("a", Arc::clone(&loader), Value::Null)).unwrap();
+        rt.block_on(c.add_source_with_async("a", Arc::clone(&loader), Value::Null)).unwrap();
+        assert_eq!(released.load(Ordering::SeqCst), 0);
+        // Another loader under the same id: the first one is released.
+        rt.block_on(c.add_source_with_async("a", Arc::new(Counted("a".into(), Arc::clone(&released))), Value::Null))
+            .unwrap();
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+        while released.load(Ordering::SeqCst) < 1 && std::time::Instant::now() < deadline {
+            std::thread::sleep(std::time::Duration::from_millis(10));
+        }
+        assert_eq!(released.load(Ordering::SeqCst), 1);
     }
 
     #[test]
     fn declared_sources_may_repeat_each_other_but_the_host_may_not() {
         let c = ToolCatalog::new();
         let rt = tokio::runtime::Builder::new_current_thread().build().unwrap();
-        rt.block_on(c.ensure_source_async("a".into(), Arc::new(One("same".into())), Value::Null)).unwrap();
-        rt.block_on(c.ensure_source_async("b".into(), Arc::new(One("same".into())), Value::Null)).unwrap();
+        rt.block_on(c.ensure_source_async("test", "a".into(), Arc::new(One("same".into())), Value::Null)).unwrap();
+        rt.block_on(c.ensure_source_async("test", "b".into(), Arc::new(One("same".into())), Value::Null)).unwrap();
         assert_eq!(c.source_entries("b").len(), 1);
         assert_eq!(c.get("same::t").len(), 1, "the first keeps the name in the index");
         let host = CatalogEntry::new("dup", "t", json!({"type": "object"}));

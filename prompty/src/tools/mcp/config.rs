@@ -22,6 +22,15 @@ pub const DEFAULT_CONNECT_TIMEOUT: Duration = Duration::from_secs(30);
 /// assert_eq!(prompty::mcp::DEFAULT_CALL_TIMEOUT.as_secs(), 60);
 /// ```
 pub const DEFAULT_CALL_TIMEOUT: Duration = Duration::from_secs(60);
+/// Default of [`McpServerConfig::idle_timeout`]: a server not used (no listing, no call) for
+/// 5 minutes is stopped (its session closed, its process ended) and started again on next use.
+/// A declaration sets it with `idleTimeout` (seconds, within [`McpTool::IDLE_TIMEOUT_SECS`]: 1 to
+/// 86 400).
+///
+/// ```
+/// assert_eq!(prompty::mcp::DEFAULT_IDLE_TIMEOUT.as_secs(), 300);
+/// ```
+pub const DEFAULT_IDLE_TIMEOUT: Duration = Duration::from_secs(300);
 /// Default of [`McpServerConfig::max_pages`]: at most 1000 pages of `tools/list` are followed.
 ///
 /// ```
@@ -296,6 +305,11 @@ pub struct McpServerConfig {
     /// How many bytes of a stdio server's stderr are kept for error messages
     /// ([`DEFAULT_STDERR_TAIL_BYTES`]).
     pub stderr_tail_bytes: usize,
+    /// How long the server may go unused (no listing, no call) before its session is ended (a
+    /// stdio server's process stops, an HTTP session is closed with `DELETE`); the next use
+    /// starts a new one. `None`: never stopped for idleness. [`DEFAULT_IDLE_TIMEOUT`]; a call in
+    /// progress is never cut by it.
+    pub idle_timeout: Option<Duration>,
 }
 
 impl fmt::Debug for McpServerConfig {
@@ -311,6 +325,7 @@ impl fmt::Debug for McpServerConfig {
             .field("max_image_bytes", &self.max_image_bytes)
             .field("max_message_bytes", &self.max_message_bytes)
             .field("stderr_tail_bytes", &self.stderr_tail_bytes)
+            .field("idle_timeout", &self.idle_timeout)
             .finish()
     }
 }
@@ -335,6 +350,7 @@ impl McpServerConfig {
             max_image_bytes: DEFAULT_MAX_IMAGE_BYTES,
             max_message_bytes: DEFAULT_MAX_MESSAGE_BYTES,
             stderr_tail_bytes: DEFAULT_STDERR_TAIL_BYTES,
+            idle_timeout: Some(DEFAULT_IDLE_TIMEOUT),
         }
     }
 
@@ -417,6 +433,19 @@ impl McpServerConfig {
         self
     }
 
+    /// Sets [`McpServerConfig::idle_timeout`] (`None`: the session is never ended for idleness).
+    ///
+    /// ```
+    /// # use prompty::mcp::{McpServerConfig, McpTransport};
+    /// use std::time::Duration;
+    /// let c = McpServerConfig::new("s", McpTransport::http("http://h/mcp")).with_idle_timeout(Some(Duration::from_secs(30)));
+    /// assert_eq!(c.idle_timeout, Some(Duration::from_secs(30)));
+    /// ```
+    pub fn with_idle_timeout(mut self, timeout: Option<Duration>) -> Self {
+        self.idle_timeout = timeout;
+        self
+    }
+
     /// Sets [`McpServerConfig::max_pages`].
     ///
     /// ```
@@ -459,6 +488,9 @@ impl McpServerConfig {
     ///   [`McpServerConfig::call_timeout`]; absent, the defaults (or a registered config's own
     ///   values) stay. A value that is not a number in range is an [`Error::Config`] naming the
     ///   server, the tool, the field, the value and the range.
+    /// - `idleTimeout` (seconds, see [`McpTool::IDLE_TIMEOUT_SECS`]: 1 to 86 400) sets
+    ///   [`McpServerConfig::idle_timeout`], checked the same way; absent, the default (or a
+    ///   registered config's own value) stays.
     ///
     /// `${env:...}` references were resolved by the loader. The name of the config is the tool's
     /// `serverName` (a registered config keeps its own name when `serverName` is empty).
@@ -489,6 +521,9 @@ impl McpServerConfig {
         };
         config.connect_timeout = timeouts(McpTool::handshake_duration, config.connect_timeout)?;
         config.call_timeout = timeouts(McpTool::call_duration, config.call_timeout)?;
+        if tool.idle_timeout.is_some() {
+            config.idle_timeout = Some(timeouts(McpTool::idle_duration, DEFAULT_IDLE_TIMEOUT)?);
+        }
         match &config.transport {
             McpTransport::Http { url, .. } if !cfg!(feature = "mcp-http") => Err(Error::Config {
                 setting: format!("MCP server '{}'", tool.server_name),
@@ -744,6 +779,52 @@ mod tests {
             let Error::Config { setting, message } = &err else { panic!("{extra}: not a config error: {err:?}") };
             assert_eq!((setting.as_str(), message.as_str()), ("MCP server 'fs'", expected), "{extra}");
         }
+    }
+
+    /// `idleTimeout` sets the idle timeout, within its bounds.
+    #[test]
+    fn idle_timeout_is_bounded() {
+        let declared = |seconds: Value| -> Result<McpServerConfig> {
+            let agent = Agent::from_value(serde_json::json!({"tools": [{"name": "lab_server", "kind": "mcp",
+                "serverName": "lab", "idleTimeout": seconds, "connection": {"kind": "stdio", "command": "srv"}}]}))?;
+            let Some(crate::ToolKind::Mcp(tool)) = agent.tools.as_ref().map(|t| &t[0].kind) else {
+                panic!("not an MCP tool: {agent:?}")
+            };
+            McpServerConfig::from_tool(tool, &agent)
+        };
+        assert_eq!(declared(serde_json::json!(1)).unwrap().idle_timeout, Some(Duration::from_secs(1)));
+        assert_eq!(declared(serde_json::json!(2.5)).unwrap().idle_timeout, Some(Duration::from_millis(2500)));
+        assert_eq!(declared(serde_json::json!(86400)).unwrap().idle_timeout, Some(Duration::from_secs(86400)));
+        assert_eq!(declared(Value::Null).unwrap().idle_timeout, Some(DEFAULT_IDLE_TIMEOUT));
+        for (bad, shown) in [
+            (serde_json::json!(0), "0"),
+            (serde_json::json!(0.5), "0.5"),
+            (serde_json::json!(-3), "-3"),
+            (serde_json::json!(86401), "86401"),
+            (serde_json::json!("soon"), "\"soon\" (a string)"),
+        ] {
+            let err = declared(bad.clone()).expect_err("out of range");
+            let Error::Config { setting, message } = &err else { panic!("{bad}: not a config error: {err:?}") };
+            assert_eq!(setting, "MCP server 'lab'");
+            assert_eq!(
+                message.as_str(),
+                format!(
+                    "the tool 'lab_server': `idleTimeout` is {shown}; it must be a number of seconds from 1 to 86400 \
+                     (without it: 300 s)"
+                ),
+                "{bad}"
+            );
+        }
+        // A configuration registered by hand keeps its own (here: none) unless the declaration sets one.
+        crate::register_connection(
+            "idle-registered",
+            McpServerConfig::new("r", McpTransport::stdio("srv", [""; 0])).with_idle_timeout(None),
+        );
+        let agent = Agent::from_value(serde_json::json!({"tools": [{"name": "r", "kind": "mcp",
+            "serverName": "idle-registered"}]}))
+        .unwrap();
+        let Some(crate::ToolKind::Mcp(tool)) = agent.tools.as_ref().map(|t| &t[0].kind) else { unreachable!() };
+        assert_eq!(McpServerConfig::from_tool(tool, &agent).unwrap().idle_timeout, None);
     }
 
     #[test]

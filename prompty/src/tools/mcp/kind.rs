@@ -77,6 +77,16 @@ impl ServerLoader {
         let listed = self.listed_at.load(Ordering::SeqCst);
         listed != u64::MAX && listed != self.server.list_generation()
     }
+
+    /// Ends the server's session (on the shared runtime) and waits until it has ended.
+    async fn release(&self) {
+        let server = self.server.clone();
+        let _ = on_runtime(async move {
+            server.shutdown().await;
+            Ok(())
+        })
+        .await;
+    }
 }
 
 impl ToolLoader for ServerLoader {
@@ -86,6 +96,14 @@ impl ToolLoader for ServerLoader {
 
     fn is_stale(&self, _config: &Value) -> bool {
         ServerLoader::is_stale(self)
+    }
+
+    fn release<'a>(&'a self, _config: &'a Value) -> BoxFuture<'a, ()> {
+        Box::pin(self.release())
+    }
+
+    fn is_running(&self, _config: &Value) -> Option<bool> {
+        Some(self.server.is_running())
     }
 }
 
@@ -236,8 +254,10 @@ fn identity(config: &McpServerConfig) -> Value {
 /// of a `kind: mcp` declaration (`serverName`, `connection`, `allowedTools`): the server's tools
 /// (those allowed), in the namespace `namespace`, as a declaration named so offers them
 /// ([`Tool::namespace`]). A configuration without `namespace` (the spelling of earlier versions)
-/// is read with its `serverName` as the namespace, and a warning (`tracing`). One session per
-/// distinct configuration, kept for the process.
+/// is read with its `serverName` as the namespace, and a warning (`tracing`). One server per
+/// distinct configuration, kept until the catalog releases its source (then its session ends and
+/// the server is forgotten); its session also ends after its idle timeout, and starts again on
+/// next use.
 #[derive(Default)]
 pub(crate) struct McpLoader {
     servers: Mutex<HashMap<String, Arc<ServerLoader>>>,
@@ -292,6 +312,20 @@ impl ToolLoader for McpLoader {
     fn is_stale(&self, config: &Value) -> bool {
         let servers = self.servers.lock().unwrap_or_else(|e| e.into_inner());
         servers.get(&canonical_json(config)).is_some_and(|s| s.is_stale())
+    }
+
+    fn release<'a>(&'a self, config: &'a Value) -> BoxFuture<'a, ()> {
+        let removed = self.servers.lock().unwrap_or_else(|e| e.into_inner()).remove(&canonical_json(config));
+        Box::pin(async move {
+            if let Some(server) = removed {
+                server.release().await;
+            }
+        })
+    }
+
+    fn is_running(&self, config: &Value) -> Option<bool> {
+        let servers = self.servers.lock().unwrap_or_else(|e| e.into_inner());
+        Some(servers.get(&canonical_json(config)).is_some_and(|s| s.server.is_running()))
     }
 }
 

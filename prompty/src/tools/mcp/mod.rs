@@ -18,7 +18,21 @@
 //! **Bounds** (all in [`McpServerConfig`], with `DEFAULT_*` constants): connect + `initialize`
 //! 30 s; one call, or one whole listing, 60 s (a declaration sets these two with
 //! `handshakeTimeout` and `callTimeout`); 1000 pages and 10 000 tools per listing; 1 MiB of
-//! text and 8 MiB of images per result; 16 MiB per received message; 8 KiB of stderr kept.
+//! text and 8 MiB of images per result; 16 MiB per received message; 8 KiB of stderr kept; a
+//! session unused for 300 s is ended (`idleTimeout`).
+//!
+//! **Lifecycle.** A session ends in one way, whatever ends it: [`McpServer::shutdown`] (which
+//! waits until it has ended), the drop of the last [`McpServer`] clone (inside a tokio runtime or
+//! not), or [`McpServerConfig::idle_timeout`] passing without a listing or a call
+//! ([`DEFAULT_IDLE_TIMEOUT`], 300 s; `idleTimeout` in a declaration, 1 s to 24 h, see
+//! [`crate::McpTool::IDLE_TIMEOUT_SECS`]; a call in progress is never cut). A stdio server gets EOF
+//! on its stdin, SIGTERM after 3 s, SIGKILL after 3 s more, then SIGKILL for what is left of its
+//! process group; a streamable HTTP session is closed with a `DELETE` carrying its
+//! `Mcp-Session-Id` (at most 5 s, a failure is logged). The close runs on prompty's shared
+//! runtime; one timer task per open session, on that runtime, watches for idleness. A server
+//! stopped for idleness starts again on its next use. The servers prompts declare live in the
+//! tool catalog, which releases them when their sources leave it (see [`crate::catalog`]'s
+//! *Lifecycle*).
 //!
 //! **Secrets.** Environment values, header values and the user information and query of a URL
 //! never appear in `Debug`, errors, or logs written here (they are scrubbed from the server's
@@ -51,9 +65,9 @@ mod stdio;
 #[cfg(not(feature = "mcp-http"))]
 pub(crate) use config::{declared_over_http, http_needs_feature};
 pub use config::{
-    McpServerConfig, McpTransport, DEFAULT_CALL_TIMEOUT, DEFAULT_CONNECT_TIMEOUT, DEFAULT_MAX_IMAGE_BYTES,
-    DEFAULT_MAX_MESSAGE_BYTES, DEFAULT_MAX_PAGES, DEFAULT_MAX_TEXT_BYTES, DEFAULT_MAX_TOOLS, DEFAULT_STDERR_TAIL_BYTES,
-    INHERITED_ENV,
+    McpServerConfig, McpTransport, DEFAULT_CALL_TIMEOUT, DEFAULT_CONNECT_TIMEOUT, DEFAULT_IDLE_TIMEOUT,
+    DEFAULT_MAX_IMAGE_BYTES, DEFAULT_MAX_MESSAGE_BYTES, DEFAULT_MAX_PAGES, DEFAULT_MAX_TEXT_BYTES, DEFAULT_MAX_TOOLS,
+    DEFAULT_STDERR_TAIL_BYTES, INHERITED_ENV,
 };
 pub use output::{McpImage, McpOutput, McpToolAnnotations, McpToolInfo};
 
@@ -65,8 +79,9 @@ use session::{with_tail, Session};
 use std::collections::HashSet;
 use std::fmt;
 use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Weak;
 use std::sync::{Arc, Mutex};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 /// How long a failed stdio session waits for the child to close its stderr, so that the error
 /// carries the child's last words.
@@ -75,11 +90,15 @@ const STDERR_SETTLE: Duration = Duration::from_millis(1500);
 /// One MCP server, reached through one live session that starts on first use and starts again
 /// after the server went away. Cheap to clone (all clones share the session); `Send + Sync`.
 ///
-/// When the last clone drops (or [`McpServer::shutdown`] is called), the session ends, in a task
-/// of the current tokio runtime: a stdio server gets EOF on its stdin, SIGTERM if it has not
-/// exited 3 s later, SIGKILL 3 s after that, and then everything left in its process group (the
-/// processes it started) gets SIGKILL; an HTTP session is closed. Dropped outside a runtime, the
-/// process group is killed at once. (The child also has tokio's `kill_on_drop` as a backstop.)
+/// **Lifecycle.** The session ends in one way, whatever ends it — [`McpServer::shutdown`], the
+/// drop of the last clone (inside a tokio runtime or not), or [`McpServerConfig::idle_timeout`]
+/// passing without a listing or a call: a stdio server gets EOF on its stdin, SIGTERM if it has
+/// not exited 3 s later, SIGKILL 3 s after that, and then everything left in its process group
+/// (the processes it started) gets SIGKILL; an HTTP session is closed with a `DELETE` carrying its
+/// `Mcp-Session-Id` (at most 5 s; a failure is logged, never an error). The close runs on
+/// prompty's shared runtime, so it completes even when the runtime of the last user is gone.
+/// (The child also has tokio's `kill_on_drop` as a backstop.) A session stopped for idleness
+/// starts again, transparently, on the next use.
 ///
 /// ```no_run
 /// # async fn run() -> prompty::Result<()> {
@@ -111,6 +130,41 @@ struct Inner {
     tools: Mutex<Option<(u64, Arc<Vec<McpToolInfo>>)>>,
     /// One listing at a time.
     listing: tokio::sync::Mutex<()>,
+    /// When this value was made: `last_used` counts from it.
+    epoch: Instant,
+    /// Milliseconds from `epoch` to the start or end of the last listing or call.
+    last_used: AtomicU64,
+    /// The idle timer of the current session, if it has one.
+    idle_timer: Mutex<Option<tokio::task::AbortHandle>>,
+    /// Whether the session the idle timer last stopped has ended.
+    ending: Mutex<Option<tokio::sync::watch::Receiver<bool>>>,
+}
+
+impl Inner {
+    fn touch(&self) {
+        let now = u64::try_from(self.epoch.elapsed().as_millis()).unwrap_or(u64::MAX);
+        self.last_used.store(now, Ordering::SeqCst);
+    }
+
+    /// How long since the last listing or call started or ended.
+    fn idle_for(&self) -> Duration {
+        let last = Duration::from_millis(self.last_used.load(Ordering::SeqCst));
+        self.epoch.elapsed().saturating_sub(last)
+    }
+
+    /// Stops the idle timer of the current session.
+    fn disarm(&self) {
+        if let Some(timer) = self.idle_timer.lock().unwrap_or_else(|e| e.into_inner()).take() {
+            timer.abort();
+        }
+    }
+}
+
+impl Drop for Inner {
+    fn drop(&mut self) {
+        // The session (a field) ends as it drops, see `Session`'s `Drop`.
+        self.disarm();
+    }
 }
 
 // `McpServer` is shared across tasks and threads.
@@ -155,6 +209,10 @@ impl McpServer {
                 session: tokio::sync::Mutex::new(None),
                 tools: Mutex::new(None),
                 listing: tokio::sync::Mutex::new(()),
+                epoch: Instant::now(),
+                last_used: AtomicU64::new(0),
+                idle_timer: Mutex::new(None),
+                ending: Mutex::new(None),
             }),
         }
     }
@@ -256,6 +314,7 @@ impl McpServer {
         let config = &self.inner.config;
         let params = CallToolRequestParams::new(tool.to_owned()).with_arguments(arguments);
         let answer = tokio::time::timeout(config.call_timeout, session.client().call_tool(params)).await;
+        self.inner.touch();
         match answer {
             Ok(Ok(result)) => Ok(McpOutput::from_result(result, config.max_text_bytes, config.max_image_bytes)),
             Ok(Err(ServiceError::McpError(e))) => {
@@ -299,20 +358,43 @@ impl McpServer {
         slot.as_ref().and_then(|s| s.stderr.as_ref()).map(|t| self.scrub(&t.text()))
     }
 
-    /// Ends the current session now and waits for it (at most about 8 s): a stdio server gets EOF
-    /// on its stdin, then SIGTERM after 3 s, then SIGKILL for its process group after 3 s more;
-    /// an HTTP session is closed. The next use starts a new session. (When a call still runs on
-    /// the session, the session ends when that call returns, without this wait.)
+    /// Ends the current session now and waits until it has ended (at most about 8 s): a stdio
+    /// server gets EOF on its stdin, then SIGTERM after 3 s, then SIGKILL for its process group
+    /// after 3 s more; an HTTP session is closed with `DELETE`. The next use starts a new session.
+    /// Calls still running on the session are not cut: the session ends when the last of them
+    /// returns (each bounded by [`McpServerConfig::call_timeout`]), and this waits for that.
     ///
     /// ```no_run
     /// # async fn run(server: prompty::mcp::McpServer) {
     /// server.shutdown().await;
+    /// assert!(!server.is_running());
     /// # }
     /// ```
     pub async fn shutdown(&self) {
+        self.inner.disarm();
         let old = self.inner.session.lock().await.take();
-        if let Some(Ok(session)) = old.map(Arc::try_unwrap) {
-            session.end().await;
+        let stopping = self.inner.ending.lock().unwrap_or_else(|e| e.into_inner()).take();
+        if let Some(session) = old {
+            end_session(session).await;
+        }
+        if let Some(mut ended) = stopping {
+            let _ = ended.wait_for(|done| *done).await;
+        }
+    }
+
+    /// Whether a session is open (or being opened) now: a stdio server's process runs, an HTTP
+    /// session is open.
+    ///
+    /// ```
+    /// # use prompty::mcp::{McpServer, McpServerConfig, McpTransport};
+    /// let server = McpServer::new(McpServerConfig::new("s", McpTransport::stdio("srv", [""; 0])));
+    /// assert!(!server.is_running(), "nothing starts before the first use");
+    /// ```
+    pub fn is_running(&self) -> bool {
+        match self.inner.session.try_lock() {
+            Ok(slot) => slot.as_ref().is_some_and(|s| !s.is_closed()),
+            // Held while a session is being started.
+            Err(_) => true,
         }
     }
 
@@ -332,6 +414,7 @@ impl McpServer {
         let generation = self.list_generation();
         let config = &self.inner.config;
         let listed = tokio::time::timeout(config.call_timeout, self.list_pages(&session)).await;
+        self.inner.touch();
         let tools = match listed {
             Ok(Ok(tools)) => Arc::new(tools),
             Ok(Err(ListError::Bound(message))) => return Err(fail(self.scrub(&message))),
@@ -387,6 +470,7 @@ impl McpServer {
 
     /// The live session, started (again) when there is none or the last one ended.
     async fn session(&self) -> std::result::Result<Arc<Session>, String> {
+        self.inner.touch();
         let mut slot = self.inner.session.lock().await;
         if let Some(session) = slot.as_ref().filter(|s| !s.is_closed()) {
             return Ok(Arc::clone(session));
@@ -403,6 +487,14 @@ impl McpServer {
         }
         let session = Arc::new(session);
         *slot = Some(Arc::clone(&session));
+        self.inner.touch();
+        if let Some(idle) = self.inner.config.idle_timeout {
+            let timer = crate::blocking::spawn(idle_watch(Arc::downgrade(&self.inner), Arc::downgrade(&session), idle));
+            let old = std::mem::replace(&mut *self.inner.idle_timer.lock().unwrap_or_else(|e| e.into_inner()), timer);
+            if let Some(old) = old {
+                old.abort();
+            }
+        }
         Ok(session)
     }
 
@@ -437,5 +529,72 @@ impl McpServer {
             }
         }
         out
+    }
+}
+
+/// Ends `session`: at once when this is its last handle, else when the calls holding it return;
+/// either way, waits until it has ended.
+async fn end_session(session: Arc<Session>) {
+    let mut ended = session.ended();
+    match Arc::try_unwrap(session) {
+        Ok(session) => session.end().await,
+        Err(shared) => {
+            // The last call to return drops it, and its `Drop` ends it.
+            drop(shared);
+            let _ = ended.wait_for(|done| *done).await;
+        }
+    }
+}
+
+/// How often the idle timer looks again while a call or listing holds the session.
+const BUSY_RECHECK: Duration = Duration::from_millis(500);
+
+/// The idle timer of one session (a task on prompty's shared runtime, aborted when the session
+/// is shut down or replaced): once the server has gone `idle` without a listing or a call, and no
+/// call holds the session, the session is taken out of the server and ended. It holds no strong
+/// reference to the server or the session while it waits, and never holds the session lock while
+/// waiting (it only tries it).
+async fn idle_watch(inner: Weak<Inner>, session: Weak<Session>, idle: Duration) {
+    loop {
+        let wait = match inner.upgrade() {
+            Some(inner) => idle.saturating_sub(inner.idle_for()),
+            None => return,
+        };
+        if !wait.is_zero() {
+            tokio::time::sleep(wait).await;
+            continue;
+        }
+        let Some(server) = inner.upgrade() else { return };
+        let taken = {
+            let Ok(mut slot) = server.session.try_lock() else {
+                // Someone is starting a session or reading the slot: in use.
+                drop(server);
+                tokio::time::sleep(BUSY_RECHECK).await;
+                continue;
+            };
+            let ours = slot.as_ref().is_some_and(|s| session.upgrade().is_some_and(|mine| Arc::ptr_eq(s, &mine)));
+            if !ours {
+                return;
+            }
+            // More handles than the slot's: a call or listing holds it.
+            let busy = slot.as_ref().is_some_and(|s| Arc::strong_count(s) > 1);
+            if busy || server.idle_for() < idle {
+                None
+            } else {
+                slot.take()
+            }
+        };
+        let Some(taken) = taken else {
+            drop(server);
+            tokio::time::sleep(BUSY_RECHECK.min(idle)).await;
+            continue;
+        };
+        tracing::debug!(server = %server.config.name, ?idle, "an MCP server unused for its idle timeout is stopped");
+        // Ended in a task of its own, which `disarm` (aborting this one) cannot cut short;
+        // `shutdown` waits for it through `ending`.
+        *server.ending.lock().unwrap_or_else(|e| e.into_inner()) = Some(taken.ended());
+        drop(server);
+        crate::blocking::spawn(end_session(taken));
+        return;
     }
 }

@@ -106,6 +106,8 @@ pub(crate) struct Session {
     pub(crate) stderr: Option<Arc<StderrTail>>,
     /// The stdio server's process id, which is also its process group id.
     pub(crate) pid: Option<u32>,
+    /// Set to `true` once the session has ended (process gone, HTTP session closed).
+    ended: tokio::sync::watch::Sender<bool>,
 }
 
 impl Session {
@@ -118,21 +120,42 @@ impl Session {
         self.client.as_ref().is_none_or(|c| c.is_transport_closed() || c.is_closed())
     }
 
+    /// A receiver that sees `true` once the session has ended, however it ends ([`Session::end`],
+    /// or the drop of its last handle); its sender dropped unsent means the same.
+    pub(crate) fn ended(&self) -> tokio::sync::watch::Receiver<bool> {
+        self.ended.subscribe()
+    }
+
     /// Ends the session: `rmcp` closes the transport (a stdio server gets EOF on stdin, then
-    /// SIGTERM, then SIGKILL, see [`CLOSE_TIMEOUT`]; an HTTP session is closed), then whatever is
-    /// left in the server's process group (processes it started that outlived it) gets SIGKILL.
+    /// SIGTERM, then SIGKILL, see [`CLOSE_TIMEOUT`]; an HTTP session is closed with a `DELETE`
+    /// carrying its `Mcp-Session-Id`), then whatever is left in the server's process group
+    /// (processes it started that outlived it) gets SIGKILL.
     pub(crate) async fn end(mut self) {
         let client = self.client.take();
         let pid = self.pid.take();
-        close(client, pid).await;
+        close(client, pid, self.ended.clone()).await;
     }
 }
 
-async fn close(client: Option<RunningService<RoleClient, Handler>>, pid: Option<u32>) {
+/// The one way a session ends: closing the client (rmcp's service loop closes its transport:
+/// [`super::stdio::StdioTransport::close`], or the streamable HTTP worker's `DELETE`), bounded by
+/// [`CLOSE_TIMEOUT`]; then SIGKILL to what is left of the process group; then `ended` is set.
+async fn close(
+    client: Option<RunningService<RoleClient, Handler>>,
+    pid: Option<u32>,
+    ended: tokio::sync::watch::Sender<bool>,
+) {
+    let started = std::time::Instant::now();
     if let Some(mut client) = client {
-        let _ = client.close_with_timeout(CLOSE_TIMEOUT).await;
+        match client.close_with_timeout(CLOSE_TIMEOUT).await {
+            Ok(Some(_)) => {}
+            Ok(None) => tracing::warn!(timeout = ?CLOSE_TIMEOUT, "an MCP session did not close in time"),
+            Err(e) => tracing::debug!(error = %e, "the task of an MCP session had already stopped"),
+        }
     }
     kill_group(pid);
+    tracing::debug!(elapsed = ?started.elapsed(), pid, "an MCP session ended");
+    ended.send_replace(true);
 }
 
 impl Drop for Session {
@@ -142,16 +165,23 @@ impl Drop for Session {
         if client.is_none() && pid.is_none() {
             return;
         }
-        match tokio::runtime::Handle::try_current() {
-            Ok(runtime) => {
-                runtime.spawn(close(client, pid));
+        // Closed on prompty's shared runtime, which outlives the caller's (if any): a graceful
+        // close (stdin EOF, HTTP `DELETE`) whether the last handle dropped inside a runtime or not.
+        let (tx, rx) = tokio::sync::oneshot::channel();
+        let ended = self.ended.clone();
+        let spawned = crate::blocking::spawn(async move {
+            if let Ok((client, pid)) = rx.await {
+                close(client, pid, ended).await;
             }
-            Err(_) => {
-                // No runtime to close it gracefully: kill the group now (the leader is not reaped
-                // yet, so its id still names this group). tokio's `kill_on_drop` is the backstop.
-                kill_group(pid);
-                drop(client);
-            }
+        });
+        if spawned.is_some() {
+            let _ = tx.send((client, pid));
+        } else {
+            // No runtime to close it on: kill the group now (the leader is not reaped yet, so its
+            // id still names this group). tokio's `kill_on_drop` is the backstop.
+            kill_group(pid);
+            drop(client);
+            self.ended.send_replace(true);
         }
     }
 }
@@ -286,7 +316,7 @@ pub(crate) async fn connect(config: &McpServerConfig, generation: Arc<AtomicU64>
     // This layer caches the tool list itself (until `list_changed`): rmcp's response cache is off
     // so that a refresh always asks the server and a failure is never hidden by a stale answer.
     client.peer().set_response_cache_config(ClientCacheConfig::disabled()).await;
-    Ok(Session { client: Some(client), stderr, pid })
+    Ok(Session { client: Some(client), stderr, pid, ended: tokio::sync::watch::channel(false).0 })
 }
 
 /// The streamable HTTP transport of `url` (not connected yet), with the configured headers.

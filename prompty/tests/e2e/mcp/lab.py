@@ -17,7 +17,9 @@ On start it writes `lab: started pid <pid>` to stderr.
 
 `python lab.py --http PORT` serves the same tools over streamable HTTP on 127.0.0.1:PORT (`/mcp`);
 with `LAB_REQUIRED_KEY` set, every request must carry `x-api-key: <that value>` or
-`Authorization: Bearer <that value>` (else 401).
+`Authorization: Bearer <that value>` (else 401). Each HTTP request is logged to stderr as
+`lab: request <METHOD> <path> session=<mcp-session-id or ->` (and its status once answered, as
+`lab: answered <METHOD> <status> session=<id>`), for the tests to see which sessions were closed.
 """
 
 import os
@@ -136,12 +138,34 @@ def require_key(app, key):
     return guarded
 
 
+def log_requests(app):
+    """An ASGI wrapper writing each request's method, path and `mcp-session-id` to stderr."""
+
+    async def logged(scope, receive, send):
+        if scope["type"] != "http":
+            await app(scope, receive, send)
+            return
+        session = dict(scope["headers"]).get(b"mcp-session-id", b"-").decode()
+        method = scope["method"]
+        print(f"lab: request {method} {scope['path']} session={session}", file=sys.stderr, flush=True)
+
+        async def answered(message):
+            if message["type"] == "http.response.start":
+                print(f"lab: answered {method} {message['status']} session={session}", file=sys.stderr, flush=True)
+            await send(message)
+
+        await app(scope, receive, answered)
+
+    return logged
+
+
 if sys.argv[1:2] == ["--http"]:
     import uvicorn
 
     app = server.streamable_http_app()
     key = os.environ.get("LAB_REQUIRED_KEY")
     print(f"lab: started pid {os.getpid()} (http)", file=sys.stderr, flush=True)
-    uvicorn.run(require_key(app, key) if key else app, host="127.0.0.1", port=int(sys.argv[2]), log_level="warning")
+    app = log_requests(require_key(app, key) if key else app)
+    uvicorn.run(app, host="127.0.0.1", port=int(sys.argv[2]), log_level="warning")
 else:
     anyio.run(main)
