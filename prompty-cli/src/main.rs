@@ -277,6 +277,14 @@ tool) is a warning naming the closest known one.
 (line, column and help are null when unknown; code names the rule, e.g. unknown-api-type,
 unknown-connection-key). The summary goes to stderr.
 
+--online also reaches what the prompts declare, with their ${env:} references resolved (from
+the environment and the .env of the first path's folder and of the working directory): every
+MCP server is started (a stdio server's command runs) or connected to and its tool list read,
+every OpenAPI document read. A server or document that cannot be reached is an error
+(remote-tools-unavailable); a name in allowedTools or in approvalMode's lists that the server
+does not offer is a warning naming the closest offered tool (unoffered-tool); a declaration that
+leaves the model no tool is a warning (no-remote-tools). The servers are stopped before exit.
+
 Exit code 1 when an error was found (or a warning, with --deny warnings), 0 otherwise.
 
 Examples:
@@ -580,6 +588,10 @@ struct CheckArgs {
     /// Fail on warnings too (`--deny warnings`).
     #[arg(long, value_enum, value_name = "WHAT")]
     deny: Option<Deny>,
+    /// Also reach the declared MCP servers and OpenAPI documents: start them (stdio commands run),
+    /// read their tool lists, and check the names the prompt lists against them.
+    #[arg(long)]
+    online: bool,
 }
 
 impl CheckArgs {
@@ -726,6 +738,11 @@ fn env_folder(command: &Command) -> Option<Option<&std::path::Path>> {
         Command::Tools(a) => Some(call::folder_of(&a.file)),
         Command::Models(a) => Some(a.prompt.as_deref().and_then(call::folder_of)),
         Command::Eval(a) => Some(a.files.first().and_then(|f| call::folder_of(f))),
+        // Going online resolves `${env:}` references: the `.env` of the first path (and of the
+        // working directory) as the commands that run a prompt read it.
+        Command::Check(a) if a.online => {
+            Some(a.paths.first().and_then(|p| if p.is_dir() { Some(p.as_path()) } else { call::folder_of(p) }))
+        }
         Command::Check(_) | Command::Trace(_) | Command::Replay(_) | Command::Sessions(_) | Command::Lsp(_) => None,
         Command::Resume(_) => Some(None),
     }

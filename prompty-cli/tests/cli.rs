@@ -1445,6 +1445,98 @@ fn tools_starts_an_mcp_server_and_lists_its_allowed_tools() {
     assert!(tools[0]["parameters"]["properties"]["message"].is_object(), "{tools:#}");
 }
 
+/// Whether a process of this id is alive (a zombie counts as gone).
+#[cfg(target_os = "linux")]
+fn alive(pid: u32) -> bool {
+    std::fs::read_to_string(format!("/proc/{pid}/stat"))
+        .map(|s| s.rsplit(')').next().and_then(|r| r.split_whitespace().next()) != Some("Z"))
+        .unwrap_or(false)
+}
+
+#[cfg(target_os = "linux")]
+#[test]
+fn check_online_starts_the_declared_servers_and_checks_the_names_they_offer() {
+    let everything = common::npm_bin_dir().join("mcp-server-everything");
+    assert!(everything.exists(), "{} is missing: run `npm ci --prefix prompty/tests/e2e`", everything.display());
+    let dir = scratch("check-online");
+    let closed = common::free_port();
+    // The server is started through a script that records its pid: only going online runs it.
+    let script = dir.join("server.sh");
+    std::fs::write(&script, "#!/bin/sh\necho $$ >> \"$(dirname \"$0\")/started\"\nexec \"$EVERYTHING\" stdio\n")
+        .unwrap();
+    std::fs::set_permissions(&script, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
+    let text = format!(
+        "---\nname: online\ntools:\n  - name: everything_server\n    kind: mcp\n    serverName: everything\n    connection:\n      \
+         kind: stdio\n      command: ${{env:SERVER_SCRIPT}}\n      env: {{EVERYTHING: {}}}\n    allowedTools: [echo, ech0]\n    \
+         approvalMode:\n      kind: specify\n      neverRequireApprovalTools: [echo, get_sum]\n  - name: gone\n    kind: mcp\n    serverName: gone\n    \
+         connection:\n      kind: stdio\n      command: ./no-such-server\n  - name: pets\n    kind: openapi\n    \
+         specification: http://127.0.0.1:{closed}/openapi.json\n---\nuser:\nhi",
+        everything.display()
+    );
+    std::fs::write(dir.join("online.prompty"), &text).unwrap();
+
+    let offline = prompty(&dir)
+        .args(["check", "--format", "json", "online.prompty"])
+        .env("SERVER_SCRIPT", &script)
+        .output()
+        .unwrap();
+    assert!(offline.status.success(), "{offline:?}");
+    assert!(!dir.join("started").exists(), "a check without --online started a server");
+
+    let out = prompty(&dir)
+        .args(["check", "--online", "--format", "json", "online.prompty"])
+        .env("SERVER_SCRIPT", &script)
+        .output()
+        .unwrap();
+    let (stdout, stderr) = texts(&out);
+    assert_eq!(out.status.code(), Some(1), "{stdout}\n{stderr}");
+    let found: Vec<Value> = serde_json::from_str(&stdout).unwrap();
+    let by = |code: &str| -> Vec<&Value> { found.iter().filter(|d| d["code"] == code).collect() };
+    let unoffered = by("unoffered-tool");
+    assert_eq!(unoffered.len(), 2, "{found:#?}");
+    // `ech0`: line 11 (`allowedTools: [echo, ech0]`), at the name.
+    assert_eq!(
+        (unoffered[0]["line"].as_u64(), unoffered[0]["severity"].as_str()),
+        (Some(11), Some("warning")),
+        "{found:#?}"
+    );
+    assert_eq!(unoffered[0]["column"].as_u64(), Some(26), "{found:#?}");
+    let message = unoffered[0]["message"].as_str().unwrap();
+    assert!(message.starts_with("MCP server 'everything' (tool `everything_server`) does not offer `ech0`, named in allowedTools (did you mean `echo`?); it offers: "), "{message}");
+    assert!(message.contains("echo"), "{message}");
+    assert!(
+        unoffered[1]["message"]
+            .as_str()
+            .unwrap()
+            .contains("`get_sum`, named in approvalMode.neverRequireApprovalTools"),
+        "{found:#?}"
+    );
+    let unavailable = by("remote-tools-unavailable");
+    assert_eq!(unavailable.len(), 2, "{found:#?}");
+    assert_eq!(
+        (unavailable[0]["line"].as_u64(), unavailable[0]["severity"].as_str()),
+        (Some(15), Some("error")),
+        "{found:#?}"
+    );
+    let message = unavailable[0]["message"].as_str().unwrap();
+    assert!(message.starts_with("tool `gone` is unavailable: MCP server 'gone' could not be started"), "{message}");
+    assert!(message.contains("no-such-server"), "{message}");
+    assert_eq!(unavailable[1]["line"].as_u64(), Some(21), "{found:#?}");
+    let message = unavailable[1]["message"].as_str().unwrap();
+    assert!(message.starts_with("tool `pets` is unavailable: "), "{message}");
+    assert!(message.contains(&format!("127.0.0.1:{closed}")), "{message}");
+
+    // The server ran, and is gone once the command has returned.
+    let started = std::fs::read_to_string(dir.join("started")).unwrap();
+    let pids: Vec<u32> = started.lines().map(|l| l.trim().parse().unwrap()).collect();
+    assert_eq!(pids.len(), 1, "one server per declaration: {started}");
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+    while alive(pids[0]) && std::time::Instant::now() < deadline {
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    assert!(!alive(pids[0]), "the server {} outlived `prompty check --online`", pids[0]);
+}
+
 #[cfg(unix)]
 #[test]
 fn ctrl_c_cancels_a_run_with_exit_130() {

@@ -254,7 +254,7 @@ pub mod prompts;
 #[cfg(feature = "eval")]
 pub mod eval;
 
-pub use check::check;
+pub use check::{check, check_online, check_online_async};
 pub use error::{Error, FormatError, HttpFailure, Result, TurnFailure, TurnStop};
 pub use invoke::{cast, invoke, invoke_async, invoke_stream, run, run_async, run_stream};
 pub use prepare::load::{load, load_async, load_with, load_with_async};

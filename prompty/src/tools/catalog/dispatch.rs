@@ -189,7 +189,7 @@ fn is_required(tool: &Tool) -> bool {
 
 /// The source's entries: loaded into the global catalog when it has not been, loaded again when
 /// its loader says it is stale.
-async fn fetch(kind: &str, src: ToolSource) -> Result<Vec<Arc<CatalogEntry>>> {
+pub(crate) async fn fetch(kind: &str, src: ToolSource) -> Result<Vec<Arc<CatalogEntry>>> {
     let catalog = ToolCatalog::global();
     if let Some(entries) = catalog.fresh_source_entries(&src.id) {
         return Ok(entries);

@@ -2,6 +2,10 @@
 //! `include_prompty!` fail the build), completed with what only the running program knows: which
 //! renderers, parsers, executors, tool functions and tool handlers are registered.
 
+mod online;
+
+pub use online::{check_online, check_online_async};
+
 use crate::analysis::{self, Diagnostic, Report};
 use crate::{get_executor, get_parser, get_processor, get_renderer, get_tool, Agent, Error, ToolKind};
 
