@@ -1502,15 +1502,12 @@ fn check_online_starts_the_declared_servers_and_checks_the_names_they_offer() {
     );
     assert_eq!(unoffered[0]["column"].as_u64(), Some(26), "{found:#?}");
     let message = unoffered[0]["message"].as_str().unwrap();
-    assert!(message.starts_with("MCP server 'everything' (tool `everything_server`) does not offer `ech0`, named in allowedTools (did you mean `echo`?); it offers: "), "{message}");
-    assert!(message.contains("echo"), "{message}");
-    assert!(
-        unoffered[1]["message"]
-            .as_str()
-            .unwrap()
-            .contains("`get_sum`, named in approvalMode.neverRequireApprovalTools"),
-        "{found:#?}"
-    );
+    assert!(message.starts_with("MCP server 'everything' (tool 'everything_server') does not offer 'ech0' named in allowedTools; it offers: echo, "), "{message}");
+    assert!(message.ends_with("(did you mean `echo`?)"), "{message}");
+    let message = unoffered[1]["message"].as_str().unwrap();
+    assert!(message.contains("'get_sum' named in approvalMode.neverRequireApprovalTools"), "{message}");
+    assert!(message.ends_with("(did you mean `get-sum`?)"), "{message}");
+    assert_eq!((unoffered[1]["line"].as_u64(), unoffered[1]["column"].as_u64()), (Some(14), Some(41)), "{found:#?}");
     let unavailable = by("remote-tools-unavailable");
     assert_eq!(unavailable.len(), 2, "{found:#?}");
     assert_eq!(

@@ -33,7 +33,7 @@ use crate::{Agent, ToolKind};
 /// let mut report = prompty::check(&agent);
 /// prompty::check_online_async(&agent, &mut report).await;
 /// for d in report.warnings() {
-///     eprintln!("{d}"); // files.prompty:9:21: MCP server 'fs' (tool `files`) does not offer `ech0` ...
+///     eprintln!("{d}"); // files.prompty:9:21: MCP server 'fs' (tool `files`) does not offer 'ech0' named in allowedTools; it offers: ...
 /// }
 /// # Ok(()) }
 /// ```
