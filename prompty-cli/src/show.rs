@@ -111,6 +111,14 @@ pub async fn tools(args: &ToolsArgs) -> CliResult {
                 .await
                 .map_err(|e| CliError::provider(format!("listing the tools failed: {e}")))??
         };
+        if definitions.is_empty() && matches!(tool.kind, prompty::ToolKind::Mcp(_) | prompty::ToolKind::OpenApi(_)) {
+            crate::ui::info(format!(
+                "warning: `{}` offers the model no tools (its server or document failed, or allowedTools leaves \
+                 nothing): `prompty check --online {}` says why",
+                tool.name,
+                args.file.display()
+            ));
+        }
         for d in definitions {
             let mut entry = json!({
                 "name": d.name,

@@ -1532,6 +1532,18 @@ fn check_online_starts_the_declared_servers_and_checks_the_names_they_offer() {
         std::thread::sleep(std::time::Duration::from_millis(50));
     }
     assert!(!alive(pids[0]), "the server {} outlived `prompty check --online`", pids[0]);
+
+    // `prompty tools` lists what is reachable and says which declarations offer nothing.
+    let tools = prompty(&dir).args(["tools", "online.prompty"]).env("SERVER_SCRIPT", &script).output().unwrap();
+    let (stdout, stderr) = texts(&tools);
+    assert!(tools.status.success(), "{stdout}\n{stderr}");
+    let listed: Vec<Value> = serde_json::from_str(&stdout).unwrap();
+    assert_eq!(listed.len(), 1, "only echo is allowed: {stdout}");
+    for name in ["gone", "pets"] {
+        let line = format!("warning: `{name}` offers the model no tools (its server or document failed, or allowedTools leaves nothing): `prompty check --online online.prompty` says why");
+        assert!(stderr.contains(&line), "{stderr}");
+    }
+    assert!(!stderr.contains("`everything_server` offers"), "{stderr}");
 }
 
 #[cfg(unix)]
