@@ -101,6 +101,7 @@ pub async fn prepare(args: &PromptArgs) -> CliResult {
 pub async fn tools(args: &ToolsArgs) -> CliResult {
     let agent = call::load(&args.file, None).await?;
     let mut out = Vec::new();
+    let mut offers_nothing = false;
     for tool in agent.tools.as_deref().unwrap_or_default() {
         let projector = prompty::get_tool_projector(tool.kind.as_str())?;
         let definitions = {
@@ -112,12 +113,7 @@ pub async fn tools(args: &ToolsArgs) -> CliResult {
                 .map_err(|e| CliError::provider(format!("listing the tools failed: {e}")))??
         };
         if definitions.is_empty() && matches!(tool.kind, prompty::ToolKind::Mcp(_) | prompty::ToolKind::OpenApi(_)) {
-            crate::ui::info(format!(
-                "warning: `{}` offers the model no tools (its server or document failed, or allowedTools leaves \
-                 nothing): `prompty check --online {}` says why",
-                tool.name,
-                args.file.display()
-            ));
+            offers_nothing = true;
         }
         for d in definitions {
             let mut entry = json!({
@@ -133,6 +129,17 @@ pub async fn tools(args: &ToolsArgs) -> CliResult {
                 entry["remoteName"] = json!(remote);
             }
             out.push(entry);
+        }
+    }
+    if offers_nothing {
+        // Why a declaration offers nothing: what going online finds (its server or document is
+        // unavailable, or its lists name tools the server does not offer).
+        let mut report = prompty::check(&agent);
+        prompty::check_online_async(&agent, &mut report).await;
+        for d in &report.diagnostics {
+            if matches!(d.code, "remote-tools-unavailable" | "unoffered-tool" | "no-remote-tools") {
+                crate::ui::info(format!("warning: {d}"));
+            }
         }
     }
     let text = serde_json::to_string_pretty(&out).unwrap_or_default();
