@@ -74,7 +74,7 @@ pub fn turn_options() -> TurnOptions {
                 let how = if *is_error { "failed" } else { "returned" };
                 eprintln!("[tool] {name} {how}: {}", clip(result, 200));
             }
-            AgentEvent::Error { message, .. } => eprintln!("[tool] error: {}", clip(message, 200)),
+            AgentEvent::Error { message, .. } => eprintln!("[tool] error: {}", clip(message, 400)),
             AgentEvent::Warning { message, .. } => eprintln!("[tool] warning: {}", clip(message, 400)),
             _ => {}
         }

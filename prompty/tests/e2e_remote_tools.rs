@@ -281,7 +281,7 @@ async fn an_openapi_document_outside_the_prompts_folder_is_read_only_from_an_all
     let (options, events) = TurnOptions::new().record_events();
     let _: String = within(prompty::turn_async(&confined, &json!({}), options)).await.unwrap();
     assert!(tool_names(&bodies(&server)[before]).is_empty(), "{:?}", bodies(&server)[before]);
-    let said = warnings(&events.take());
+    let said = errors(&events.take());
     assert!(
         said.iter().any(|(tool, message)| tool == "petstore" && message.contains("is outside allowed roots")),
         "{said:#?}"
@@ -442,6 +442,17 @@ fn warnings(events: &[AgentEvent]) -> Vec<(String, String)> {
         .collect()
 }
 
+/// The `error` events recorded: (the declaration or tool, the text).
+fn errors(events: &[AgentEvent]) -> Vec<(String, String)> {
+    events
+        .iter()
+        .filter_map(|e| match e {
+            AgentEvent::Error { message, tool } => Some((tool.clone().unwrap_or_default(), message.clone())),
+            _ => None,
+        })
+        .collect()
+}
+
 /// The processes (read from /proc) whose command line is exactly `argv`.
 fn processes_running(argv: &[&str]) -> usize {
     let wanted: Vec<u8> = argv.iter().flat_map(|a| a.bytes().chain([0])).collect();
@@ -455,7 +466,7 @@ fn processes_running(argv: &[&str]) -> usize {
 
 /// A prompt with the good server (server-everything), one whose command does not exist, one that
 /// never speaks MCP (`sleep`, given 1 s to finish the handshake) and an OpenAPI document that is
-/// not there: the model gets the good server's tools only, calls one, and answers; a `warning`
+/// not there: the model gets the good server's tools only, calls one, and answers; an `error`
 /// event and a `tracing` warning name each declaration left out and why; the failing servers are
 /// tried once in the turn (not again before its second request).
 #[tokio::test(flavor = "multi_thread")]
@@ -491,9 +502,9 @@ async fn servers_that_cannot_start_are_left_out_and_the_turn_goes_on() {
     }
     assert_eq!(tool_messages(&sent[1])[0]["content"], "Echo: still here");
 
-    let said = warnings(&events.take());
+    let said = errors(&events.take());
     let tools_said: Vec<&str> = said.iter().map(|(t, _)| t.as_str()).collect();
-    assert_eq!(tools_said, ["ghost_server", "silent_server", "missing_api"], "one warning each, once: {said:#?}");
+    assert_eq!(tools_said, ["ghost_server", "silent_server", "missing_api"], "one error event each, once: {said:#?}");
     let tail = "; the turn goes on without its tools (declare `required: true` to fail the turn instead)";
     let (ghost, silent, api) = (&said[0].1, &said[1].1, &said[2].1);
     assert!(

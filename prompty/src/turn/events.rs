@@ -87,17 +87,18 @@ pub enum AgentEvent {
         /// The whole conversation, the final answer last.
         messages: Vec<Message>,
     },
-    /// Something failed and the loop goes on (a tool returned an error or panicked, its
-    /// arguments were not JSON).
+    /// Something failed and the loop goes on: a tool returned an error or panicked, its
+    /// arguments were not JSON, or a declared MCP server or OpenAPI document could not be
+    /// started, reached or listed (`tool`: the declaration; its tools are left out of this turn's
+    /// requests and it is tried again in the next turn; the same text goes to `tracing`, target
+    /// `prompty::tools`). A declaration with `required: true` fails the turn instead.
     Error {
         /// What failed.
         message: String,
         /// The tool concerned.
         tool: Option<String>,
     },
-    /// Something the prompt declares could not be used as declared, and the turn goes on: a
-    /// declared MCP server or OpenAPI document that could not be started, reached or listed (its
-    /// tools are left out of this turn's requests; it is tried again in the next turn), or a name
+    /// Something the prompt declares is not what its server offers, and the turn goes on: a name
     /// in `allowedTools` / `approvalMode` that the server does not offer (said once per
     /// declaration and tool list). The same text goes to `tracing` (target `prompty::tools`).
     ///

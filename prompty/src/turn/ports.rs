@@ -3,7 +3,7 @@
 //!
 //! - [`PromptModel`] (the model): the prompt's executor and processor, whole or streamed; the
 //!   remote tool lists loaded before each invocation (a source that fails left out of the turn,
-//!   with a `warning` event, unless it is `required`); a forced tool choice relaxed after the first
+//!   with an `error` event, unless it is `required`; unoffered names with a `warning` event); a forced tool choice relaxed after the first
 //!   tool round; the output guardrail; retryable failures told from the others, with the HTTP
 //!   layer's request budget shared by the attempts of one invocation; the raw response kept in the
 //!   response's metadata, from which the executor formats the tool round (also after a resume in
@@ -480,7 +480,12 @@ impl ModelPort for PromptModel {
                     Ok((left_out, warnings)) => {
                         s.lock().left_out.extend(left_out);
                         for w in warnings {
-                            s.emitter.emit(|| AgentEvent::Warning { message: w.message, tool: Some(w.tool) });
+                            let (message, tool) = (w.message, Some(w.tool));
+                            if w.failed {
+                                s.emitter.emit(|| AgentEvent::Error { message, tool });
+                            } else {
+                                s.emitter.emit(|| AgentEvent::Warning { message, tool });
+                            }
                         }
                     }
                     Err(e) => return Err(ModelFailure::Fatal(TurnStop::Failed(Box::new(e)))),

@@ -151,6 +151,8 @@ async fn listed(kind: &str, src: ToolSource) -> Result<Vec<Arc<CatalogEntry>>> {
 pub(crate) struct SourceWarning {
     /// The declaration's `name`.
     pub(crate) tool: String,
+    /// Whether its source failed (its tools are left out): an error event, not a warning.
+    pub(crate) failed: bool,
     /// What happened, and what to do (no secret).
     pub(crate) message: String,
 }
@@ -222,7 +224,7 @@ fn settle(
         Ok(entries) => {
             for message in unoffered_once(tool, source_id, &entries) {
                 tracing::warn!(target: "prompty::tools", tool = %tool.name, kind = tool.kind.as_str(), "{message}");
-                warnings.push(SourceWarning { tool: tool.name.clone(), message });
+                warnings.push(SourceWarning { tool: tool.name.clone(), failed: false, message });
             }
             Ok(Loaded::Listed(entries))
         }
@@ -239,7 +241,7 @@ fn settle(
                 described(tool)
             );
             tracing::warn!(target: "prompty::tools", tool = %tool.name, kind = tool.kind.as_str(), "{message}");
-            warnings.push(SourceWarning { tool: tool.name.clone(), message });
+            warnings.push(SourceWarning { tool: tool.name.clone(), failed: true, message });
             Ok(Loaded::LeftOut)
         }
     }
@@ -542,6 +544,7 @@ mod tests {
             warnings,
             [SourceWarning {
                 tool: "settle_gone".into(),
+                failed: true,
                 message:
                     "the tool 'settle_gone' (kind: mcp, serverName: gone) is left out of this request: MCP server \
                           'gone' could not be started: no such file; the turn goes on without its tools (declare \
