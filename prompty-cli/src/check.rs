@@ -99,7 +99,6 @@ pub fn run(args: &CheckArgs) -> CliResult {
             });
         }
     }
-    // LIFECYCLE-MERGE: shut the global catalog's declared servers down here.
     let errors = found.iter().filter(|f| f.diagnostic.severity == Severity::Error).count();
     let warnings = found.len() - errors;
     match args.format {

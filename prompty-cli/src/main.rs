@@ -725,6 +725,14 @@ fn main() -> ExitCode {
             e.exit
         }
     };
+    // The MCP servers the prompts declared end before the process does: a stdio server gets EOF,
+    // then SIGTERM; an HTTP session is closed with DELETE.
+    let catalog = prompty::catalog::ToolCatalog::global();
+    if catalog.sources().iter().any(|s| s.declared) {
+        if let Err(e) = catalog.remove_declared_sources() {
+            ui::note(format!("stopping the declared servers: {e}"));
+        }
+    }
     ExitCode::from(exit.code())
 }
 

@@ -1043,11 +1043,11 @@ fn allow_root_lets_a_prompt_read_an_openapi_document_outside_its_folder() {
             .output()
             .unwrap()
     };
-    // Without the flag the document is refused: its operations are left out, with a warning
+    // Without the flag the document is refused: its operations are left out, with an error event
     // that says what to do, and the API is never called.
     let out = run(&[]);
     let stderr = texts(&out).1;
-    assert!(stderr.contains("warning: the tool 'pets' (kind: openapi) is left out of this request"), "{stderr}");
+    assert!(stderr.contains("[tool] error: the tool 'pets' (kind: openapi) is left out of this request"), "{stderr}");
     assert!(stderr.contains("is outside allowed roots"), "{stderr}");
     assert!(stderr.contains("on the command line: `--allow-root DIR`"), "says what to do: {stderr}");
     assert_eq!(requests.try_iter().count(), 0);
