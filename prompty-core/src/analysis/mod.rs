@@ -1025,6 +1025,18 @@ impl<'a> Checker<'a> {
             }
             seen.insert(tool.name.clone(), i);
             if let ToolKind::Mcp(m) = &tool.kind {
+                // The bounds the runtime enforces when it starts the server, known from the file.
+                let timeouts = [
+                    ("handshakeTimeout", m.handshake_duration()),
+                    ("callTimeout", m.call_duration()),
+                    ("idleTimeout", m.idle_duration()),
+                ];
+                for (field, read) in timeouts {
+                    if let Err(problem) = read {
+                        let at = self.at(&format!("{here}.{field}"));
+                        self.error("invalid-timeout", at, format!("the MCP tool `{}`: {problem}", tool.name));
+                    }
+                }
                 if !m.server_name.is_empty() && m.server_name != tool.name {
                     let at = self.at(&format!("{here}.name"));
                     let (name, server) = (&tool.name, &m.server_name);
@@ -1457,6 +1469,23 @@ mod tests {
                  conversation recorded with the old names still runs; to keep them, name the declaration `fs`)"
                     .to_owned()
             )]
+        );
+    }
+
+    #[test]
+    fn mcp_timeouts_out_of_their_bounds_are_errors_at_the_field() {
+        let text = "---\ntools:\n  - name: fs\n    kind: mcp\n    serverName: fs\n    handshakeTimeout: 0\n    \
+                    callTimeout: \"10\"\n    idleTimeout: 90000\n  - name: ok\n    kind: mcp\n    serverName: ok\n    \
+                    handshakeTimeout: 2.5\n    callTimeout: 3600\n    idleTimeout: 1\n---\nHi";
+        let report = check_str(text, Path::new("."), "t.prompty", &LoadOptions::new());
+        let found: Vec<(&str, String)> = report.errors().map(|d| (d.code, d.to_string())).collect();
+        assert_eq!(
+            found,
+            [
+                ("invalid-timeout", "t.prompty:6:5: the MCP tool `fs`: `handshakeTimeout` is 0; it must be a number of seconds from 1 to 600".to_owned()),
+                ("invalid-timeout", "t.prompty:7:5: the MCP tool `fs`: `callTimeout` is \"10\" (a string); it must be a number of seconds from 1 to 3600".to_owned()),
+                ("invalid-timeout", "t.prompty:8:5: the MCP tool `fs`: `idleTimeout` is 90000; it must be a number of seconds from 1 to 86400".to_owned()),
+            ]
         );
     }
 

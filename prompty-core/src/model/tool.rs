@@ -157,8 +157,8 @@ pub struct McpTool {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub idle_timeout: Option<Value>,
     /// `required: true`: a server that cannot be started, reached or listed fails the turn. By
-    /// default (`false`) its tools are left out of the request, a warning says why, and the turn
-    /// goes on with the other tools.
+    /// default (`false`) its tools are left out of the request, an error event and a `tracing`
+    /// warning say why, and the turn goes on with the other tools.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub required: bool,
 }
@@ -327,8 +327,8 @@ pub struct OpenApiTool {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub strict: Option<bool>,
     /// `required: true`: a document that cannot be read (or fetched) fails the turn. By default
-    /// (`false`) its operations are left out of the request, a warning says why, and the turn goes
-    /// on with the other tools.
+    /// (`false`) its operations are left out of the request, an error event and a `tracing`
+    /// warning say why, and the turn goes on with the other tools.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub required: bool,
 }
