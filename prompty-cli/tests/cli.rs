@@ -1449,14 +1449,6 @@ fn tools_starts_an_mcp_server_and_lists_its_allowed_tools() {
     assert!(tools[0]["parameters"]["properties"]["message"].is_object(), "{tools:#}");
 }
 
-/// Whether a process of this id is alive (a zombie counts as gone).
-#[cfg(target_os = "linux")]
-fn alive(pid: u32) -> bool {
-    std::fs::read_to_string(format!("/proc/{pid}/stat"))
-        .map(|s| s.rsplit(')').next().and_then(|r| r.split_whitespace().next()) != Some("Z"))
-        .unwrap_or(false)
-}
-
 #[cfg(target_os = "linux")]
 #[test]
 fn check_online_starts_the_declared_servers_and_checks_the_names_they_offer() {
@@ -1532,10 +1524,10 @@ fn check_online_starts_the_declared_servers_and_checks_the_names_they_offer() {
     let pids: Vec<u32> = started.lines().map(|l| l.trim().parse().unwrap()).collect();
     assert_eq!(pids.len(), 1, "one server per declaration: {started}");
     let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
-    while alive(pids[0]) && std::time::Instant::now() < deadline {
+    while common::alive(pids[0]) && std::time::Instant::now() < deadline {
         std::thread::sleep(std::time::Duration::from_millis(50));
     }
-    assert!(!alive(pids[0]), "the server {} outlived `prompty check --online`", pids[0]);
+    assert!(!common::alive(pids[0]), "the server {} outlived `prompty check --online`", pids[0]);
 
     // `prompty tools` lists what is reachable and says why the others offer nothing.
     let tools = prompty(&dir).args(["tools", "online.prompty"]).env("SERVER_SCRIPT", &script).output().unwrap();

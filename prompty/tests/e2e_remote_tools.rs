@@ -9,27 +9,12 @@ mod common;
 #[path = "e2e/peers.rs"]
 mod peers;
 
-use common::{within, Aimock};
+use common::{within, workdir, write_and_load, Aimock};
 use prompty::{AgentEvent, Guardrails, TurnOptions, Verdict};
 use serde_json::{json, Value};
 use std::io::Write;
-use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, OnceLock};
 use std::time::{Duration, Instant};
-
-/// A folder for one test's prompt (and the OpenAPI document it names).
-fn workdir(tag: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("prompty-remote-{tag}-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    dir
-}
-
-/// Writes `text` as `dir/<name>.prompty` and loads it.
-fn load(dir: &Path, name: &str, text: &str) -> prompty::Agent {
-    let path = dir.join(format!("{name}.prompty"));
-    std::fs::write(&path, text).unwrap();
-    prompty::load(&path).unwrap_or_else(|e| panic!("bad test prompt: {e}\n{text}"))
-}
 
 fn model(server: &Aimock) -> String {
     format!(
@@ -91,7 +76,7 @@ async fn turn_with_events<'a>(
 async fn a_model_calls_an_mcp_tool_and_an_openapi_operation_in_one_conversation() {
     let server = Aimock::start_with("remote_tools.json", &[]);
     let prism = peers::prism_mock("3.0", "petstore.json");
-    let dir = workdir("both");
+    let dir = workdir("remote", "both");
     std::fs::copy(peers::oas_example("3.0", "petstore.json"), dir.join("petstore.json")).unwrap();
     // getPetById needs the `api_key` header (its security scheme): the connection's key goes there.
     let text = format!(
@@ -101,7 +86,7 @@ async fn a_model_calls_an_mcp_tool_and_an_openapi_operation_in_one_conversation(
         everything_tool(""),
         prism.url()
     );
-    let agent = load(&dir, "both", &text);
+    let agent = write_and_load(&dir, "both", &text);
     let (answer, events) = turn_with_events(&agent, TurnOptions::new().parallel_tool_calls(true)).await;
     assert_eq!(answer, "The server echoed your words and pet 7 was found.");
     assert_eq!(events.len(), 2);
@@ -128,13 +113,13 @@ async fn a_model_calls_an_mcp_tool_and_an_openapi_operation_in_one_conversation(
 #[tokio::test(flavor = "multi_thread")]
 async fn an_image_an_mcp_tool_returns_reaches_the_model_as_an_image() {
     let server = Aimock::start_with("remote_tools.json", &[]);
-    let dir = workdir("image");
+    let dir = workdir("remote", "image");
     let text = format!(
         "---\nname: image\n{}tools:\n{}---\nuser:\nshow me the tiny image",
         model(&server),
         everything_tool("")
     );
-    let agent = load(&dir, "image", &text);
+    let agent = write_and_load(&dir, "image", &text);
     let answer: String = within(prompty::turn_async(&agent, &json!({}), TurnOptions::new())).await.unwrap();
     assert_eq!(answer, "A tiny image.");
     let sent = bodies(&server);
@@ -165,7 +150,7 @@ impl std::io::Write for Captured {
 async fn the_namespace_is_the_declarations_name_and_the_server_name_of_earlier_versions_still_runs() {
     use tracing::instrument::WithSubscriber;
     let server = Aimock::start_with("remote_tools.json", &[]);
-    let dir = workdir("namespace");
+    let dir = workdir("remote", "namespace");
     // The declaration `everything_server` of the server `everything`: its tools are offered as
     // `everything_server__<tool>`; the model (a conversation recorded by an earlier version)
     // calls `everything__get-tiny-image`, the server's name.
@@ -175,7 +160,7 @@ async fn the_namespace_is_the_declarations_name_and_the_server_name_of_earlier_v
         peers::npm_bin("mcp-server-everything").display()
     );
     let text = format!("---\nname: image\n{}tools:\n{tool}---\nuser:\nshow me the tiny image", model(&server));
-    let agent = load(&dir, "old-names", &text);
+    let agent = write_and_load(&dir, "old-names", &text);
     let captured = Captured::default();
     let writer = captured.clone();
     let subscriber = tracing_subscriber::fmt().with_writer(move || writer.clone()).with_ansi(false).finish();
@@ -224,9 +209,9 @@ fn the_mcp_catalog_loader_takes_its_namespace_as_a_declaration_takes_its_name() 
 async fn an_openapi_document_outside_the_prompts_folder_is_read_only_from_an_allowed_root() {
     let server = Aimock::start_with("remote_tools.json", &[]);
     let prism = peers::prism_mock("3.0", "petstore.json");
-    let dir = workdir("outside-prompt");
+    let dir = workdir("remote", "outside-prompt");
     // Two shared folders, one for each way of allowing them (each its own catalog source).
-    let shared = [workdir("outside-shared-a"), workdir("outside-shared-b")];
+    let shared = [workdir("remote", "outside-shared-a"), workdir("remote", "outside-shared-b")];
     for folder in &shared {
         std::fs::copy(peers::oas_example("3.0", "petstore.json"), folder.join("petstore.json")).unwrap();
     }
@@ -291,7 +276,7 @@ async fn an_openapi_document_outside_the_prompts_folder_is_read_only_from_an_all
 #[tokio::test(flavor = "multi_thread")]
 async fn allowed_tools_and_approval_keep_a_server_tool_from_running() {
     let server = Aimock::start_with("remote_tools.json", &[]);
-    let dir = workdir("files");
+    let dir = workdir("remote", "files");
     let root = dir.join("root");
     std::fs::create_dir_all(&root).unwrap();
     std::fs::write(root.join("notes.txt"), "kept").unwrap();
@@ -304,8 +289,11 @@ async fn allowed_tools_and_approval_keep_a_server_tool_from_running() {
         )
     };
     // Only read tools allowed: write_file is not offered, and a call of it is refused.
-    let agent =
-        load(&dir, "files", &write_prompt(&server, &files("    allowedTools: [read_text_file, list_directory]\n")));
+    let agent = write_and_load(
+        &dir,
+        "files",
+        &write_prompt(&server, &files("    allowedTools: [read_text_file, list_directory]\n")),
+    );
     let (answer, results) = turn_with_events(&agent, TurnOptions::new()).await;
     assert_eq!(answer, "I could not write it.");
     let sent = bodies(&server);
@@ -315,7 +303,7 @@ async fn allowed_tools_and_approval_keep_a_server_tool_from_running() {
     assert!(!root.join("x.txt").exists());
 
     // Allowed, but approval always needed and no approver: denied, never run.
-    let agent = load(&dir, "files2", &write_prompt(&server, &files("    approvalMode: always\n")));
+    let agent = write_and_load(&dir, "files2", &write_prompt(&server, &files("    approvalMode: always\n")));
     let (_, results) = turn_with_events(&agent, TurnOptions::new()).await;
     assert!(results[0].2 && results[0].1.contains("needs approval"), "{results:?}");
     assert!(!root.join("x.txt").exists());
@@ -351,8 +339,8 @@ fn lab_tool(tag: &str) -> String {
 #[tokio::test(flavor = "multi_thread")]
 async fn a_server_whose_tool_list_changes_is_listed_again_before_the_next_request() {
     let server = Aimock::start_with("remote_tools.json", &[]);
-    let dir = workdir("list-changed");
-    let agent = load(
+    let dir = workdir("remote", "list-changed");
+    let agent = write_and_load(
         &dir,
         "lab",
         &format!("---\nname: lab\n{}tools:\n{}---\nuser:\nadd a tool", model(&server), lab_tool("t-listchanged-5e1")),
@@ -370,8 +358,8 @@ async fn a_server_whose_tool_list_changes_is_listed_again_before_the_next_reques
 #[tokio::test(flavor = "multi_thread")]
 async fn a_server_that_dies_is_a_result_the_model_reads_and_is_restarted_for_the_next_call() {
     let server = Aimock::start_with("remote_tools.json", &[]);
-    let dir = workdir("crash");
-    let crash = load(
+    let dir = workdir("remote", "crash");
+    let crash = write_and_load(
         &dir,
         "crash",
         &format!(
@@ -388,7 +376,7 @@ async fn a_server_that_dies_is_a_result_the_model_reads_and_is_restarted_for_the
     assert!(*is_error, "{text}");
     assert!(text.contains("lab: about to crash"), "the result carries the server's stderr tail: {text}");
     // The same declaration again: a new server process answers.
-    let add = load(
+    let add = write_and_load(
         &dir,
         "add",
         &format!("---\nname: add\n{}tools:\n{}---\nuser:\nadd a tool", model(&server), lab_tool("t-restart-9c4")),
@@ -473,7 +461,7 @@ fn processes_running(argv: &[&str]) -> usize {
 async fn servers_that_cannot_start_are_left_out_and_the_turn_goes_on() {
     logged();
     let server = Aimock::start_with("remote_tools.json", &[]);
-    let dir = workdir("left-out");
+    let dir = workdir("remote", "left-out");
     // A command line no other process has, to find the `sleep` server in /proc.
     let seconds = format!("59.{}", std::process::id());
     let tools = format!(
@@ -484,7 +472,7 @@ async fn servers_that_cannot_start_are_left_out_and_the_turn_goes_on() {
         everything_tool("")
     );
     let text = format!("---\nname: leftout\n{}tools:\n{tools}---\nuser:\necho beside a broken server", model(&server));
-    let agent = load(&dir, "leftout", &text);
+    let agent = write_and_load(&dir, "leftout", &text);
 
     let (options, events) = TurnOptions::new().record_events();
     let started = Instant::now();
@@ -547,14 +535,14 @@ async fn servers_that_cannot_start_are_left_out_and_the_turn_goes_on() {
 #[tokio::test(flavor = "multi_thread")]
 async fn a_required_server_that_cannot_start_fails_the_turn_before_any_model_request() {
     let server = Aimock::start_with("remote_tools.json", &[]);
-    let dir = workdir("required");
+    let dir = workdir("remote", "required");
     let tools = format!(
         "{}  - name: ghost_server\n    kind: mcp\n    serverName: ghost\n    required: true\n    connection:\n      \
          kind: stdio\n      command: /nonexistent/prompty-ghost-server\n",
         everything_tool("")
     );
     let text = format!("---\nname: required\n{}tools:\n{tools}---\nuser:\necho beside a broken server", model(&server));
-    let agent = load(&dir, "required", &text);
+    let agent = write_and_load(&dir, "required", &text);
     let err = within(prompty::turn_async::<String>(&agent, &json!({}), TurnOptions::new())).await.unwrap_err();
     let text = err.to_string();
     assert!(
@@ -569,7 +557,7 @@ async fn a_required_server_that_cannot_start_fails_the_turn_before_any_model_req
          specification: ./missing-api.json\n---\nuser:\necho beside a broken server",
         model(&server)
     );
-    let agent = load(&dir, "required_api", &api);
+    let agent = write_and_load(&dir, "required_api", &api);
     let err = within(prompty::turn_async::<String>(&agent, &json!({}), TurnOptions::new())).await.unwrap_err();
     let text = err.to_string();
     assert!(
@@ -588,13 +576,13 @@ async fn a_required_server_that_cannot_start_fails_the_turn_before_any_model_req
 async fn names_the_server_does_not_offer_are_a_warning_with_the_closest_name() {
     logged();
     let server = Aimock::start_with("remote_tools.json", &[]);
-    let dir = workdir("typo");
+    let dir = workdir("remote", "typo");
     let tool = everything_tool(
         "    allowedTools: [ech0]\n    approvalMode:\n      kind: specify\n      alwaysRequireApprovalTools: [get-sum]\n      \
          neverRequireApprovalTools: [get_sum]\n",
     );
     let text = format!("---\nname: typo\n{}tools:\n{tool}---\nuser:\necho with a typo", model(&server));
-    let agent = load(&dir, "typo", &text);
+    let agent = write_and_load(&dir, "typo", &text);
 
     let (options, events) = TurnOptions::new().record_events();
     let answer: String = within(prompty::turn_async(&agent, &json!({}), options.clone())).await.unwrap();
@@ -632,7 +620,7 @@ async fn names_the_server_does_not_offer_are_a_warning_with_the_closest_name() {
 #[test]
 fn project_tools_leaves_out_a_server_that_cannot_start() {
     logged();
-    let dir = workdir("project");
+    let dir = workdir("remote", "project");
     let ghost = |extra: &str| {
         format!(
             "{}  - name: lost_server\n    kind: mcp\n    serverName: lost\n{extra}    connection:\n      kind: stdio\n      \
@@ -640,7 +628,7 @@ fn project_tools_leaves_out_a_server_that_cannot_start() {
             everything_tool("")
         )
     };
-    let agent = load(&dir, "project", &format!("---\nname: project\ntools:\n{}---\nHi", ghost("")));
+    let agent = write_and_load(&dir, "project", &format!("---\nname: project\ntools:\n{}---\nHi", ghost("")));
     let names: Vec<String> = prompty::project_tools(&agent).unwrap().into_iter().map(|d| d.name).collect();
     assert!(names.contains(&"everything__echo".to_owned()), "{names:?}");
     assert!(names.iter().all(|n| n.starts_with("everything__")), "{names:?}");
@@ -652,7 +640,7 @@ fn project_tools_leaves_out_a_server_that_cannot_start() {
         ),
         "{log}"
     );
-    let agent = load(
+    let agent = write_and_load(
         &dir,
         "project_required",
         &format!("---\nname: project\ntools:\n{}---\nHi", ghost("    required: true\n")),

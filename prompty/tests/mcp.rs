@@ -10,7 +10,7 @@ mod common;
 #[path = "e2e/peers.rs"]
 mod peers;
 
-use common::within;
+use common::{alive, eventually, within};
 use prompty::mcp::{McpOutput, McpServer, McpServerConfig, McpTransport};
 use serde_json::{json, Map, Value};
 use std::sync::Arc;
@@ -39,26 +39,6 @@ fn lab() -> McpServer {
 
 fn names(tools: &[prompty::mcp::McpToolInfo]) -> Vec<&str> {
     tools.iter().map(|t| t.name.as_str()).collect()
-}
-
-/// Whether process `pid` is alive (a zombie counts as gone).
-fn alive(pid: u32) -> bool {
-    match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
-        Ok(stat) => stat.rsplit_once(')').and_then(|(_, rest)| rest.split_whitespace().next()) != Some("Z"),
-        Err(_) => false,
-    }
-}
-
-/// Waits (at most `limit`) until `check` holds.
-async fn eventually(limit: Duration, mut check: impl FnMut() -> bool) -> bool {
-    let deadline = Instant::now() + limit;
-    while Instant::now() < deadline {
-        if check() {
-            return true;
-        }
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
-    check()
 }
 
 async fn pid_of(server: &McpServer) -> u32 {

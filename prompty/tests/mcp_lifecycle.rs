@@ -18,24 +18,16 @@ mod common;
 #[path = "e2e/peers.rs"]
 mod peers;
 
-use common::{within, Aimock};
+use common::{alive, eventually, within, workdir, write_and_load, Aimock};
 use prompty::catalog::ToolCatalog;
 use prompty::mcp::{McpServer, McpServerConfig, McpTransport};
 use prompty::{AgentEvent, TurnOptions};
 use serde_json::{json, Map, Value};
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::time::{Duration, Instant};
 
 /// Held by the tests that use `ToolCatalog::global()`.
 static GLOBAL: tokio::sync::Mutex<()> = tokio::sync::Mutex::const_new(());
-
-/// Whether process `pid` is alive (a zombie counts as gone).
-fn alive(pid: u32) -> bool {
-    match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
-        Ok(stat) => stat.rsplit_once(')').and_then(|(_, rest)| rest.split_whitespace().next()) != Some("Z"),
-        Err(_) => false,
-    }
-}
 
 /// The live children of this process whose command line contains `marker` (read from `/proc`).
 fn servers_with(marker: &str) -> Vec<u32> {
@@ -58,30 +50,6 @@ fn servers_with(marker: &str) -> Vec<u32> {
     out
 }
 
-/// Waits (at most `limit`) until `check` holds.
-async fn eventually(limit: Duration, mut check: impl FnMut() -> bool) -> bool {
-    let deadline = Instant::now() + limit;
-    while Instant::now() < deadline {
-        if check() {
-            return true;
-        }
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
-    check()
-}
-
-fn workdir(tag: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("prompty-lifecycle-{tag}-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    dir
-}
-
-fn load(dir: &Path, name: &str, text: &str) -> prompty::Agent {
-    let path = dir.join(format!("{name}.prompty"));
-    std::fs::write(&path, text).unwrap();
-    prompty::load(&path).unwrap_or_else(|e| panic!("bad test prompt: {e}\n{text}"))
-}
-
 /// A prompt whose model is aimock, declaring the lab server over stdio with the extra argument
 /// `variant` (which tells the declarations apart) and `idleTimeout: idle` seconds.
 fn lab_prompt(dir: &Path, aimock: &Aimock, variant: &str, idle: u32, user: &str) -> prompty::Agent {
@@ -94,7 +62,7 @@ fn lab_prompt(dir: &Path, aimock: &Aimock, variant: &str, idle: u32, user: &str)
         peers::python().display(),
         peers::mcp_script("lab.py").display()
     );
-    load(dir, variant, &text)
+    write_and_load(dir, variant, &text)
 }
 
 /// Runs one turn: its answer and the results of its tool calls.
@@ -140,7 +108,7 @@ fn lab_sources() -> Vec<prompty::catalog::SourceInfo> {
 async fn turns_keep_one_server_per_declaration_and_shutdown_ends_them_all() {
     let _one = GLOBAL.lock().await;
     let aimock = Aimock::start_with("lifecycle.json", &[]);
-    let dir = workdir("bounded");
+    let dir = workdir("lifecycle", "bounded");
     let marker = format!("bounded-{}-", std::process::id());
     let variants: Vec<String> = (0..3).map(|i| format!("{marker}{i}")).collect();
     let agents: Vec<prompty::Agent> =
@@ -186,7 +154,7 @@ async fn turns_keep_one_server_per_declaration_and_shutdown_ends_them_all() {
 async fn idle_servers_stop_and_start_again_on_next_use() {
     let _one = GLOBAL.lock().await;
     let aimock = Aimock::start_with("lifecycle.json", &[]);
-    let dir = workdir("idle");
+    let dir = workdir("lifecycle", "idle");
     let marker = format!("idle-{}-", std::process::id());
     let answer = lab_prompt(&dir, &aimock, &format!("{marker}a"), 1, "just answer");
     let pid_prompt = lab_prompt(&dir, &aimock, &format!("{marker}b"), 1, "which pid");

@@ -7,7 +7,7 @@
 mod e2e;
 
 #[allow(unused_imports)]
-pub use e2e::{e2e_dir, free_port, npm_bin_dir, raw_get, Aimock};
+pub use e2e::{alive, e2e_dir, free_port, npm_bin_dir, raw_get, Aimock};
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 

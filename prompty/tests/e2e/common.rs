@@ -327,3 +327,38 @@ fn proxy_one(mut client: TcpStream, upstream: u16, recorded: &Mutex<Vec<Recorded
     std::io::copy(&mut server, &mut client)?;
     Ok(())
 }
+
+/// Whether process `pid` is alive, read from `/proc` (a zombie counts as gone; always false off
+/// Linux).
+pub fn alive(pid: u32) -> bool {
+    match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
+        Ok(stat) => stat.rsplit_once(')').and_then(|(_, rest)| rest.split_whitespace().next()) != Some("Z"),
+        Err(_) => false,
+    }
+}
+
+/// Waits (at most `limit`, polling every 50 ms) until `check` holds; whether it did.
+pub async fn eventually(limit: Duration, mut check: impl FnMut() -> bool) -> bool {
+    let deadline = Instant::now() + limit;
+    while Instant::now() < deadline {
+        if check() {
+            return true;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    check()
+}
+
+/// A folder of this process for one test (`prefix`, `tag`), created if missing.
+pub fn workdir(prefix: &str, tag: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("prompty-{prefix}-{tag}-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+/// Writes `text` as `dir/<name>.prompty` and loads it (a bad prompt fails the test, with its text).
+pub fn write_and_load(dir: &Path, name: &str, text: &str) -> prompty::Agent {
+    let path = dir.join(format!("{name}.prompty"));
+    std::fs::write(&path, text).unwrap();
+    prompty::load(&path).unwrap_or_else(|e| panic!("bad test prompt: {e}\n{text}"))
+}
