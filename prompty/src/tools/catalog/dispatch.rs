@@ -210,8 +210,10 @@ pub(crate) async fn fetch(kind: &str, src: ToolSource) -> Result<Vec<Arc<Catalog
 ///
 /// - listed: its entries; the names it lists in `allowedTools` / `approvalMode` that the source
 ///   does not offer are warned about (once per declaration and tool list);
+/// - failed on a setting of the prompt that cannot work ([`Error::Config`], such as a
+///   specification URL that is not a URL): that error, `required` or not;
 /// - failed, `required: true`: the error, naming the declaration (the turn fails);
-/// - failed otherwise: left out, with a warning saying why.
+/// - failed otherwise: left out, with a warning saying why (an error event in the agent loop).
 ///
 /// Every warning goes to `tracing` (target `prompty::tools`) and into `warnings`.
 fn settle(
@@ -228,6 +230,9 @@ fn settle(
             }
             Ok(Loaded::Listed(entries))
         }
+        // A setting of the prompt that cannot work (a specification URL that is not a URL): a
+        // mistake to fix, not a server that is down, so an error whether or not `required`.
+        Err(e @ Error::Config { .. }) => Err(e),
         Err(e) if is_required(tool) => Err(Error::Execution {
             message: format!(
                 "{} is required (`required: true`) and its tools could not be loaded: {e}",
