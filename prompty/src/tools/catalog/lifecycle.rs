@@ -37,7 +37,7 @@ pub struct SourceInfo {
     /// How many entries it loaded.
     pub entries: usize,
     /// Whether its server runs now (an MCP server's session is open); `None` when its loader runs
-    /// nothing ([`ToolLoader::is_running`]).
+    /// nothing ([`ToolLoader::is_running`](super::ToolLoader::is_running)).
     pub running: Option<bool>,
 }
 
