@@ -134,16 +134,6 @@ fn old_mcp_namespace(tool: &Tool) -> Option<&str> {
     }
 }
 
-/// The entries of a declaration's source, loading it into the global catalog when it is not
-/// loaded yet.
-async fn listed(kind: &str, src: ToolSource) -> Result<Vec<Arc<CatalogEntry>>> {
-    let catalog = ToolCatalog::global();
-    if !catalog.has_source(&src.id) {
-        catalog.ensure_source_async(kind, src.id.clone(), src.loader, src.config).await?;
-    }
-    Ok(catalog.source_entries(&src.id))
-}
-
 /// A warning about a declaration's source, for the turn's event stream: it failed and its tools
 /// are left out of the request, or the declaration names tools it does not offer. (Already
 /// written to `tracing` when made.)
@@ -436,7 +426,7 @@ async fn run_kind<'a>(
     let entry = match plugin.source(tool, ctx.agent) {
         None => None,
         Some(src) => {
-            let entries = listed(tool.kind.as_str(), src?).await?;
+            let entries = fetch(tool.kind.as_str(), src?).await?;
             let candidates: Vec<Arc<CatalogEntry>> = entries
                 .into_iter()
                 .filter(|e| e.name == call.name() && plugin.withheld(tool, &e.name).is_none())
