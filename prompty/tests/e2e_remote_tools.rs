@@ -4,16 +4,17 @@
 //! calls their tools. Every server is real and runs on 127.0.0.1 (or as a child process); the
 //! checks read aimock's request journal to see what came back to the model.
 
+#[path = "support/captured_log.rs"]
+mod captured_log;
 #[path = "e2e/common.rs"]
 mod common;
 #[path = "e2e/peers.rs"]
 mod peers;
 
+use captured_log::Captured;
 use common::{within, workdir, write_and_load, Aimock};
 use prompty::{AgentEvent, Guardrails, TurnOptions, Verdict};
 use serde_json::{json, Value};
-use std::io::Write;
-use std::sync::{Arc, Mutex, OnceLock};
 use std::time::{Duration, Instant};
 
 fn model(server: &Aimock) -> String {
@@ -132,20 +133,6 @@ async fn an_image_an_mcp_tool_returns_reaches_the_model_as_an_image() {
     assert!(url.starts_with("data:image/png;base64,iVBOR"), "{url}");
 }
 
-/// A `tracing` writer into a shared buffer.
-#[derive(Clone, Default)]
-struct Captured(std::sync::Arc<std::sync::Mutex<Vec<u8>>>);
-
-impl std::io::Write for Captured {
-    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
-        self.0.lock().unwrap().extend_from_slice(buf);
-        Ok(buf.len())
-    }
-    fn flush(&mut self) -> std::io::Result<()> {
-        Ok(())
-    }
-}
-
 #[tokio::test(flavor = "multi_thread")]
 async fn the_namespace_is_the_declarations_name_and_the_server_name_of_earlier_versions_still_runs() {
     use tracing::instrument::WithSubscriber;
@@ -172,7 +159,7 @@ async fn the_namespace_is_the_declarations_name_and_the_server_name_of_earlier_v
     let names = tool_names(&bodies(&server)[0]);
     assert!(names.contains(&"everything_server__get-tiny-image".to_owned()), "{names:?}");
     assert!(!names.iter().any(|n| n.starts_with("everything__")), "{names:?}");
-    let logged = String::from_utf8(captured.0.lock().unwrap().clone()).unwrap();
+    let logged = captured.text();
     assert!(
         logged.contains(
             "the model called `everything__get-tiny-image`, the name earlier versions gave the tool \
@@ -387,38 +374,6 @@ async fn a_server_that_dies_is_a_result_the_model_reads_and_is_restarted_for_the
 
 // ------------------------------------------------------- declarations that fail or name too much
 
-/// What the `tracing` subscriber of this test binary has written (warnings and up).
-fn logged() -> &'static Arc<Mutex<Vec<u8>>> {
-    static LOG: OnceLock<Arc<Mutex<Vec<u8>>>> = OnceLock::new();
-    LOG.get_or_init(|| {
-        let log = Arc::new(Mutex::new(Vec::new()));
-        let sink = Arc::clone(&log);
-        let subscriber = tracing_subscriber::fmt()
-            .with_max_level(tracing::Level::WARN)
-            .with_ansi(false)
-            .with_writer(move || Sink(Arc::clone(&sink)))
-            .finish();
-        tracing::subscriber::set_global_default(subscriber).unwrap();
-        log
-    })
-}
-
-fn log_text() -> String {
-    String::from_utf8_lossy(&logged().lock().unwrap()).into_owned()
-}
-
-struct Sink(Arc<Mutex<Vec<u8>>>);
-
-impl Write for Sink {
-    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
-        self.0.lock().unwrap().extend_from_slice(buf);
-        Ok(buf.len())
-    }
-    fn flush(&mut self) -> std::io::Result<()> {
-        Ok(())
-    }
-}
-
 /// The `warning` events recorded: (the declaration, the text).
 fn warnings(events: &[AgentEvent]) -> Vec<(String, String)> {
     events
@@ -459,7 +414,7 @@ fn processes_running(argv: &[&str]) -> usize {
 /// tried once in the turn (not again before its second request).
 #[tokio::test(flavor = "multi_thread")]
 async fn servers_that_cannot_start_are_left_out_and_the_turn_goes_on() {
-    logged();
+    captured_log::global(tracing::Level::WARN);
     let server = Aimock::start_with("remote_tools.json", &[]);
     let dir = workdir("remote", "left-out");
     // A command line no other process has, to find the `sleep` server in /proc.
@@ -518,7 +473,7 @@ async fn servers_that_cannot_start_are_left_out_and_the_turn_goes_on() {
     // The handshake bound of the declaration, not the 30 s default, ended the wait.
     assert!(took < Duration::from_secs(20), "the turn took {took:?}");
     // Each warning went to `tracing` too.
-    let log = log_text();
+    let log = captured_log::global(tracing::Level::WARN).text();
     for (_, message) in &said {
         assert!(log.contains(message.as_str()), "not logged: {message}\n{log}");
     }
@@ -574,7 +529,7 @@ async fn a_required_server_that_cannot_start_fails_the_turn_before_any_model_req
 /// of the same prompt says nothing again.
 #[tokio::test(flavor = "multi_thread")]
 async fn names_the_server_does_not_offer_are_a_warning_with_the_closest_name() {
-    logged();
+    captured_log::global(tracing::Level::WARN);
     let server = Aimock::start_with("remote_tools.json", &[]);
     let dir = workdir("remote", "typo");
     let tool = everything_tool(
@@ -606,7 +561,7 @@ async fn names_the_server_does_not_offer_are_a_warning_with_the_closest_name() {
             && get_sum.ends_with(" (did you mean `get-sum`?)"),
         "{get_sum}"
     );
-    let log = log_text();
+    let log = captured_log::global(tracing::Level::WARN).text();
     assert!(log.contains(ech0.as_str()) && log.contains(get_sum.as_str()), "{log}");
 
     // The same tool list again: no new warning.
@@ -619,7 +574,7 @@ async fn names_the_server_does_not_offer_are_a_warning_with_the_closest_name() {
 /// started (and says so to `tracing`), and fails for a required one, naming it.
 #[test]
 fn project_tools_leaves_out_a_server_that_cannot_start() {
-    logged();
+    captured_log::global(tracing::Level::WARN);
     let dir = workdir("remote", "project");
     let ghost = |extra: &str| {
         format!(
@@ -632,7 +587,7 @@ fn project_tools_leaves_out_a_server_that_cannot_start() {
     let names: Vec<String> = prompty::project_tools(&agent).unwrap().into_iter().map(|d| d.name).collect();
     assert!(names.contains(&"everything__echo".to_owned()), "{names:?}");
     assert!(names.iter().all(|n| n.starts_with("everything__")), "{names:?}");
-    let log = log_text();
+    let log = captured_log::global(tracing::Level::WARN).text();
     assert!(
         log.contains(
             "the tool 'lost_server' (kind: mcp, serverName: lost) is left out of this request: MCP server 'lost' could \

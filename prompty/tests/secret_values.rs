@@ -4,9 +4,12 @@
 //! and a `tracing` subscriber). The values come from `${env:}` references to variables named as
 //! secrets, or equal the key the prompt's connection carries; ordinary values stay visible.
 
-use std::io::Write;
+#[path = "support/captured_log.rs"]
+mod captured_log;
+
+use captured_log::Captured;
 use std::path::{Path, PathBuf};
-use std::sync::{Arc, Mutex, Once};
+use std::sync::{Arc, Once};
 
 /// A key named as a secret (`*API_KEY*`).
 const FORMAT_KEY: &str = "sk-live-format-0123456789abcdef";
@@ -77,20 +80,6 @@ fn tracy_text(dir: &Path) -> String {
     text
 }
 
-/// A writer into a shared buffer, for a `tracing` subscriber.
-#[derive(Clone, Default)]
-struct Captured(Arc<Mutex<Vec<u8>>>);
-
-impl Write for Captured {
-    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
-        self.0.lock().unwrap().extend_from_slice(buf);
-        Ok(buf.len())
-    }
-    fn flush(&mut self) -> std::io::Result<()> {
-        Ok(())
-    }
-}
-
 /// Runs `f` under a `tracing` subscriber that prints every span with its fields when it closes;
 /// returns what it printed.
 fn with_subscriber(f: impl FnOnce()) -> String {
@@ -101,8 +90,7 @@ fn with_subscriber(f: impl FnOnce()) -> String {
         .with_span_events(tracing_subscriber::fmt::format::FmtSpan::CLOSE)
         .finish();
     tracing::subscriber::with_default(subscriber, f);
-    let bytes = captured.0.lock().unwrap().clone();
-    String::from_utf8(bytes).unwrap()
+    captured.text()
 }
 
 #[test]

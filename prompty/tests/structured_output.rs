@@ -5,6 +5,9 @@
 //! The settings involved are process-wide (environment variables, `set_structured_output`, the
 //! remembered modes, trace backends): every test holds [`LOCK`] and starts from a clean state.
 
+#[path = "support/captured_log.rs"]
+mod captured_log;
+
 use prompty::providers::openai::{
     request_body, set_structured_output, set_structured_output_fallback, STRUCTURED_OUTPUT_ENV,
     STRUCTURED_OUTPUT_FALLBACK_ENV,
@@ -14,7 +17,7 @@ use prompty::{Agent, Error, StreamChunk, StructuredOutput};
 use serde_json::{json, Value};
 use std::io::{Read, Write};
 use std::net::{TcpListener, TcpStream};
-use std::sync::{Arc, Mutex, OnceLock};
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 static LOCK: tokio::sync::Mutex<()> = tokio::sync::Mutex::const_new(());
@@ -205,33 +208,6 @@ fn json_object_with_schema() -> Value {
 
 // ------------------------------------------------------------------------------- tracing
 
-/// What the `tracing` subscriber of this test binary has written.
-fn logged() -> &'static Arc<Mutex<Vec<u8>>> {
-    static LOG: OnceLock<Arc<Mutex<Vec<u8>>>> = OnceLock::new();
-    LOG.get_or_init(|| {
-        let log = Arc::new(Mutex::new(Vec::new()));
-        let sink = Arc::clone(&log);
-        let subscriber = tracing_subscriber::fmt()
-            .with_max_level(tracing::Level::INFO)
-            .with_writer(move || Sink(Arc::clone(&sink)))
-            .finish();
-        tracing::subscriber::set_global_default(subscriber).unwrap();
-        log
-    })
-}
-
-struct Sink(Arc<Mutex<Vec<u8>>>);
-
-impl Write for Sink {
-    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
-        self.0.lock().unwrap().extend_from_slice(buf);
-        Ok(buf.len())
-    }
-    fn flush(&mut self) -> std::io::Result<()> {
-        Ok(())
-    }
-}
-
 /// A trace backend that keeps the spans that end.
 #[derive(Default)]
 struct Spans(Mutex<Vec<FinishedSpan>>);
@@ -247,7 +223,7 @@ impl TraceBackend for Spans {
 #[tokio::test]
 async fn the_default_falls_back_once_and_the_endpoint_remembers_the_mode() {
     let _guard = clean().await;
-    let log = logged();
+    let log = captured_log::global(tracing::Level::INFO);
     let spans = Arc::new(Spans::default());
     prompty::trace::add("structured-output-test", spans.clone());
     let server = Server::start(like_llama_cpp_python);
@@ -263,7 +239,7 @@ async fn the_default_falls_back_once_and_the_endpoint_remembers_the_mode() {
     assert_eq!(bodies[1].1["messages"][0]["role"], "system", "the schema is in the prompt too");
 
     // Traced: an event, and an attribute of the model call's span.
-    let text = String::from_utf8_lossy(&log.lock().unwrap()).into_owned();
+    let text = log.text();
     let event = text.lines().find(|l| l.contains("prompty::structured_output")).unwrap_or_else(|| panic!("{text}"));
     assert!(event.contains("from=jsonSchema") && event.contains("to=jsonObjectSchema"), "{event}");
     assert!(event.contains(&format!("127.0.0.1:{}/v1/chat/completions", server.port)), "{event}");
