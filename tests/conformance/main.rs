@@ -16,12 +16,8 @@
 //! `{"$env": "VAR"}` (the variable's value, or `null`), `{"$json": "<text>"}` (the parsed text) and
 //! `{"$file": "<path>"}` (the text of a file, relative to the fixtures folder).
 //!
-//! Every stage of the file is either run by an adapter (`tests/conformance/<stage>.rs`) or named
-//! in [`NOT_IMPLEMENTED`], the one list of stages the runtime does not implement yet, with the
-//! reason. The run fails when a case of a run stage fails, when a stage is neither run nor listed
-//! (a new stage can never be skipped silently), when a listed stage has an adapter and passes all
-//! its vectors (it is implemented: take it off the list so its vectors count), or when the list
-//! names a stage the file does not have.
+//! Every stage of the file is run by an adapter (`tests/conformance/<stage>.rs`). The run fails
+//! when a case fails or when a stage has no adapter (a new stage can never be skipped silently).
 //!
 //! Where an adapter changes an observation or an expectation before comparing (the agent stage:
 //! see `agent.rs`), it says so: one `ADJUSTED <stage> <name> [<rule>]: <what>` line per
@@ -29,8 +25,8 @@
 //! counts as adjusted, not as passed as is.
 //!
 //! Output: one `FAIL <stage> <name>: <expected> != <got>` line per failing case (compact JSON),
-//! the `ADJUSTED` lines, a table per stage (vectors, run, passed, of which adjusted, failed, not
-//! implemented), the harness's own errors, and last `conformance: ...` with the totals. The exit
+//! the `ADJUSTED` lines, a table per stage (vectors, run, passed, of which adjusted, failed), the
+//! harness's own errors, and last `conformance: ...` with the totals. The exit
 //! code is 1 when a case or a harness check failed. A panic inside a case fails that case only.
 
 mod agent;
@@ -96,16 +92,6 @@ fn adapter(stage: &str) -> Option<Adapter> {
     })
 }
 
-/// The stages the runtime does not implement yet, and why: the one list of them. Their vectors
-/// are counted as not implemented, never as passed. A stage leaves this list when it gets an
-/// adapter and passes its vectors (the harness fails until it does). A listed stage that has an
-/// adapter is run quietly (no FAIL lines), and the table says how many of its vectors pass.
-const NOT_IMPLEMENTED: &[(&str, &str)] = &[];
-
-fn not_implemented(stage: &str) -> Option<&'static str> {
-    NOT_IMPLEMENTED.iter().find(|(s, _)| *s == stage).map(|(_, why)| *why)
-}
-
 /// Per-stage counts.
 #[derive(Default, Clone)]
 struct Tally {
@@ -158,9 +144,7 @@ fn main() -> ExitCode {
             tally.unrun.push(name.to_owned());
             continue;
         };
-        // A stage listed as not implemented is run quietly: only whether it all passes matters.
-        let quiet = not_implemented(stage).is_some();
-        let outcome = run_case(&ctx, adapter, stage, vector, quiet);
+        let outcome = run_case(&ctx, adapter, stage, vector);
         tally.run += 1;
         if outcome.passed {
             tally.passed += 1;
@@ -175,7 +159,7 @@ fn main() -> ExitCode {
     }
     stages.sort_by_key(|(stage, _)| STAGE_ORDER.iter().position(|s| s == stage).unwrap_or(STAGE_ORDER.len()));
 
-    let problems = problems(&stages, |s| adapter(s).is_some(), NOT_IMPLEMENTED);
+    let problems = problems(&stages, |s| adapter(s).is_some());
     for (stage, rule, cases) in &rules {
         println!("adjustment {stage} [{}], {cases} cases: {}", rule.name, rule.why);
     }
@@ -183,17 +167,14 @@ fn main() -> ExitCode {
     for problem in &problems {
         println!("HARNESS {problem}");
     }
-    let (measured, listed): (Vec<_>, Vec<_>) = stages.iter().partition(|(s, _)| not_implemented(s).is_none());
-    let passed: usize = measured.iter().map(|(_, t)| t.passed).sum();
-    let adjusted: usize = measured.iter().map(|(_, t)| t.adjusted).sum();
-    let listed_total: usize = listed.iter().map(|(_, t)| t.total).sum();
-    let listed_names: Vec<String> = listed.iter().map(|(s, t)| format!("{s} {}", t.total)).collect();
+    let passed: usize = stages.iter().map(|(_, t)| t.passed).sum();
+    let adjusted: usize = stages.iter().map(|(_, t)| t.adjusted).sum();
+    let unrun: usize = stages.iter().map(|(_, t)| t.unrun.len()).sum();
     println!(
-        "conformance: {} vectors; {passed} passed ({} as is, {adjusted} after an adjustment), {failed} failed; \
-         {listed_total} not implemented yet ({}); {} harness errors",
+        "conformance: {} vectors; {passed} passed ({} as is, {adjusted} after an adjustment), {failed} failed, \
+         {unrun} without an adapter; {} harness errors",
         vectors.len(),
         passed - adjusted,
-        listed_names.join(", "),
         problems.len(),
     );
     if failed > 0 || !problems.is_empty() {
@@ -203,62 +184,33 @@ fn main() -> ExitCode {
     }
 }
 
-/// Prints the table of stages; returns how many cases of measured stages failed.
+/// Prints the table of stages; returns how many cases failed.
 fn print_table(stages: &[(String, Tally)]) -> usize {
-    println!(
-        "{:<16} {:>7} {:>5} {:>6} {:>8} {:>6} {:>15}",
-        "stage", "vectors", "run", "passed", "adjusted", "failed", "not implemented"
-    );
+    println!("{:<16} {:>7} {:>5} {:>6} {:>8} {:>6}", "stage", "vectors", "run", "passed", "adjusted", "failed");
     let mut failed = 0;
     for (stage, t) in stages {
-        let why = not_implemented(stage);
-        // A listed stage's failures are expected; an unlisted stage without adapter is reported
-        // by the harness check.
-        let stage_failed = if why.is_some() { 0 } else { t.run - t.passed };
+        let stage_failed = t.run - t.passed;
         failed += stage_failed;
-        let not_impl = if why.is_some() { t.total } else { 0 };
-        let note = match why {
-            Some(why) if t.run > 0 => format!("  (not implemented yet: {why}; {}/{} pass already)", t.passed, t.run),
-            Some(why) => format!("  (not implemented yet: {why})"),
-            None if !t.unrun.is_empty() => "  (no adapter)".to_owned(),
-            None => String::new(),
-        };
-        println!(
-            "{stage:<16} {:>7} {:>5} {:>6} {:>8} {stage_failed:>6} {not_impl:>15}{note}",
-            t.total, t.run, t.passed, t.adjusted
-        );
+        let note = if t.unrun.is_empty() { "" } else { "  (no adapter)" };
+        println!("{stage:<16} {:>7} {:>5} {:>6} {:>8} {stage_failed:>6}{note}", t.total, t.run, t.passed, t.adjusted);
     }
     failed
 }
 
-/// What is wrong with how the harness covers the file: a stage neither run nor listed as not
-/// implemented, a listed stage that passes all its vectors, a listed stage the file does not have.
-fn problems(stages: &[(String, Tally)], has_adapter: impl Fn(&str) -> bool, listed: &[(&str, &str)]) -> Vec<String> {
-    let mut out = Vec::new();
-    let is_listed = |stage: &str| listed.iter().any(|(s, _)| *s == stage);
-    for (stage, t) in stages {
-        if !has_adapter(stage) && !is_listed(stage) {
-            out.push(format!(
-                "stage `{stage}` ({} vectors: {}) has no adapter and is not listed in NOT_IMPLEMENTED: write its \
-                 adapter in tests/conformance/, or list it there with the reason",
+/// What is wrong with how the harness covers the file: a stage that no adapter runs.
+fn problems(stages: &[(String, Tally)], has_adapter: impl Fn(&str) -> bool) -> Vec<String> {
+    stages
+        .iter()
+        .filter(|(stage, _)| !has_adapter(stage))
+        .map(|(stage, t)| {
+            format!(
+                "stage `{stage}` ({} vectors: {}) has no adapter: write its adapter in tests/conformance/ and \
+                 name it in `adapter`",
                 t.total,
                 t.unrun.join(", ")
-            ));
-        }
-        if is_listed(stage) && t.run > 0 && t.passed == t.run && t.run == t.total {
-            out.push(format!(
-                "stage `{stage}` is listed in NOT_IMPLEMENTED but passes all its {} vectors: remove it from the list \
-                 so that they are measured",
-                t.total
-            ));
-        }
-    }
-    for (stage, _) in listed {
-        if !stages.iter().any(|(s, _)| s == stage) {
-            out.push(format!("NOT_IMPLEMENTED names `{stage}`, which no vector has: remove it from the list"));
-        }
-    }
-    out
+            )
+        })
+        .collect()
 }
 
 /// Checks that [`problems`] catches what it must, on made-up stages.
@@ -270,22 +222,10 @@ fn self_check() -> Result<(), String> {
         adjusted: 0,
         unrun: unrun.iter().map(|s| s.to_string()).collect(),
     };
-    let listed: &[(&str, &str)] = &[("later", "why"), ("started", "why"), ("gone", "why")];
-    let stages = vec![
-        ("known".to_owned(), tally(2, 2, 1, &[])),
-        ("later".to_owned(), tally(3, 0, 0, &["a", "b", "c"])),
-        ("started".to_owned(), tally(2, 2, 2, &[])),
-        ("new_stage".to_owned(), tally(1, 0, 0, &["x"])),
-    ];
-    let found = problems(&stages, |s| matches!(s, "known" | "started"), listed);
-    let expect = ["`new_stage` (1 vectors: x) has no adapter", "`started` is listed", "names `gone`"];
-    for want in expect {
-        if !found.iter().any(|p| p.contains(want)) {
-            return Err(format!("no problem says {want:?}; found {found:?}"));
-        }
-    }
-    if found.len() != expect.len() {
-        return Err(format!("expected {} problems, found {found:?}", expect.len()));
+    let stages = vec![("known".to_owned(), tally(2, 2, 1, &[])), ("new_stage".to_owned(), tally(1, 0, 0, &["x"]))];
+    let found = problems(&stages, |s| s == "known");
+    if found.len() != 1 || !found[0].contains("`new_stage` (1 vectors: x) has no adapter") {
+        return Err(format!("expected one problem naming `new_stage`; found {found:?}"));
     }
     Ok(())
 }
@@ -323,9 +263,9 @@ struct Outcome {
     rules: Vec<&'static Rule>,
 }
 
-/// Runs one case, printing a FAIL line unless it passes (or `quiet`) and an ADJUSTED line per
+/// Runs one case, printing a FAIL line unless it passes and an ADJUSTED line per
 /// adjustment. A panic fails the case, with the panic message as what was got.
-fn run_case(ctx: &Ctx, adapter: Adapter, stage: &str, vector: &Value, quiet: bool) -> Outcome {
+fn run_case(ctx: &Ctx, adapter: Adapter, stage: &str, vector: &Value) -> Outcome {
     let name = vector["name"].as_str().unwrap_or("<unnamed>");
     let attempt = catch_unwind(AssertUnwindSafe(|| {
         let mut vector = vector.clone();
@@ -341,7 +281,7 @@ fn run_case(ctx: &Ctx, adapter: Adapter, stage: &str, vector: &Value, quiet: boo
         }
     };
     let passed = check.passed();
-    if !passed && !quiet {
+    if !passed {
         println!("FAIL {stage} {name}: {} != {}", compact(&check.expected), compact(&check.got));
     }
     let mut rules: Vec<&'static Rule> = Vec::new();
