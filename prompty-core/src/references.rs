@@ -227,6 +227,12 @@ fn may_refer(value: &Value) -> bool {
     }
 }
 
+/// What is inside `${...}` when `s` (trimmed) is one whole reference, the only form the loader
+/// resolves (`http://h:${env:PORT}` is not one: it stays literal, and the analysis says so).
+pub(crate) fn whole_reference(s: &str) -> Option<&str> {
+    s.trim().strip_prefix("${").and_then(|r| r.strip_suffix('}'))
+}
+
 /// A string that is exactly one `${scheme:...}` reference becomes its value; any other string is
 /// left alone (returns `None`).
 fn resolve_string(
@@ -237,7 +243,7 @@ fn resolve_string(
     path: &mut KeyPath,
     depth: usize,
 ) -> Result<Option<Value>> {
-    let Some(inner) = s.trim().strip_prefix("${").and_then(|r| r.strip_suffix('}')) else {
+    let Some(inner) = whole_reference(s) else {
         return Ok(None);
     };
     if let Some(spec) = inner.strip_prefix("env:") {
@@ -307,7 +313,7 @@ fn env_value(spec: &str, origin: &Origin, path: &KeyPath) -> Result<Value> {
 
 /// What follows `env:` in a string that is exactly one `${env:...}` reference.
 fn env_spec(s: &str) -> Option<&str> {
-    s.trim().strip_prefix("${env:").and_then(|r| r.strip_suffix('}'))
+    whole_reference(s)?.strip_prefix("env:")
 }
 
 /// Whether `value` holds an `${env:}` reference anywhere.

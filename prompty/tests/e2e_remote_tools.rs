@@ -253,7 +253,7 @@ async fn an_openapi_document_outside_the_prompts_folder_is_read_only_from_an_all
     let (options, events) = TurnOptions::new().record_events();
     let _: String = within(prompty::turn_async(&confined, &json!({}), options)).await.unwrap();
     assert!(tool_names(&bodies(&server)[before]).is_empty(), "{:?}", bodies(&server)[before]);
-    let said = errors(&events.take());
+    let said = reported(&events.take(), "error");
     assert!(
         said.iter().any(|(tool, message)| tool == "petstore" && message.contains("is outside allowed roots")),
         "{said:#?}"
@@ -374,23 +374,15 @@ async fn a_server_that_dies_is_a_result_the_model_reads_and_is_restarted_for_the
 
 // ------------------------------------------------------- declarations that fail or name too much
 
-/// The `warning` events recorded: (the declaration, the text).
-fn warnings(events: &[AgentEvent]) -> Vec<(String, String)> {
+/// The events of `kind` (`warning` or `error`) recorded: (the declaration or tool, the text).
+fn reported(events: &[AgentEvent], kind: &str) -> Vec<(String, String)> {
     events
         .iter()
+        .filter(|e| e.kind() == kind)
         .filter_map(|e| match e {
-            AgentEvent::Warning { message, tool } => Some((tool.clone().unwrap_or_default(), message.clone())),
-            _ => None,
-        })
-        .collect()
-}
-
-/// The `error` events recorded: (the declaration or tool, the text).
-fn errors(events: &[AgentEvent]) -> Vec<(String, String)> {
-    events
-        .iter()
-        .filter_map(|e| match e {
-            AgentEvent::Error { message, tool } => Some((tool.clone().unwrap_or_default(), message.clone())),
+            AgentEvent::Warning { message, tool } | AgentEvent::Error { message, tool } => {
+                Some((tool.clone().unwrap_or_default(), message.clone()))
+            }
             _ => None,
         })
         .collect()
@@ -445,7 +437,7 @@ async fn servers_that_cannot_start_are_left_out_and_the_turn_goes_on() {
     }
     assert_eq!(tool_messages(&sent[1])[0]["content"], "Echo: still here");
 
-    let said = errors(&events.take());
+    let said = reported(&events.take(), "error");
     let tools_said: Vec<&str> = said.iter().map(|(t, _)| t.as_str()).collect();
     assert_eq!(tools_said, ["ghost_server", "silent_server", "missing_api"], "one error event each, once: {said:#?}");
     let tail = "; the turn goes on without its tools (declare `required: true` to fail the turn instead)";
@@ -544,7 +536,7 @@ async fn names_the_server_does_not_offer_are_a_warning_with_the_closest_name() {
     assert_eq!(answer, "No tool to call.");
     // `allowedTools: [ech0]` lets no tool through.
     assert!(tool_names(&bodies(&server)[0]).is_empty(), "{:?}", bodies(&server)[0]);
-    let said = warnings(&events.take());
+    let said = reported(&events.take(), "warning");
     assert_eq!(said.len(), 2, "{said:#?}");
     let prefix = "MCP server 'everything-server' (tool 'everything') does not offer";
     let (ech0, get_sum) = (&said[0].1, &said[1].1);
@@ -567,7 +559,7 @@ async fn names_the_server_does_not_offer_are_a_warning_with_the_closest_name() {
     // The same tool list again: no new warning.
     let answer: String = within(prompty::turn_async(&agent, &json!({}), options)).await.unwrap();
     assert_eq!(answer, "No tool to call.");
-    assert_eq!(warnings(&events.take()), []);
+    assert_eq!(reported(&events.take(), "warning"), []);
 }
 
 /// Outside the agent loop the same rule holds: `project_tools` leaves out a server that cannot be

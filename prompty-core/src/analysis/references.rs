@@ -71,9 +71,8 @@ impl Checker<'_> {
 fn collect(value: &Value, path: &mut KeyPath, out: &mut Vec<(KeyPath, String)>) {
     match value {
         Value::String(s) => {
-            let trimmed = s.trim();
-            let whole = trimmed.starts_with("${") && trimmed.ends_with('}') && trimmed.matches("${").count() == 1;
-            if whole {
+            // What the loader resolves is not literal (one rule: the loader's).
+            if crate::references::whole_reference(s).is_some() {
                 return;
             }
             let mut rest = s.as_str();
